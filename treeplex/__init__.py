@@ -1,0 +1,18 @@
+"""treeplex: equilibria of two-player zero-sum extensive-form games over treeplexes.
+
+Player 0 maximizes x^T A y, player 1 minimizes it; every value is player 0's payoff.
+"""
+
+from .compile import compile_game
+from .game import Chance, Decision, ExplicitGame, GameError, Terminal, chance, decision, terminal
+from .games import make_game
+from .lp import solve_lp
+from .metrics import Evaluation, evaluate, exploitability, gap
+from .problem import PayoffOperator, Problem, SparsePayoff
+from .treeplex import Treeplex
+
+__all__ = [
+    "Chance", "Decision", "Evaluation", "ExplicitGame", "GameError", "PayoffOperator", "Problem",
+    "SparsePayoff", "Terminal", "Treeplex", "chance", "compile_game", "decision", "evaluate",
+    "exploitability", "gap", "make_game", "solve_lp", "terminal",
+]

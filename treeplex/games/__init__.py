@@ -1,0 +1,56 @@
+"""Built-in games and the name parser: ``make_game("leduc(ranks=5)")``."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from ..game import GameError
+from .kuhn import Kuhn
+from .leduc import Leduc
+from .rps_plus import RPSPlus
+from .simple_poker import SimplePoker
+
+GAMES = {
+    "kuhn": Kuhn,
+    "leduc": Leduc,
+    "simple_poker": SimplePoker,
+    "rps_plus": RPSPlus,
+}
+
+_NAME = re.compile(r"^\s*([A-Za-z_][\w]*)\s*(?:\((.*)\))?\s*$", re.S)
+
+
+def parse_game_name(spec: str) -> tuple[str, dict]:
+    """``"leduc(ranks=5)"`` -> ``("leduc", {"ranks": 5})``; values are Python literals."""
+    m = _NAME.match(spec)
+    if not m:
+        raise GameError(f"cannot parse game name {spec!r}; expected NAME or NAME(key=value, ...)")
+    name, args = m.group(1), m.group(2)
+    params: dict = {}
+    if args and args.strip():
+        try:
+            call = ast.parse(f"f({args})", mode="eval").body
+        except SyntaxError:
+            raise GameError(f"cannot parse parameters of {spec!r}") from None
+        if call.args:
+            raise GameError(f"game parameters must be key=value in {spec!r}")
+        for kw in call.keywords:
+            try:
+                params[kw.arg] = ast.literal_eval(kw.value)
+            except ValueError:
+                params[kw.arg] = ast.unparse(kw.value)  # bare words, e.g. abstraction=libratus
+    return name, params
+
+
+def make_game(spec: str):
+    """Build a built-in game from its name, e.g. ``"kuhn"`` or ``"leduc(ranks=5)"``."""
+    name, params = parse_game_name(spec)
+    if name not in GAMES:
+        raise GameError(f"unknown game {name!r}; built-in games: {', '.join(sorted(GAMES))}")
+    try:
+        return GAMES[name](**params)
+    except TypeError as e:
+        raise GameError(f"bad parameters for {name}: {e}") from None
+    except ValueError as e:
+        raise GameError(str(e)) from None

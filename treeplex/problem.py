@@ -1,0 +1,125 @@
+"""The bilinear saddle-point problem  max_{x in X} min_{y in Y} x^T A y  and its payoff operator.
+
+``A`` is player 0's payoff with chance probabilities folded in: for every terminal z,
+A[seq0(z), seq1(z)] += chance(z) * u0(z). Player 0 maximizes, player 1 minimizes.
+
+The payoff operator is the only thing solvers know about A: ``matvec(y) = A @ y`` (player 0's
+gradient) and ``rmatvec(x) = A.T @ x`` (player 1's). Each call is one *gradient computation*
+as the EGT paper (section 7) counts them; metrics pass ``count=False`` so that gap
+evaluations are not charged to the solver.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numba as nb
+import numpy as np
+import scipy.sparse as sp
+
+from .treeplex import Treeplex
+
+
+class PayoffOperator:
+    """Protocol + gradient counter. Subclasses implement ``_matvec`` and ``_rmatvec``."""
+
+    shape: tuple[int, int]
+    gradients: int = 0
+
+    def matvec(self, y: np.ndarray, count: bool = True) -> np.ndarray:
+        """A @ y (player 0's payoff per sequence of X, given y)."""
+        if count:
+            self.gradients += 1
+        return self._matvec(y)
+
+    def rmatvec(self, x: np.ndarray, count: bool = True) -> np.ndarray:
+        """A.T @ x (player 0's payoff per sequence of Y, given x)."""
+        if count:
+            self.gradients += 1
+        return self._rmatvec(x)
+
+    def _matvec(self, y):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _rmatvec(self, x):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @property
+    def nbytes(self) -> int:
+        return 0
+
+
+class SparsePayoff(PayoffOperator):
+    """Generic operator: A in CSR, plus A.T in CSR for a fast transpose product.
+
+    Memory: 2 x (8 B value + 4 B index) per nonzero + 2 x 4 B per row pointer.
+    The products are numba loops, which avoid scipy's per-call overhead on small games.
+    """
+
+    def __init__(self, A: sp.spmatrix):
+        A = sp.csr_matrix(A, dtype=np.float64)
+        A.sum_duplicates()
+        A.eliminate_zeros()
+        self.A = A
+        self.AT = A.T.tocsr()
+        self.shape = A.shape
+        self.gradients = 0
+        self._a = (A.indptr.astype(np.int64), A.indices.astype(np.int32), A.data)
+        self._at = (self.AT.indptr.astype(np.int64), self.AT.indices.astype(np.int32), self.AT.data)
+
+    @property
+    def nnz(self) -> int:
+        return self.A.nnz
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in self._a + self._at)
+
+    def _matvec(self, y):
+        return _csr_matvec(*self._a, np.asarray(y, dtype=np.float64))
+
+    def _rmatvec(self, x):
+        return _csr_matvec(*self._at, np.asarray(x, dtype=np.float64))
+
+    def to_sparse(self) -> sp.csr_matrix:
+        return self.A
+
+
+@nb.njit(cache=True)
+def _csr_matvec(indptr, indices, data, v):
+    n = len(indptr) - 1
+    out = np.zeros(n)
+    for i in range(n):
+        acc = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            acc += data[k] * v[indices[k]]
+        out[i] = acc
+    return out
+
+
+@dataclass
+class Problem:
+    """A compiled two-player zero-sum game.
+
+    ``stats`` holds node counts (histories, terminals, chance and decision nodes).
+    ``payoff_unit`` names what one unit of payoff is (e.g. "chips"); ``big_blind`` is set
+    for poker games so results can also be given in mbb/g.
+    """
+
+    X: Treeplex
+    Y: Treeplex
+    A: PayoffOperator
+    name: str = "game"
+    stats: dict = field(default_factory=dict)
+    payoff_unit: str = "payoff units"
+    big_blind: float | None = None
+
+    def __post_init__(self):
+        if self.A.shape != (self.X.n_seqs, self.Y.n_seqs):
+            raise ValueError(
+                f"A has shape {self.A.shape}, treeplexes have {self.X.n_seqs} and {self.Y.n_seqs} sequences"
+            )
+
+    @property
+    def treeplexes(self) -> tuple[Treeplex, Treeplex]:
+        return (self.X, self.Y)

@@ -1,0 +1,176 @@
+"""Treeplexes (sequence-form strategy polytopes) on flat arrays, and their passes.
+
+A treeplex Q (EGT paper, section 3; Peña's slides, "complexes") is built from simplices:
+each information set j owns a contiguous slice ``[start[j], end[j])`` of sequences and has a
+parent sequence p_j. A realization plan q satisfies
+
+    q[0] = 1 (the empty sequence),   sum_{s in slice j} q[s] = q[p_j],   q >= 0.
+
+Infosets are numbered in topological order (an infoset's parent sequence belongs to an
+earlier infoset), and their slices tile sequences 1..n-1 in that order. Bottom-up passes walk infosets in reverse order,
+top-down passes in order. The kernels are numba-compiled loops over these arrays; there is
+no Python object per node. Memory: 4 int32 per infoset + 1 int32 per sequence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Hashable
+
+import numba as nb
+import numpy as np
+
+
+@dataclass
+class Treeplex:
+    """One player's sequence-form polytope. Sequence 0 is the empty sequence."""
+
+    start: np.ndarray  # int32[n_infosets]: first sequence of the infoset
+    end: np.ndarray  # int32[n_infosets]: one past its last sequence
+    parent: np.ndarray  # int32[n_infosets]: parent sequence p_j
+    infoset_keys: list[Hashable] = field(default_factory=list)
+    action_labels: list[tuple[str, ...]] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.start = np.ascontiguousarray(self.start, dtype=np.int32)
+        self.end = np.ascontiguousarray(self.end, dtype=np.int32)
+        self.parent = np.ascontiguousarray(self.parent, dtype=np.int32)
+        self.n_seqs = int(self.end[-1]) if len(self.end) else 1
+        bounds = np.concatenate(([1], self.end[:-1]))
+        if len(self.start) and (np.any(self.start != bounds) or np.any(self.end <= self.start)):
+            raise ValueError("treeplex slices must be non-empty and tile sequences 1..n-1 in order")
+        if np.any(self.parent >= self.start):
+            raise ValueError("infosets must be in topological order (parent sequence first)")
+        # infoset that owns each sequence (-1 for the empty sequence)
+        self.seq_infoset = np.full(self.n_seqs, -1, dtype=np.int32)
+        for j in range(self.n_infosets):
+            self.seq_infoset[self.start[j] : self.end[j]] = j
+        self.depth = _depths(self.parent, self.seq_infoset)
+
+    @property
+    def n_infosets(self) -> int:
+        return len(self.start)
+
+    @property
+    def seq_parent(self) -> np.ndarray:
+        """Parent sequence of every sequence (-1 for the empty one)."""
+        out = np.full(self.n_seqs, -1, dtype=np.int32)
+        for j in range(self.n_infosets):
+            out[self.start[j] : self.end[j]] = self.parent[j]
+        return out
+
+    @property
+    def nbytes(self) -> int:
+        return self.start.nbytes + self.end.nbytes + self.parent.nbytes + self.seq_infoset.nbytes
+
+    def seq_label(self, s: int) -> str:
+        """Readable name of sequence ``s``: ``infoset_key:action``."""
+        if s == 0:
+            return "<empty>"
+        j = self.seq_infoset[s]
+        return f"{self.infoset_keys[j]}:{self.action_labels[j][s - self.start[j]]}"
+
+    # ------------------------------------------------------------- strategies
+
+    def uniform(self) -> np.ndarray:
+        """Realization plan of the uniform behavioral strategy."""
+        b = np.empty(self.n_seqs)
+        b[0] = 1.0
+        for j in range(self.n_infosets):
+            b[self.start[j] : self.end[j]] = 1.0 / (self.end[j] - self.start[j])
+        return self.plan_from_behavioral(b)
+
+    def plan_from_behavioral(self, b: np.ndarray) -> np.ndarray:
+        """x[s] = x[p_j] * b[s] top-down; ``b[s]`` is the local probability of sequence s."""
+        x = np.asarray(b, dtype=np.float64).copy()
+        _plan_from_behavioral(self.start, self.end, self.parent, x)
+        return x
+
+    def behavioral_from_plan(self, x: np.ndarray) -> np.ndarray:
+        """b[s] = x[s] / x[p_j]; an infoset its own player never reaches gets uniform play."""
+        b = np.empty(self.n_seqs)
+        _behavioral_from_plan(self.start, self.end, self.parent, np.asarray(x, np.float64), b)
+        return b
+
+    def best_response(self, g: np.ndarray) -> tuple[float, np.ndarray]:
+        """max_{x in Q} <g, x>: returns (value, pure realization plan attaining it)."""
+        g = np.asarray(g, dtype=np.float64)
+        x = np.empty(self.n_seqs)
+        value = _best_response(self.start, self.end, self.parent, g, x)
+        return value, x
+
+    def check_plan(self, x: np.ndarray, tol: float = 1e-9) -> str | None:
+        """Return None if ``x`` is a realization plan within ``tol``, else what is wrong."""
+        x = np.asarray(x, dtype=np.float64)
+        if x.shape != (self.n_seqs,):
+            return f"expected shape ({self.n_seqs},), got {x.shape}"
+        if not np.all(np.isfinite(x)):
+            return f"non-finite entry at sequence {int(np.argmin(np.isfinite(x)))}"
+        if abs(x[0] - 1.0) > tol:
+            return f"empty sequence has mass {x[0]!r}, not 1"
+        s = int(np.argmin(x))
+        if x[s] < -tol:
+            return f"negative mass {x[s]!r} on sequence {self.seq_label(s)}"
+        sums = np.add.reduceat(x, self.start) if self.n_infosets else np.zeros(0)
+        # reduceat sums [start_j, start_{j+1}); slices are contiguous and cover 1..n-1
+        err = np.abs(sums - x[self.parent])
+        if len(err) and err.max() > tol:
+            j = int(np.argmax(err))
+            return (
+                f"infoset {self.infoset_keys[j]!r}: children sum to {sums[j]!r} "
+                f"but parent sequence has {x[self.parent[j]]!r}"
+            )
+        return None
+
+    def is_plan(self, x: np.ndarray, tol: float = 1e-9) -> bool:
+        return self.check_plan(x, tol) is None
+
+
+def _depths(parent: np.ndarray, seq_infoset: np.ndarray) -> np.ndarray:
+    depth = np.zeros(len(parent), dtype=np.int32)
+    for j in range(len(parent)):
+        pj = seq_infoset[parent[j]]
+        depth[j] = 0 if pj < 0 else depth[pj] + 1
+    return depth
+
+
+# ------------------------------------------------------------------- kernels
+
+
+@nb.njit(cache=True)
+def _plan_from_behavioral(start, end, parent, x):
+    x[0] = 1.0
+    for j in range(len(start)):
+        px = x[parent[j]]
+        for s in range(start[j], end[j]):
+            x[s] *= px
+
+
+@nb.njit(cache=True)
+def _behavioral_from_plan(start, end, parent, x, b):
+    b[0] = 1.0
+    for j in range(len(start)):
+        px = x[parent[j]]
+        n = end[j] - start[j]
+        for s in range(start[j], end[j]):
+            b[s] = x[s] / px if px > 0.0 else 1.0 / n
+
+
+@nb.njit(cache=True)
+def _best_response(start, end, parent, g, x):
+    """Bottom-up: v[p_j] += max_{s in j} v[s]; top-down: put all mass on the argmax."""
+    v = g.copy()
+    choice = np.empty(len(start), dtype=np.int32)
+    for j in range(len(start) - 1, -1, -1):
+        best = start[j]
+        for s in range(start[j] + 1, end[j]):
+            if v[s] > v[best]:
+                best = s
+        choice[j] = best
+        v[parent[j]] += v[best]
+    x[0] = 1.0
+    for j in range(len(start)):
+        px = x[parent[j]]
+        for s in range(start[j], end[j]):
+            x[s] = px if s == choice[j] else 0.0
+    return v[0]
