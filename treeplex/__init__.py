@@ -4,6 +4,7 @@ Player 0 maximizes x^T A y, player 1 minimizes it; every value is player 0's pay
 """
 
 from .compile import compile_game
+from .errors import InputError
 from .game import Chance, Decision, ExplicitGame, GameError, Terminal, chance, decision, terminal
 from .games import make_game
 from .lp import solve_lp
@@ -12,7 +13,7 @@ from .problem import PayoffOperator, Problem, SparsePayoff
 from .treeplex import Treeplex
 
 __all__ = [
-    "Chance", "Decision", "Evaluation", "ExplicitGame", "GameError", "PayoffOperator", "Problem",
+    "Chance", "Decision", "Evaluation", "ExplicitGame", "GameError", "InputError", "PayoffOperator", "Problem",
     "SparsePayoff", "Terminal", "Treeplex", "chance", "compile_game", "decision", "evaluate",
     "exploitability", "gap", "make_game", "solve_lp", "terminal",
 ]

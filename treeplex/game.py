@@ -19,9 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Hashable, Protocol, Sequence
 
-
-class GameError(ValueError):
-    """Bad game input. The message names the problem and where it is."""
+from .errors import GameError  # noqa: F401  (re-exported)
 
 
 class State(Protocol):

@@ -1,0 +1,152 @@
+"""One driver for every solver: run to a target gap, an iteration cap or a time limit.
+
+``solve(problem, "cfr+", target_gap=1e-6)`` returns a :class:`Result` with the averaged
+strategies, the last iterate, and a trace of rows
+
+    iteration, gradients, seconds, gap_average, gap_current, + solver extras (mu, tau, ...)
+
+"gap" is always the saddle-point gap BR_0(y) - BR_1(x) in the game's payoff units;
+exploitability is gap / 2. Gap checks are not solver work: they use uncounted products and
+their time goes to ``check_seconds``, not ``seconds``. ``algorithm="lp"`` solves exactly.
+"""
+
+from __future__ import annotations
+
+import csv
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import InputError
+from .lp import solve_lp
+from .metrics import Evaluation, evaluate
+from .problem import Problem
+from .solvers import ALGORITHMS, Solver
+
+
+@dataclass
+class Result:
+    algorithm: str
+    x: np.ndarray  # player 0's reported realization plan
+    y: np.ndarray  # player 1's
+    evaluation: Evaluation
+    iterations: int = 0
+    gradients: int = 0
+    seconds: float = 0.0
+    check_seconds: float = 0.0
+    trace: list[dict] = field(default_factory=list)
+    current: tuple[np.ndarray, np.ndarray] | None = None
+    stopped_by: str = ""
+
+    @property
+    def value(self) -> float:
+        return self.evaluation.value
+
+    @property
+    def gap(self) -> float:
+        return self.evaluation.gap
+
+    @property
+    def exploitability(self) -> float:
+        return self.evaluation.exploitability
+
+
+def make_solver(problem: Problem, algorithm: str, **params) -> Solver:
+    if algorithm not in ALGORITHMS:
+        raise InputError(f"unknown algorithm {algorithm!r}; choose from: lp, {', '.join(sorted(ALGORITHMS))}")
+    return ALGORITHMS[algorithm](problem, **params)
+
+
+def solve(
+    problem: Problem,
+    algorithm: str | Solver = "cfr+",
+    *,
+    target_gap: float | None = None,
+    max_iters: int | None = None,
+    time_limit: float | None = None,
+    check_every: int | None = None,
+    progress: bool = False,
+    on_check=None,
+    **params,
+) -> Result:
+    """Run ``algorithm`` (a registered name or a ready :class:`Solver`) until a stop rule fires.
+
+    Stops when the gap of the average <= ``target_gap``, after ``max_iters`` iterations, or
+    after ``time_limit`` seconds of solver time. With none given, runs 1000 iterations. The
+    gap is checked every ``check_every`` iterations (default: 1 up to 10 iterations, then
+    about 50 checks per run on a geometric schedule). ``on_check(solver, row)`` is called
+    after every check (checkpointing uses it).
+    """
+    if algorithm == "lp":
+        lp = solve_lp(problem)
+        return Result("lp", lp.x, lp.y, evaluate(problem, lp.x, lp.y), iterations=lp.simplex_iterations,
+                      seconds=lp.seconds, stopped_by="exact")
+    solver = algorithm if isinstance(algorithm, Solver) else make_solver(problem, algorithm, **params)
+    if target_gap is None and max_iters is None and time_limit is None:
+        max_iters = 1000
+    bar = _progress(progress, max_iters)
+    trace: list[dict] = []
+    seconds = check_seconds = 0.0
+    stopped_by = ""
+    next_check = solver.iteration + (check_every or 1)
+    while True:
+        t0 = time.perf_counter()
+        solver.step()
+        seconds += time.perf_counter() - t0
+        it = solver.iteration
+        done_iters = max_iters is not None and it >= max_iters
+        done_time = time_limit is not None and seconds >= time_limit
+        if it >= next_check or done_iters or done_time:
+            t1 = time.perf_counter()
+            ev = evaluate(problem, *solver.average())
+            row = {
+                "iteration": it,
+                "gradients": solver.gradients,
+                "seconds": seconds,
+                "gap_average": ev.gap,
+                "gap_current": evaluate(problem, *solver.current()).gap,
+                **solver.trace_extra(),
+            }
+            trace.append(row)
+            if on_check is not None:
+                on_check(solver, row)
+            check_seconds += time.perf_counter() - t1
+            if bar is not None:
+                bar.set_postfix_str(f"gap={ev.gap:.3e}")
+                bar.update(it - bar.n)
+            if target_gap is not None and ev.gap <= target_gap:
+                stopped_by = "target"
+            next_check = it + (check_every or max(1, it // 10 if it >= 10 else 1))
+        if stopped_by or done_iters or done_time:
+            stopped_by = stopped_by or ("max_iters" if done_iters else "time_limit")
+            break
+    if bar is not None:
+        bar.close()
+    x, y = solver.average()
+    return Result(
+        algorithm=solver.name, x=x, y=y, evaluation=evaluate(problem, x, y), iterations=solver.iteration,
+        gradients=solver.gradients, seconds=seconds, check_seconds=check_seconds, trace=trace,
+        current=solver.current(), stopped_by=stopped_by,
+    )
+
+
+def _progress(enabled: bool, total: int | None):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="it", dynamic_ncols=True, leave=False)
+
+
+def write_trace(trace: list[dict], path: str, meta: dict | None = None) -> None:
+    """Write the trace as CSV; ``meta`` (algorithm, game) goes in a leading '#' comment line."""
+    cols: list[str] = []
+    for row in trace:
+        cols += [k for k in row if k not in cols]
+    with open(path, "w", newline="") as f:
+        if meta:
+            f.write("# " + " ".join(f"{k}={v}" for k, v in meta.items()) + "\n")
+        w = csv.DictWriter(f, fieldnames=cols)
+        w.writeheader()
+        w.writerows(trace)

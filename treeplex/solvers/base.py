@@ -1,0 +1,76 @@
+"""The solver interface every iterative method implements, and the algorithm registry.
+
+A solver owns its iterates and exposes
+
+- ``step()``: one iteration (it calls ``problem.A.matvec`` / ``rmatvec``, which count the
+  gradient computations the EGT paper's section 7 counts);
+- ``average()`` and ``current()``: realization plans (x, y) of the reported (averaged)
+  strategy and of the last iterate;
+- ``trace_extra()``: algorithm-specific numbers for the trace (mu, tau, ...);
+- ``state_dict()`` / ``load_state_dict()``: everything needed to resume bit-for-bit.
+
+Register a class with ``@register("name")`` and the driver and CLI can run it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..problem import Problem
+
+ALGORITHMS: dict[str, type["Solver"]] = {}
+
+
+def register(*names: str):
+    """Class decorator: make the solver available under ``names`` (CLI ``--algorithm``)."""
+
+    def wrap(cls):
+        for n in names:
+            ALGORITHMS[n] = cls
+        cls.name = names[0]
+        return cls
+
+    return wrap
+
+
+class Solver:
+    name = "solver"
+
+    def __init__(self, problem: Problem):
+        self.problem = problem
+        self.iteration = 0
+        self._grad_offset = -problem.A.gradients  # gradients counted from here
+
+    @property
+    def gradients(self) -> int:
+        """Gradient computations (products A y or A^T x) this solver has made."""
+        return self.problem.A.gradients + self._grad_offset
+
+    def step(self) -> None:
+        raise NotImplementedError
+
+    def average(self) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def current(self) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def trace_extra(self) -> dict:
+        return {}
+
+    # -- checkpointing: arrays and scalars by name
+    def state_dict(self) -> dict:
+        state = {k: v for k, v in vars(self).items() if isinstance(v, (np.ndarray, int, float, bool))}
+        state["_gradients"] = self.gradients
+        return state
+
+    def load_state_dict(self, state: dict) -> None:
+        for k, v in state.items():
+            if k == "_gradients":
+                continue
+            cur = getattr(self, k, None)
+            if isinstance(cur, np.ndarray):
+                cur[...] = v
+            else:
+                setattr(self, k, type(cur)(v) if cur is not None else v)
+        self._grad_offset = int(state["_gradients"]) - self.problem.A.gradients
