@@ -110,7 +110,7 @@ class Leduc:
     def card_name(self, card: int) -> str:
         names = "JQKA" if self.ranks <= 4 else "23456789TJQKA"[-self.ranks :]
         if self.ranks > 13:
-            return str(self.rank(card))
+            return f"[{self.rank(card)}]"  # unambiguous when concatenated
         return names[self.rank(card)] + ("sh"[card % 2] if self.suited else "")
 
     def deal_outcomes(self, dealt):
