@@ -1,0 +1,17 @@
+"""Test configuration: long experiments are marked ``slow`` and skipped unless TREEPLEX_SLOW=1."""
+
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))  # tests/random_games.py and friends
+
+
+def pytest_collection_modifyitems(config, items):
+    if os.environ.get("TREEPLEX_SLOW") == "1":
+        return
+    skip = pytest.mark.skip(reason="slow experiment: run with TREEPLEX_SLOW=1")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
