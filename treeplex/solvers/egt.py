@@ -1,0 +1,259 @@
+"""First-order methods with the dilated entropy: EGT, EGT/as (EGT paper, Kroer, Farina,
+Sandholm 2018, sections 2 and 5) and mirror prox (Nemirovski 2004).
+
+Sign convention: player 0 (x) maximizes x^T A y, player 1 (y) minimizes it, so each player
+*maximizes* <g, .> with its own gradient g_x = A y, g_y = -A^T x. In these terms
+
+    phi(y) = max_x <A y, x> - mu_x d_X(x)        (smoothed best-response value of x)
+    f(x)   = min_y <A^T x, y> + mu_y d_Y(y)      (smoothed best-response value of y)
+    EGV(x, y) = f(x) - phi(y)                    (excessive gap; the condition is EGV >= 0)
+
+and EGV >= 0 implies  gap(x, y) <= mu_x Omega_X + mu_y Omega_Y - EGV  (section 2).
+
+Step (Algorithm 2) focused on x, with x_m = x_mu(y) the smoothed best response to y:
+
+    x^ = (1-tau) x + tau x_m;   y^ = y_mu(x^);   y+ = (1-tau) y + tau y^
+    x~ = argmax <tau/(1-tau) A y^, x'> - mu_x D(x' || x_m)     (the prox step of line 3)
+    x+ = (1-tau) x + tau x~;    mu_x+ = (1-tau) mu_x
+
+Gradient computations (products A y or A^T x) per step: A^T x_m, A y^, A^T x~. Both
+gradients g_x = A y and g_y = -A^T x of the current iterate are kept up to date by linearity
+(y+ is a convex combination of y and y^, x+ of x and x~), so the step needs no other product
+and the excessive gap of the new iterate costs none. EGT thus makes 3 products per iteration.
+EGT/as makes 3 per iteration plus 2 per backtrack: a retry with a smaller tau reuses A^T x_m
+but must recompute A y^ and A^T x~, which both depend nonlinearly on tau. (The paper counts
+4 + about 1 per backtrack for its implementation; ours never makes a product it can avoid.)
+
+Initial point (Algorithm 1, line 1-2): y0 = y_mu(x_w), x0 = x_mu(y0), x_w = argmin d_X
+(the uniform strategy); 3 products. mu: "theory" sets mu_x mu_y = ||A||^2 / (phi_X phi_Y)
+(Nesterov's condition, ||A|| = max |A_ij| the l1 operator norm, phi the DGF moduli), split so
+that mu_x Omega_X = mu_y Omega_Y; "tune" (default) multiplies it by the scale among
+1, 0.1, 0.05, 0.01, 0.005 whose 20-iteration run has the smallest gap (EFPE paper, section 4).
+Tuning products are not charged to the solver (they are in ``tune_gradients``), as in the papers.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..dilated_entropy import DilatedEntropy
+from ..errors import InputError
+from ..metrics import evaluate
+from ..problem import Problem
+from .base import Solver, register
+
+TUNE_SCALES = (1.0, 0.1, 0.05, 0.01, 0.005)
+TUNE_ITERS = 20
+
+
+def max_abs_entry(problem: Problem) -> float:
+    """||A|| = max_ij |A_ij|, the operator norm from l1 to l_inf (EFPE paper, Theorem 4)."""
+    op = problem.A
+    if hasattr(op, "max_abs_entry"):
+        return float(op.max_abs_entry())
+    if hasattr(op, "to_sparse"):
+        A = op.to_sparse()
+        return float(abs(A).max()) if A.nnz else 0.0
+    raise InputError(f"{type(op).__name__} cannot give max |A_ij|: pass mu=(mu_x, mu_y) explicitly")
+
+
+def theory_mu(problem: Problem, dx: DilatedEntropy, dy: DilatedEntropy) -> tuple[float, float]:
+    """mu_x, mu_y with mu_x mu_y = ||A||^2 / (phi_X phi_Y) and mu_x Omega_X = mu_y Omega_Y."""
+    a = max(max_abs_entry(problem), 1e-300)
+    prod = a * a / (dx.modulus * dy.modulus)
+    ratio = math.sqrt(dy.omega / dx.omega) if dx.omega > 0 and dy.omega > 0 else 1.0
+    return math.sqrt(prod) * ratio, math.sqrt(prod) / ratio
+
+
+class _DilatedFOM(Solver):
+    """Shared setup: one dilated entropy per player and the initial mu (tuned or given)."""
+
+    def __init__(self, problem: Problem, mu="tune", weights: str = "egt", **params):
+        super().__init__(problem)
+        self.dgf = (DilatedEntropy(problem.X, weights), DilatedEntropy(problem.Y, weights))
+        self._params = dict(weights=weights, **params)
+        self.tune_gradients = 0
+        self.mu_scale = 1.0
+        self.mu_x, self.mu_y = self._initial_mu(mu)
+        self._grad_offset = -problem.A.gradients  # tuning is not charged to this run
+
+    def _initial_mu(self, mu) -> tuple[float, float]:
+        if isinstance(mu, str):
+            if mu not in ("tune", "theory"):
+                raise InputError(f"mu must be 'tune', 'theory', a number or a pair, got {mu!r}")
+            base = theory_mu(self.problem, *self.dgf)
+            if mu == "tune":
+                self.mu_scale = self._tune(base)
+            return base[0] * self.mu_scale, base[1] * self.mu_scale
+        pair = (mu, mu) if np.isscalar(mu) else tuple(mu)
+        if len(pair) != 2 or not all(float(m) > 0 for m in pair):
+            raise InputError(f"mu must be > 0 (one number or a pair), got {mu!r}")
+        return float(pair[0]), float(pair[1])
+
+    def _tune(self, base: tuple[float, float]) -> float:
+        """The scale of ``base`` whose first TUNE_ITERS iterations end with the smallest gap."""
+        start = self.problem.A.gradients
+        best, best_gap = TUNE_SCALES[0], math.inf
+        for s in TUNE_SCALES:
+            trial = type(self)(self.problem, mu=(base[0] * s, base[1] * s), **self._params)
+            for _ in range(TUNE_ITERS):
+                trial.step()
+            gap = evaluate(self.problem, *trial.average()).gap
+            if gap < best_gap:
+                best, best_gap = s, gap
+        self.tune_gradients = self.problem.A.gradients - start
+        return best
+
+    def _grad_for(self, player: int, plan: np.ndarray) -> np.ndarray:
+        """The *other* player's gradient induced by ``player``'s plan (one product):
+        x -> g_y = -A^T x, y -> g_x = A y."""
+        return -self.problem.A.rmatvec(plan) if player == 0 else self.problem.A.matvec(plan)
+
+
+@register("egt")
+class EGT(_DilatedFOM):
+    """Excessive gap technique with the dilated entropy (EGT paper, Algorithms 1-4).
+
+    Parameters: ``mu`` ("tune", "theory", a number or a pair (mu_x, mu_y)); ``weights``
+    ("egt" or "kroer2017", see :mod:`treeplex.dilated_entropy`); ``balance``: step on the
+    player with the larger mu (section 5, default) instead of alternating (Algorithm 1).
+    ``average()`` and ``current()`` both return the EGT iterate (x^t, y^t).
+    """
+
+    aggressive = False
+
+    def __init__(self, problem: Problem, mu="tune", weights: str = "egt", balance: bool = True):
+        self.balance = bool(balance)
+        super().__init__(problem, mu=mu, weights=weights, balance=balance)
+        self.t = 0
+        self.tau = 0.5 if self.aggressive else 2.0 / 3.0
+        self.backtracks = 0
+        self._init_point()
+        if self.aggressive:  # Decr needs EGV >= 0 to start from: raise mu until it holds
+            while self.excessive_gap() < 0:
+                self.mu_x, self.mu_y = 2 * self.mu_x, 2 * self.mu_y
+                self._init_point()
+
+    def _init_point(self):
+        """Algorithm 1, lines 1-2: y0 = y_mu(x_w), x0 = x_mu(y0); keeps g_x = A y, g_y = -A^T x."""
+        dx, dy = self.dgf
+        self.y = dy.sbr(self._grad_for(0, dx.center), self.mu_y)[0]
+        self.gx = self._grad_for(1, self.y)
+        self.x = dx.sbr(self.gx, self.mu_x)[0]
+        self.gy = self._grad_for(0, self.x)
+
+    def excessive_gap(self, x=None, y=None, gx=None, gy=None, mu_x=None, mu_y=None) -> float:
+        """EGV = f(x) - phi(y) = -(SBR value of x at g_x + SBR value of y at g_y); no products."""
+        dx, dy = self.dgf
+        gx = self.gx if gx is None else gx
+        gy = self.gy if gy is None else gy
+        return -(dx.sbr(gx, self.mu_x if mu_x is None else mu_x)[1] + dy.sbr(gy, self.mu_y if mu_y is None else mu_y)[1])
+
+    def _state(self, i):
+        return (self.x, self.gx, self.mu_x) if i == 0 else (self.y, self.gy, self.mu_y)
+
+    def _trial(self, i: int, tau: float, pm: np.ndarray, go_m: np.ndarray):
+        """Algorithm 2 focused on player i, from p_m = p_mu(o) and the gradient go_m it induces
+        on the other player. Returns (p+, g_p+, mu_p+, o+, g_o+); two products."""
+        (p, gp, mp), (o, go, mo) = self._state(i), self._state(1 - i)
+        P, O = self.dgf[i], self.dgf[1 - i]
+        oh = O.sbr((1 - tau) * go + tau * go_m, mo)[0]  # o^ = o_mu(p^), p^ = (1-tau) p + tau p_m
+        gp_h = self._grad_for(1 - i, oh)
+        pt = P.prox(pm, tau / (1 - tau) * gp_h, mp)  # p~
+        go_t = self._grad_for(i, pt)
+        return ((1 - tau) * p + tau * pt, (1 - tau) * gp + tau * gp_h, (1 - tau) * mp,
+                (1 - tau) * o + tau * oh, (1 - tau) * go + tau * go_t)
+
+    def step(self) -> None:
+        if self.balance:
+            i = 0 if self.mu_x > self.mu_y else 1  # Algorithm 3, line 6
+        else:
+            i = self.t % 2  # Algorithm 1, line 6: x on even t
+        _, gp, mp = self._state(i)
+        pm = self.dgf[i].sbr(gp, mp)[0]
+        go_m = self._grad_for(i, pm)
+        if not self.aggressive:
+            self.tau = 2.0 / (self.t + 3)
+            new = self._trial(i, self.tau, pm, go_m)
+        else:  # Algorithm 4: halve tau until the excessive gap condition holds
+            while True:
+                new = self._trial(i, self.tau, pm, go_m)
+                _, gp1, mp1, _, go1 = new
+                egv = (self.excessive_gap(gx=gp1, gy=go1, mu_x=mp1, mu_y=self.mu_y) if i == 0
+                       else self.excessive_gap(gx=go1, gy=gp1, mu_x=self.mu_x, mu_y=mp1))
+                if egv >= 0:
+                    break
+                self.tau *= 0.5
+                self.backtracks += 1
+                if self.tau < 1e-12:
+                    raise RuntimeError("EGT/as: no step size keeps the excessive gap condition (tau < 1e-12)")
+        p1, gp1, mp1, o1, go1 = new
+        if i == 0:
+            self.x, self.gx, self.mu_x, self.y, self.gy = p1, gp1, mp1, o1, go1
+        else:
+            self.y, self.gy, self.mu_y, self.x, self.gx = p1, gp1, mp1, o1, go1
+        self.t += 1
+        self.iteration += 1
+
+    def average(self):
+        return self.x.copy(), self.y.copy()
+
+    def current(self):
+        return self.x.copy(), self.y.copy()
+
+    def gap_bound(self) -> float:
+        """mu_x Omega_X + mu_y Omega_Y: bounds the gap whenever EGV >= 0."""
+        return self.mu_x * self.dgf[0].omega + self.mu_y * self.dgf[1].omega
+
+    def trace_extra(self) -> dict:
+        return {"mu_x": self.mu_x, "mu_y": self.mu_y, "tau": self.tau, "excessive_gap": self.excessive_gap(),
+                "gap_bound": self.gap_bound(), "backtracks": self.backtracks}
+
+
+@register("egt-as")
+class EGTAS(EGT):
+    """EGT/as: EGT with aggressive mu reduction (Algorithms 3-4): tau starts at 0.5 and is
+    halved, with the step retried, whenever the excessive gap condition fails; mu balancing.
+    If the initial point violates the condition, both mu are doubled until it holds."""
+
+    aggressive = True
+
+
+@register("mirror-prox")
+class MirrorProx(_DilatedFOM):
+    """Mirror prox (Nemirovski 2004) with the dilated entropy, constant prox weights mu_x, mu_y:
+
+        w = (argmax <A y, .> - mu_x D(. || x),  argmax <-A^T x, .> - mu_y D(. || y))
+        z+ = (argmax <A y_w, .> - mu_x D(. || x),  argmax <-A^T x_w, .> - mu_y D(. || y))
+
+    and the reported strategy is the average of the w's. mu_x mu_y >= ||A||^2/(phi_X phi_Y)
+    guarantees gap <= (mu_x Omega_X + mu_y Omega_Y) / T. Four products per iteration.
+    """
+
+    def __init__(self, problem: Problem, mu="tune", weights: str = "egt"):
+        self.x, self.y = problem.X.uniform(), problem.Y.uniform()
+        self.sum_x, self.sum_y = np.zeros_like(self.x), np.zeros_like(self.y)
+        super().__init__(problem, mu=mu, weights=weights)
+
+    def step(self) -> None:
+        dx, dy = self.dgf
+        xw = dx.prox(self.x, self._grad_for(1, self.y), self.mu_x)
+        yw = dy.prox(self.y, self._grad_for(0, self.x), self.mu_y)
+        self.x = dx.prox(self.x, self._grad_for(1, yw), self.mu_x)
+        self.y = dy.prox(self.y, self._grad_for(0, xw), self.mu_y)
+        self.sum_x += xw
+        self.sum_y += yw
+        self.iteration += 1
+
+    def average(self):
+        if self.iteration == 0:
+            return self.x.copy(), self.y.copy()
+        return self.sum_x / self.iteration, self.sum_y / self.iteration
+
+    def current(self):
+        return self.x.copy(), self.y.copy()
+
+    def trace_extra(self) -> dict:
+        return {"mu_x": self.mu_x, "mu_y": self.mu_y}
