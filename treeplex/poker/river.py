@@ -1,0 +1,332 @@
+"""No-limit hold'em river endgames (EGT paper, Kroer, Farina & Sandholm 2018, section 7).
+
+The game: the board (5 cards) is public and the pot holds ``pot`` chips, half from each
+player; each player started the hand with ``stack`` chips. Chance deals hole cards (h0, h1)
+with probability proportional to ``range0[h0] * range1[h1]`` over card-disjoint pairs (the
+Libratus subgame construction: each range is the conditional hand distribution). Then one
+betting round of the given abstraction (:mod:`.betting`), ``first`` acting first. A fold
+loses what the folder has in; a showdown wins what the opponent has in (ties split).
+
+Units: payoffs are player 0's chips relative to the start of the hand (so the game is
+zero-sum and a fold at once loses pot/2); also in mbb/g (big blind = ``big_blind`` chips,
+1 chip = 10 mbb at the default 100) and in % of the starting pot. Player 0 maximizes.
+
+The sequence form is laid out as public betting node x hand: player p's betting nodes in
+depth-first order, and within node v the infoset of hand h (index into p's hands, the
+range's hands not blocked by the board and with weight > 0) owns sequences
+``base_v + h * k_v + a``. :class:`RiverGame` builds that :class:`~treeplex.problem.Problem`
+with the structured :class:`~.operator.RiverPayoff`; it is also a rules game (a chance node
+dealing every pair, then the betting) that :func:`treeplex.compile_game` turns into the same
+game with an explicit matrix, for small instances and cross-checks.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from ..game import RulesState
+from ..problem import Problem
+from ..treeplex import Treeplex
+from .betting import build_tree, make_abstraction
+from .cards import HAND_CARDS, board_mask, card_name, hand_name, hand_strength, parse_board
+from .operator import RiverPayoff
+from .ranges import make_range
+
+
+@dataclass
+class RiverProblem(Problem):
+    """A :class:`Problem` that remembers its :class:`RiverGame` (for export and summaries)."""
+
+    game: "RiverGame | None" = None
+
+    def strategy_dict(self, x, y) -> dict:
+        return self.game.strategy_dict(x, y)
+
+    def summary(self, x, y) -> str:
+        return self.game.summary(x, y)
+
+
+class RiverGame:
+    """A river endgame; see the module docstring for the game, its units and its layout.
+
+    Parameters: ``pot`` (chips, split evenly), ``board`` (``"AsKd7h2c3s"`` or card ids),
+    ``range0``/``range1`` (Pio strings, 1326-arrays, dicts, or None for uniform),
+    ``abstraction`` (``"libratus"``, ``"fcpa"``, ``"check_down"``, a JSON file or dict),
+    ``stack`` (each player's chips at the start of the hand), ``big_blind``, ``first``
+    (the player who acts first) and ``showdown`` (``"sweep"`` or ``"dense"`` products).
+    """
+
+    payoff_unit = "chips"
+
+    def __init__(self, pot=2100, board=None, range0=None, range1=None, abstraction="libratus", stack=20000,
+                 big_blind=100, first=0, showdown="sweep"):
+        if board is None:
+            raise InputError("river: board is required, e.g. board=AsKd7h2c3s")
+        if showdown not in ("sweep", "dense"):
+            raise InputError(f"river: showdown must be 'sweep' or 'dense', got {showdown!r}")
+        self.pot, self.stack, self.big_blind, self.first = float(pot), float(stack), float(big_blind), first
+        self.board = parse_board(board)
+        self.showdown = showdown
+        self.abstraction = make_abstraction(abstraction, first_player=first)
+        self.tree = build_tree(self.abstraction, self.pot, self.stack, self.big_blind, first)
+        alive = board_mask(self.board)
+        strength = hand_strength(self.board)
+        self.hands, self.weight = [], []
+        for p, spec in enumerate((range0, range1)):
+            w = make_range(spec, f"range{p}")
+            keep = np.flatnonzero((w > 0) & alive)
+            if len(keep) == 0:
+                raise InputError(f"river: range{p} has no hand left once the board {self.board_text} is removed")
+            self.hands.append(keep)
+            self.weight.append(w[keep])
+        self.strength = [strength[h] for h in self.hands]
+        self.name = (f"river(pot={_num(self.pot)},board={self.board_text},abstraction={self.abstraction.name}"
+                     + (f",first={first}" if first else "") + ")")
+
+    @property
+    def board_text(self) -> str:
+        return "".join(card_name(c) for c in self.board)
+
+    @property
+    def n_hands(self) -> tuple[int, int]:
+        return (len(self.hands[0]), len(self.hands[1]))
+
+    # ----------------------------------------------------------- sequence form
+
+    def layout(self, p: int) -> dict[int, int]:
+        """First sequence of each of player p's betting nodes (within it: h * k_v + a)."""
+        base, nxt = {}, 1
+        for v in self.tree.nodes_of(p):
+            base[v] = nxt
+            nxt += len(self.hands[p]) * len(self.tree.actions[v])
+        return base
+
+    def seq(self, p: int, node: int, hand: int, action: int) -> int:
+        return self._base[p][node] + hand * len(self.tree.actions[node]) + action
+
+    def treeplex(self, p: int) -> Treeplex:
+        t, n = self.tree, len(self.hands[p])
+        base = self._base[p]
+        starts, parents, keys, labels = [], [], [], []
+        names = [hand_name(h) for h in self.hands[p]]
+        hands = np.arange(n)
+        for v in t.nodes_of(p):
+            k = len(t.actions[v])
+            starts.append(base[v] + hands * k)
+            last = t.node_last[v][p]
+            parents.append(np.zeros(n, dtype=np.int64) if last is None
+                           else base[last[0]] + hands * len(t.actions[last[0]]) + last[1])
+            keys += [f"{nm}:{t.history[v]}" for nm in names]
+            labels += [t.actions[v]] * n
+        start = np.concatenate(starts)
+        sizes = np.array([len(a) for a in labels])
+        return Treeplex(start, start + sizes, np.concatenate(parents), keys, labels)
+
+    @property
+    def _base(self):
+        if not hasattr(self, "_base_cache"):
+            self._base_cache = (self.layout(0), self.layout(1))
+        return self._base_cache
+
+    def operator(self) -> RiverPayoff:
+        t = self.tree
+        n_seqs = [1 + len(self.hands[p]) * sum(len(t.actions[v]) for v in t.nodes_of(p)) for p in (0, 1)]
+        base = [np.zeros(t.n_terminals, dtype=np.int64) for _ in (0, 1)]
+        stride = [np.zeros(t.n_terminals, dtype=np.int64) for _ in (0, 1)]
+        for i, last in enumerate(t.last):
+            for p in (0, 1):
+                if last[p] is not None:
+                    v, a = last[p]
+                    base[p][i] = self._base[p][v] + a
+                    stride[p][i] = len(t.actions[v])
+        kind = np.array([0 if k == "fold" else 1 for k in t.kind], dtype=np.int8)
+        value = np.array([t.payoff0[i] if t.kind[i] == "fold" else t.stake[i] for i in range(t.n_terminals)])
+        cards = [HAND_CARDS[h] for h in self.hands]
+        return RiverPayoff(n_seqs, cards, self.weight, self.strength, kind, value, base, stride, self.showdown)
+
+    def problem(self) -> RiverProblem:
+        """The sequence-form problem with the structured operator (never writes A down)."""
+        import time
+
+        t0 = time.perf_counter()
+        A = self.operator()
+        X, Y = self.treeplex(0), self.treeplex(1)
+        t = self.tree
+        deals = A.n_deals
+        stats = {
+            "pot": self.pot,
+            "board": self.board_text,
+            "abstraction": self.abstraction.name,
+            "hands": list(self.n_hands),
+            "betting_nodes": t.n_nodes,
+            "terminal_betting_sequences": t.n_terminals,
+            "deals": deals,
+            "leaves": A.leaves,
+            "histories": 1 + deals * (t.n_nodes + t.n_terminals),
+            "terminals": A.leaves,
+            "chance_nodes": 1,
+            "decision_nodes": deals * t.n_nodes,
+            "explicit_csr_bytes": 24 * A.leaves,  # A and A^T: 8 B value + 4 B index per entry each
+        }
+        prob = RiverProblem(X, Y, A, name=self.name, stats=stats, payoff_unit="chips", big_blind=self.big_blind,
+                            game=self)
+        stats["compile_seconds"] = time.perf_counter() - t0
+        return prob
+
+    # ----------------------------------------------------------- rules game
+
+    def initial_state(self) -> "RiverState":
+        """Rules view for :func:`treeplex.compile_game`: a chance node over all deals, then betting."""
+        return RiverState(self)
+
+    def deals(self) -> list[tuple[int, int, float]]:
+        """(hand index 0, hand index 1, probability) for every card-disjoint pair."""
+        c0, c1 = HAND_CARDS[self.hands[0]], HAND_CARDS[self.hands[1]]
+        out = []
+        for i in range(len(c0)):
+            for j in range(len(c1)):
+                if len({*c0[i], *c1[j]}) == 4:
+                    out.append((i, j, self.weight[0][i] * self.weight[1][j]))
+        z = sum(p for _, _, p in out)
+        return [(i, j, p / z) for i, j, p in out]
+
+    # ----------------------------------------------------------- results
+
+    def behavioral(self, p: int, plan: np.ndarray) -> dict[int, np.ndarray]:
+        """{node: float[n_hands, k] action probabilities} and reach of each hand (own plan)."""
+        t, n = self.tree, len(self.hands[p])
+        out = {}
+        for v in t.nodes_of(p):
+            k = len(t.actions[v])
+            block = plan[self._base[p][v] : self._base[p][v] + n * k].reshape(n, k)
+            reach = block.sum(axis=1)
+            probs = np.where(reach[:, None] > 0, block / np.where(reach > 0, reach, 1.0)[:, None], 1.0 / k)
+            out[v] = (probs, reach)
+        return out
+
+    def strategy_dict(self, x: np.ndarray, y: np.ndarray) -> dict:
+        """Per-hand strategy at every betting node, plus each node's range-weighted frequencies.
+
+        ``hands[name]`` lists the hand's action probabilities; ``frequencies`` are the acting
+        player's combos x own reach weighted averages (what poker-solver users call the
+        node's strategy); ``reach`` is the share of the player's range weight reaching it.
+        """
+        nodes = []
+        plans = (x, y)
+        beh = [self.behavioral(p, plans[p]) for p in (0, 1)]
+        for v in range(self.tree.n_nodes):
+            p = self.tree.actor[v]
+            probs, reach = beh[p][v]
+            freq, share = self._frequencies(p, probs, reach)
+            nodes.append({
+                "node": v,
+                "history": self.tree.history[v],
+                "player": p,
+                "actions": list(self.tree.actions[v]),
+                "pot": float(sum(self.tree.contrib[v])),
+                "reach": share,
+                "frequencies": freq,
+                "hands": {hand_name(h): [round(float(q), 6) for q in probs[i]] for i, h in enumerate(self.hands[p])},
+            })
+        return {"game": self.name, "board": self.board_text, "pot": self.pot, "stack": self.stack,
+                "big_blind": self.big_blind, "first": self.first, "abstraction": self.abstraction.to_dict(),
+                "units": "chips; action labels bN = bet/raise to N chips this round", "nodes": nodes}
+
+    def _frequencies(self, p, probs, reach):
+        w = self.weight[p] * reach
+        total = w.sum()
+        share = float(total / self.weight[p].sum())
+        freq = (w @ probs / total).tolist() if total > 0 else [float("nan")] * probs.shape[1]
+        return freq, share
+
+    def summary(self, x: np.ndarray, y: np.ndarray, max_nodes: int | None = None) -> str:
+        """Aggregate action frequencies per betting node, the way solver users read results."""
+        lines = [f"{self.name}: pot {_num(self.pot)}, stacks {_num(self.stack)}, hands {self.n_hands[0]} vs "
+                 f"{self.n_hands[1]}", "node (history)                          player  reach   frequencies"]
+        beh = [self.behavioral(p, (x, y)[p]) for p in (0, 1)]
+        for v in range(self.tree.n_nodes if max_nodes is None else min(max_nodes, self.tree.n_nodes)):
+            p = self.tree.actor[v]
+            probs, reach = beh[p][v]
+            freq, share = self._frequencies(p, probs, reach)
+            acts = "  ".join(f"{a} {100 * f:5.1f}%" for a, f in zip(self.tree.actions[v], freq))
+            lines.append(f"{(self.tree.history[v] or '<root>'):40s} {p:>4d}  {100 * share:5.1f}%  {acts}")
+        return "\n".join(lines)
+
+    def save_strategy(self, path: str, x, y, **meta) -> None:
+        with open(path, "w") as f:
+            json.dump({**meta, **self.strategy_dict(x, y)}, f)
+
+
+class RiverState(RulesState):
+    """Rules state: ``deal`` is None at the root chance node, then (i0, i1) hand indices."""
+
+    __slots__ = ("game", "deal", "node", "term")
+
+    def __init__(self, game: RiverGame, deal=None, node=0, term=None):
+        self.game, self.deal, self.node, self.term = game, deal, node, term
+
+    def is_chance(self):
+        return self.deal is None
+
+    def is_terminal(self):
+        return self.term is not None
+
+    def chance_outcomes(self):
+        g = self.game
+        return [(f"{hand_name(g.hands[0][i])}|{hand_name(g.hands[1][j])}", p) for i, j, p in g.deals()]
+
+    def player(self):
+        return self.game.tree.actor[self.node]
+
+    def infoset_key(self):
+        p = self.player()
+        return f"{hand_name(self.game.hands[p][self.deal[p]])}:{self.game.tree.history[self.node]}"
+
+    def legal_actions(self):
+        return self.game.tree.actions[self.node]
+
+    def apply(self, action):
+        g = self.game
+        if self.deal is None:
+            a, b = action.split("|")
+            names = [[hand_name(h) for h in g.hands[p]] for p in (0, 1)]
+            return RiverState(g, (names[0].index(a), names[1].index(b)))
+        child = g.tree.children[self.node][g.tree.actions[self.node].index(action)]
+        if child >= 0:
+            return RiverState(g, self.deal, child)
+        return RiverState(g, self.deal, self.node, -1 - child)
+
+    def payoff(self):
+        t, g = self.term, self.game
+        if g.tree.kind[t] == "fold":
+            return g.tree.payoff0[t]
+        s0, s1 = g.strength[0][self.deal[0]], g.strength[1][self.deal[1]]
+        return g.tree.stake[t] * (1.0 if s0 > s1 else -1.0 if s0 < s1 else 0.0)
+
+
+def load_spec(path_or_dict) -> RiverGame:
+    """A river game from a JSON spec file (or dict) with the keys of :class:`RiverGame`."""
+    spec = path_or_dict
+    if not isinstance(spec, dict):
+        try:
+            with open(spec) as f:
+                spec = json.load(f)
+        except ValueError as e:
+            raise InputError(f"{path_or_dict}: bad JSON ({e})") from None
+    if not isinstance(spec, dict):
+        raise InputError(f"{path_or_dict}: a river spec is a JSON object")
+    spec = dict(spec)
+    spec.pop("game", None)
+    allowed = {"pot", "board", "range0", "range1", "abstraction", "stack", "big_blind", "first", "showdown"}
+    unknown = set(spec) - allowed
+    if unknown:
+        raise InputError(f"{path_or_dict}: unknown keys {sorted(unknown)}; allowed: {sorted(allowed)}")
+    return RiverGame(**spec)
+
+
+def _num(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else f"{v:g}"
