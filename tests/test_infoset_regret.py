@@ -200,3 +200,48 @@ def test_hand_computed_threat_game():
     assert res.argmax == (1, "P1") and res.max == pytest.approx(5.0)
     lst = res.as_list()
     assert lst[1] == {"player": 1, "infoset": "P1", "regret": 5.0, "belief": "fallback"}
+
+
+def _attained(ir, player, bound):
+    """Largest regret the bound's witness profiles attain, over the infosets with the top bound."""
+    best = 0.0
+    for j in np.flatnonzero(bound >= bound.max() - 1e-9)[:20]:
+        x, y = ir.worst_case(player, int(j))
+        best = max(best, ir(x, y).regret[player][j])
+    return best
+
+
+def test_leduc5_largest_infoset_regret_is_22():
+    # 22 is stated in the EFPE paper, section 4. By hand: holding a pair with the public
+    # card after the first round went raise-raise-call (5 chips each), raising, being
+    # re-raised and folding loses 9, while calling instead wins 13.
+    game = make_game("leduc(ranks=5)")
+    p = compile_game(game)
+    ir = InfosetRegret(game, p)
+    bound = ir.bound()
+    for pl in range(2):
+        assert bound[pl].max() == pytest.approx(22.0)
+        assert _attained(ir, pl, bound[pl]) == pytest.approx(22.0)
+
+
+def test_kuhn_bound_by_hand():
+    # Player 1 holding Q facing a bet: calling wins 2 against J, folding loses 1: 3.
+    game = make_game("kuhn")
+    p = compile_game(game)
+    ir = InfosetRegret(game, p)
+    b1 = dict(zip(p.Y.infoset_keys, ir.bound()[1]))
+    assert b1["Q:b"] == pytest.approx(3.0)
+    assert _attained(ir, 1, ir.bound()[1]) == pytest.approx(3.0)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_bound_holds_for_random_profiles(seed):
+    game = random_game(seed, max_depth=4)
+    p = compile_game(game)
+    ir = InfosetRegret(game, p)
+    bound = ir.bound()
+    rng = np.random.default_rng(seed)
+    for zero in (0.0, 0.5, 0.9):
+        res = ir(*_random_profile(p, rng, zero_frac=zero))
+        for pl in range(2):
+            assert np.all(res.regret[pl] <= bound[pl] + 1e-9)

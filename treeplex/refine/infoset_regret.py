@@ -111,6 +111,132 @@ class InfosetRegret:
         """Maximum infoset regret of the profile over both players."""
         return self(x, y).max
 
+    def bound(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per player and infoset, an upper bound on the regret any profile can cause there.
+
+        At a node h, D(h) is the most that two plays of player i from h can differ in payoff
+        when they share the opponent's and chance's moves until they part and everyone else
+        then plays for the best (P) and the worst (M) outcome:
+        D = max(max_a D(ha), max_{a' != a} P(ha') - M(ha)) at player i's nodes, max_a D(ha)
+        at the opponent's, the chance average at chance nodes. Any infoset regret is an
+        average over its nodes of such differences, so it is at most max_{h in I} D(h).
+        The bound is exact when some pure profile attains it (see :meth:`worst_case`).
+        """
+        return tuple(self._bound(pl)[0] for pl in range(2))
+
+    def worst_case(self, player: int, infoset: int) -> tuple[np.ndarray, np.ndarray]:
+        """A pure profile (x, y) meant to attain :meth:`bound` at ``infoset`` of ``player``.
+
+        Built from the bound's argmax node h*: both players play the path to h*; player i
+        then plays the worst line M and the opponent the line that maximizes the difference
+        (the best line P after the plays part). Where lines disagree at one infoset, the
+        first one assigned wins; unassigned infosets take their first action. Evaluate it
+        with this class to get a regret that is attained, hence a lower bound on the maximum.
+        """
+        _, arg, choice = self._bound(player)
+        t = self.tree
+        h = arg[infoset]
+        pick: list[dict[int, int]] = [{}, {}]  # per player: infoset -> sequence
+
+        def assign(n, s):
+            p = t.kind[t.parent[n]]
+            j = t.infoset[t.parent[n]]
+            pick[p].setdefault(int(j), int(s))
+
+        path = []
+        n = h
+        while t.parent[n] >= 0:
+            path.append(n)
+            n = t.parent[n]
+        for n in reversed(path):
+            if t.kind[t.parent[n]] in (0, 1):
+                assign(n, t.edge_seq[n])
+        # follow the lines: mode 0 = together (D), 1 = best (P), 2 = worst (M)
+        stack = [(h, 0)]
+        while stack:
+            n, mode = stack.pop()
+            k = t.kind[n]
+            if k == TERMINAL:
+                continue
+            kids = self._children[n]
+            if k == CHANCE:
+                stack.extend((c, mode) for c in kids)
+                continue
+            if mode == 0 and k == player and choice[0][n][0] != choice[0][n][1]:
+                a_best, a_worst = choice[0][n]
+                assign(kids[a_worst], t.edge_seq[kids[a_worst]])  # player i plays the worst line
+                stack.append((kids[a_best], 1))
+                stack.append((kids[a_worst], 2))
+                continue
+            a = choice[mode][n] if mode else choice[0][n][0]
+            if mode == 1 and k == player:
+                stack.append((kids[a], 1))  # the best response finds it; no need to assign
+                continue
+            assign(kids[a], t.edge_seq[kids[a]])
+            stack.append((kids[a], mode))
+        plans = []
+        for pl, T in enumerate(self.problem.treeplexes):
+            b = np.zeros(T.n_seqs)
+            for j in range(T.n_infosets):
+                b[pick[pl].get(j, int(T.start[j]))] = 1.0
+            plans.append(T.plan_from_behavioral(b))
+        return plans[0], plans[1]
+
+    @property
+    def _children(self) -> list[list[int]]:
+        if not hasattr(self, "_kids"):
+            self._kids = [[] for _ in range(self.tree.n_nodes)]
+            for n in range(1, self.tree.n_nodes):
+                self._kids[self.tree.parent[n]].append(n)
+        return self._kids
+
+    def _bound(self, player: int):
+        """(bound per infoset, argmax node per infoset, choices) for ``player``; choices are
+        (D: node -> (best action, worst action) indices, P: node -> index, M: node -> index)."""
+        t = self.tree
+        sign = 1.0 if player == 0 else -1.0
+        P = np.zeros(t.n_nodes)
+        M = np.zeros(t.n_nodes)
+        D = np.zeros(t.n_nodes)
+        cD: dict[int, tuple[int, int]] = {}
+        cP: dict[int, int] = {}
+        cM: dict[int, int] = {}
+        kids = self._children
+        for n in range(t.n_nodes - 1, -1, -1):
+            k = t.kind[n]
+            if k == TERMINAL:
+                P[n] = M[n] = sign * t.payoff[n]
+                continue
+            c = np.array(kids[n])
+            if k == CHANCE:
+                p = t.edge_prob[c]
+                P[n], M[n], D[n] = p @ P[c], p @ M[c], p @ D[c]
+                continue
+            cP[n], cM[n] = int(np.argmax(P[c])), int(np.argmin(M[c]))
+            P[n], M[n] = P[c].max(), M[c].min()
+            a = int(np.argmax(D[c]))
+            D[n], cD[n] = D[c[a]], (a, a)
+            if k == player:
+                diff = P[c][:, None] - M[c][None, :]
+                np.fill_diagonal(diff, -np.inf)
+                ab, aw = np.unravel_index(int(np.argmax(diff)), diff.shape)
+                if diff[ab, aw] > D[n]:
+                    D[n], cD[n] = diff[ab, aw], (int(ab), int(aw))
+        T = self.problem.treeplexes[player]
+        ptr, nodes, *_ = self._per_player[player]
+        reach = np.ones(t.n_nodes)  # chance reach: nodes chance never reaches do not count
+        for n in range(1, t.n_nodes):
+            reach[n] = reach[t.parent[n]] * t.edge_prob[n]
+        bound = np.zeros(T.n_infosets)
+        arg = np.full(T.n_infosets, -1)
+        for j in range(T.n_infosets):
+            hs = nodes[ptr[j] : ptr[j + 1]]
+            hs = hs[reach[hs] > 0]
+            if len(hs):
+                i = int(np.argmax(D[hs]))
+                bound[j], arg[j] = D[hs[i]], hs[i]
+        return bound, arg, (cD, cP, cM)
+
 
 def _descendants(T: Treeplex) -> tuple[np.ndarray, np.ndarray]:
     """CSR (ptr, infosets): the infosets strictly below each infoset, in increasing order."""
