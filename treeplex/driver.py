@@ -13,11 +13,13 @@ their time goes to ``check_seconds``, not ``seconds``. ``algorithm="lp"`` solves
 from __future__ import annotations
 
 import csv
+import math
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .checkpoint import load_checkpoint, save_checkpoint
 from .errors import InputError
 from .lp import solve_lp
 from .metrics import Evaluation, evaluate
@@ -68,6 +70,9 @@ def solve(
     check_every: int | None = None,
     progress: bool = False,
     on_check=None,
+    checkpoint: str | None = None,
+    resume: str | None = None,
+    restart: bool = False,
     **params,
 ) -> Result:
     """Run ``algorithm`` (a registered name or a ready :class:`Solver`) until a stop rule fires.
@@ -76,21 +81,60 @@ def solve(
     after ``time_limit`` seconds of solver time. With none given, runs 1000 iterations. The
     gap is checked every ``check_every`` iterations (default: 1 up to 10 iterations, then
     about 50 checks per run on a geometric schedule). ``on_check(solver, row)`` is called
-    after every check (checkpointing uses it).
+    after every check.
+
+    ``checkpoint=PATH`` saves the solver and the driver's progress at every check (and at
+    the end); ``resume=PATH`` continues such a run exactly where it was saved: same iterates,
+    same trace (the algorithm and its parameters come from the file; ``max_iters`` and
+    ``time_limit`` count the iterations and solver seconds before the save). ``restart=True``
+    restarts the solver from its average whenever the gap of the average has halved since
+    the last restart (solvers with a ``restart()`` method: the CFR family); the result is
+    then the best average met at a check.
     """
-    if algorithm == "lp":
+    if algorithm == "lp" and resume is None:
         lp = solve_lp(problem)
         return Result("lp", lp.x, lp.y, evaluate(problem, lp.x, lp.y), iterations=lp.simplex_iterations,
                       seconds=lp.seconds, stopped_by="exact")
-    solver = algorithm if isinstance(algorithm, Solver) else make_solver(problem, algorithm, **params)
-    if target_gap is None and max_iters is None and time_limit is None:
-        max_iters = 1000
-    bar = _progress(progress, max_iters)
     trace: list[dict] = []
     seconds = check_seconds = 0.0
+    restart_gap = math.inf
+    best = None  # (x, y, gap) of the best average checked, kept when restarting
+    if resume is not None:
+        name, params, state, progress_state = load_checkpoint(resume, problem)
+        solver = make_solver(problem, name, **params)
+        solver.load_state_dict(state)
+        trace = progress_state["trace"]
+        seconds, check_seconds = progress_state["seconds"], progress_state["check_seconds"]
+        restart_gap = progress_state["restart_gap"]
+        if "best_x" in progress_state["arrays"]:
+            best = (progress_state["arrays"]["best_x"], progress_state["arrays"]["best_y"], progress_state["best_gap"])
+    elif isinstance(algorithm, Solver):
+        solver, params = algorithm, {}
+    else:
+        solver = make_solver(problem, algorithm, **params)
+    if restart and not hasattr(solver, "restart"):
+        raise InputError(f"algorithm {solver.name!r} does not support restarting")
+    saved_params = {k: v for k, v in params.items() if k != "prior"}  # the prior lives on in the state
+    if target_gap is None and max_iters is None and time_limit is None:
+        max_iters = 1000
+    bar = _progress(progress, max_iters, target_gap)
     stopped_by = ""
-    next_check = solver.iteration + (check_every or 1)
+
+    def save():
+        if checkpoint is not None:
+            save_checkpoint(checkpoint, problem, solver.name, saved_params, solver.state_dict(),
+                            {"trace": trace, "seconds": seconds, "check_seconds": check_seconds,
+                             "restart_gap": restart_gap, "best_gap": best[2] if best else None},
+                            {"best_x": best[0], "best_y": best[1]} if best else None)
+
+    it = solver.iteration
+    next_check = it + (check_every or (max(1, it // 10) if it >= 10 else 1))
     while True:
+        done_iters = max_iters is not None and solver.iteration >= max_iters
+        done_time = time_limit is not None and seconds >= time_limit
+        if done_iters or done_time:  # e.g. resumed from a run that had already finished
+            stopped_by = "max_iters" if done_iters else "time_limit"
+            break
         t0 = time.perf_counter()
         solver.step()
         seconds += time.perf_counter() - t0
@@ -108,22 +152,33 @@ def solve(
                 "gap_current": evaluate(problem, *solver.current()).gap,
                 **solver.trace_extra(),
             }
+            if restart:
+                if best is None or ev.gap < best[2]:
+                    best = (*solver.average(), ev.gap)
+                if ev.gap <= restart_gap / 2 or restart_gap == math.inf:
+                    if restart_gap < math.inf:
+                        solver.restart()
+                    restart_gap = ev.gap
+                row["restart_gap"] = restart_gap
             trace.append(row)
             if on_check is not None:
                 on_check(solver, row)
-            check_seconds += time.perf_counter() - t1
-            if bar is not None:
-                bar.set_postfix_str(f"gap={ev.gap:.3e}")
-                bar.update(it - bar.n)
             if target_gap is not None and ev.gap <= target_gap:
                 stopped_by = "target"
             next_check = it + (check_every or max(1, it // 10 if it >= 10 else 1))
+            check_seconds += time.perf_counter() - t1
+            save()
+            if bar is not None:
+                bar.set_postfix_str(f"gap={ev.gap:.3e} current={row['gap_current']:.3e}")
+                bar.update(it - bar.n)
         if stopped_by or done_iters or done_time:
             stopped_by = stopped_by or ("max_iters" if done_iters else "time_limit")
             break
     if bar is not None:
         bar.close()
     x, y = solver.average()
+    if best is not None and best[2] < evaluate(problem, x, y).gap:
+        x, y = best[0], best[1]  # restarts make the average non-monotone: report the best one checked
     return Result(
         algorithm=solver.name, x=x, y=y, evaluation=evaluate(problem, x, y), iterations=solver.iteration,
         gradients=solver.gradients, seconds=seconds, check_seconds=check_seconds, trace=trace,
@@ -131,12 +186,13 @@ def solve(
     )
 
 
-def _progress(enabled: bool, total: int | None):
+def _progress(enabled: bool, total: int | None, target: float | None = None):
     if not enabled:
         return None
     from tqdm import tqdm
 
-    return tqdm(total=total, unit="it", dynamic_ncols=True, leave=False)
+    desc = f"target {target:.1e}" if target is not None else None
+    return tqdm(total=total, desc=desc, unit="it", dynamic_ncols=True, leave=False)
 
 
 def write_trace(trace: list[dict], path: str, meta: dict | None = None) -> None:

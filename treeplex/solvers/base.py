@@ -69,8 +69,10 @@ class Solver:
             if k == "_gradients":
                 continue
             cur = getattr(self, k, None)
-            if isinstance(cur, np.ndarray):
+            if isinstance(cur, np.ndarray) and cur.shape == np.shape(v):
                 cur[...] = v
+            elif isinstance(cur, np.ndarray):  # e.g. an optional array that a warm start filled
+                setattr(self, k, np.array(v, dtype=cur.dtype))
             else:
                 setattr(self, k, type(cur)(v) if cur is not None else v)
         self._grad_offset = int(state["_gradients"]) - self.problem.A.gradients

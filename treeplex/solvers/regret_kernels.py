@@ -1,0 +1,111 @@
+"""The two treeplex passes of one CFR step, shared by the whole CFR family.
+
+Unified view (Waugh & Bagnell 2015): a CFR step for one player is one gradient g (A y for
+player 0, -A^T x for player 1: the player's own payoff per sequence, opponent and chance
+reach folded in), then
+
+1. :func:`regret_pass`, bottom-up: counterfactual values, instantaneous regrets, cumulative
+   regrets and the next local strategy at every infoset;
+2. :func:`plan_pass`, top-down: the next realization plan, and the weighted sum of plans
+   that the average strategy is read from.
+
+At infoset j with local strategy b (sequences s in [start_j, end_j)), counterfactual values
+are v[s] = g[s] + (values of the infosets below s), the infoset's value is
+V_j = sum_s b[s] v[s], and the instantaneous regret is r[s] = v[s] - V_j (Zinkevich et al.
+2007; no reach division is needed: g already carries the opponent's and chance's reach).
+
+The variants differ only in scalars, passed per iteration t:
+
+    R[s] <- max(R[s] * (pos if R[s] > 0 else neg) + r[s], floor)     (discounted regrets)
+    q[s] <- kappa * R[s] + lam * r[s]                                 (optimistic prediction)
+    b[s] <- q[s]^+ / sum q^+  (uniform if all q <= 0)                 (regret matching)
+    b[s] <- p[s] exp(eta q[s]) / sum p exp(eta q)   when eta > 0      (Hedge; p = prior, or 1)
+
+    xsum <- rho * xsum + omega * x,  then  x <- plan of b             (weighted averaging)
+
+Sign convention: every player maximizes its own g here; the caller negates player 1's.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+
+@nb.njit(cache=True)
+def regret_pass(start, end, parent, v, b, R, r, pos, neg, floor, kappa, lam, eta, logprior):
+    """One bottom-up regret update; returns sum_s g[s] x[s] (the player's payoff of b).
+
+    ``v`` holds the gradient g on entry and the counterfactual values on exit; ``b`` the
+    local strategy played (in) and the next one (out); ``R`` the cumulative regrets (in/out);
+    ``r`` receives the instantaneous regrets. Scalars as in the module docstring;
+    ``logprior`` (log p per sequence, or an empty array for p = 1) is used by Hedge only.
+    """
+    centered = len(logprior) > 0
+    for j in range(len(start) - 1, -1, -1):
+        a, e = start[j], end[j]
+        value = 0.0
+        for s in range(a, e):
+            value += b[s] * v[s]
+        total = 0.0
+        top = -np.inf
+        for s in range(a, e):
+            inst = v[s] - value
+            r[s] = inst
+            acc = R[s] * (pos if R[s] > 0.0 else neg) + inst
+            if acc < floor:
+                acc = floor
+            R[s] = acc
+            q = kappa * acc + lam * inst
+            if eta > 0.0:  # Hedge: keep the exponent, subtract its max below
+                q = eta * q + (logprior[s] if centered else 0.0)
+                if q > top:
+                    top = q
+            elif q > 0.0:
+                total += q
+            b[s] = q
+        if eta > 0.0:
+            for s in range(a, e):
+                b[s] = np.exp(b[s] - top)
+                total += b[s]
+            for s in range(a, e):
+                b[s] /= total
+        elif total > 0.0:
+            for s in range(a, e):
+                b[s] = b[s] / total if b[s] > 0.0 else 0.0
+        else:
+            for s in range(a, e):
+                b[s] = 1.0 / (e - a)
+        v[parent[j]] += value
+    return v[0]
+
+
+@nb.njit(cache=True)
+def plan_pass(start, end, parent, b, x, xsum, rho, omega):
+    """xsum <- rho * xsum + omega * x (the plan just played), then x <- plan of ``b``.
+
+    Sequences are visited in index order, which is top-down (a parent sequence precedes its
+    infoset), so x[parent] is already the new plan when x[s] is overwritten.
+    """
+    xsum[0] = rho * xsum[0] + omega * x[0]
+    x[0] = 1.0
+    for j in range(len(start)):
+        px = x[parent[j]]
+        for s in range(start[j], end[j]):
+            xsum[s] = rho * xsum[s] + omega * x[s]
+            x[s] = px * b[s]
+
+
+@nb.njit(cache=True)
+def counterfactual_values(start, end, parent, v, b):
+    """Bottom-up only: ``v`` (gradient in) becomes the counterfactual values under ``b``."""
+    for j in range(len(start) - 1, -1, -1):
+        value = 0.0
+        for s in range(start[j], end[j]):
+            value += b[s] * v[s]
+        v[parent[j]] += value
+
+
+def average_plan(xsum: np.ndarray, fallback: np.ndarray) -> np.ndarray:
+    """The weighted average realization plan xsum / xsum[0] (``fallback`` while empty)."""
+    return xsum / xsum[0] if xsum[0] > 0.0 else fallback.copy()
