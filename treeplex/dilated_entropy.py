@@ -30,8 +30,8 @@ realization plan.
 
 The prox mapping argmax_q <g, q> - mu D(q || q') (D the Bregman divergence of d) is the SBR
 of the shifted gradient g + mu grad d(q') (section 4; minimization form g - grad d(q')). Its
-value uses Appendix A's closed form -d(q') + <grad d(q'), q'> = -sum_{roots j} beta_j (log n_j - 1),
-so d(q') itself is never evaluated.
+value uses Appendix A's closed form -d(q') + <grad d(q'), q'> = -sum_{roots j} beta_j (log n_j - 1)
+(carried by the empty sequence's entry of grad d), so d(q') itself is never evaluated.
 
 Arrays are flat, indexed by sequence (index 0 = empty sequence); weights by infoset.
 """
@@ -104,11 +104,13 @@ def prox(T: Treeplex, weights: np.ndarray, center: np.ndarray, g: np.ndarray, mu
     """argmax_{x in T} <g, x> - mu D(x || center) and its value, D the Bregman divergence of d.
 
     Computed as the smoothed best response to the shifted gradient g + mu grad d(center)
-    (EGT paper, section 4); the value adds mu times Appendix A's constant.
+    (EGT paper, section 4). Its value is the prox value with no d(center) evaluated:
+    -d(c) + <grad d(c), c> over the infoset sequences is Appendix A's constant
+    -sum_{roots} beta_j (log n_j - 1), which :func:`gradient` puts at entry 0, so
+    <g, x> - mu D(x || c) = <g + mu grad d(c), x> - mu d(x) for every plan x.
     """
     shifted = np.asarray(g, dtype=np.float64) + mu * gradient(T, weights, center)
-    x, v = smoothed_best_response(T, weights, shifted, mu)
-    return x, v + mu * root_constant(T, weights)
+    return smoothed_best_response(T, weights, shifted, mu)
 
 
 def dgf_value(T: Treeplex, weights: np.ndarray, q: np.ndarray) -> float:
