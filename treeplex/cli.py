@@ -1,12 +1,14 @@
-"""Command line: ``treeplex info|solve|export GAME``.
+"""Command line: ``treeplex info|solve|export GAME`` and ``treeplex plot TRACE.csv ...``.
 
-GAME is a built-in name with optional parameters (``leduc(ranks=5)``) or a path to a Gambit
-``.efg`` file. Errors are one line on stderr: exit code 2 for bad input, 1 for internal errors.
+GAME is a built-in name with optional parameters (``leduc(ranks=5)``,
+``river(pot=2100,board=AsKd7h2c3s,abstraction=libratus)`` with ``--range0/--range1``), a path
+to a Gambit ``.efg`` file, or a river endgame ``.json`` spec. Errors are one line on stderr: exit code 2 for bad input, 1 for internal errors.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import sys
@@ -18,30 +20,52 @@ from .games import make_game
 from .metrics import to_mbb
 
 
-def load_game(spec: str):
-    """A built-in game name or a ``.efg`` path."""
+def load_game(spec: str, **overrides):
+    """A built-in game name, a ``.efg`` path, or a river endgame ``.json`` spec file.
+
+    ``overrides`` (e.g. ``range0``/``range1`` from the command line) replace game parameters.
+    """
+    if spec.endswith(".json"):
+        from .poker.river import load_spec
+
+        if not os.path.isfile(spec):
+            raise GameError(f"no such file: {spec}")
+        return load_spec({**_read_json(spec), **overrides})
     if spec.endswith(".efg") or os.path.isfile(spec):
         from .efg import read_efg
 
         if not os.path.isfile(spec):
             raise GameError(f"no such file: {spec}")
         return read_efg(spec)
-    return make_game(spec)
+    return make_game(spec, **overrides)
 
 
-def load_problem(spec: str):
-    game = load_game(spec)
-    problem = compile_game(game)
+def _read_json(path: str) -> dict:
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except ValueError as e:
+        raise GameError(f"{path}: bad JSON ({e})") from None
+
+
+def load_problem(spec: str, **overrides):
+    """Games with a structured operator (``river``) build their own Problem; others compile."""
+    game = load_game(spec, **overrides)
+    problem = game.problem() if hasattr(game, "problem") else compile_game(game)
     if spec.endswith(".efg"):
         problem.name = spec
     return problem
+
+
+def _overrides(args) -> dict:
+    return {k: v for k in ("range0", "range1") if (v := getattr(args, k, None)) is not None}
 
 
 # ------------------------------------------------------------------ commands
 
 
 def cmd_info(args) -> int:
-    p = load_problem(args.game)
+    p = load_problem(args.game, **_overrides(args))
     info = {
         "game": p.name,
         **{k: v for k, v in p.stats.items() if k != "compile_seconds"},
@@ -49,6 +73,7 @@ def cmd_info(args) -> int:
         "sequences": [p.X.n_seqs, p.Y.n_seqs],
         "nonzeros": p.A.nnz,
         "operator_bytes": p.A.nbytes,
+        "treeplex_bytes": p.X.nbytes + p.Y.nbytes,
         "compile_seconds": p.stats["compile_seconds"],
     }
     if args.json:
@@ -62,12 +87,21 @@ def cmd_info(args) -> int:
     print(f"infosets          player 0: {p.X.n_infosets}   player 1: {p.Y.n_infosets}")
     print(f"sequences         player 0: {p.X.n_seqs}   player 1: {p.Y.n_seqs}")
     print(f"nonzeros of A     {p.A.nnz}")
+    for k, v in p.stats.items():  # game-specific sizes (river: hands, betting sequences, leaves)
+        if k not in _STAT_KEYS:
+            print(f"{k.replace('_', ' '):17s} {v}")
+    print(f"memory            operator {p.A.nbytes} bytes, treeplexes {info['treeplex_bytes']} bytes")
     print(f"compile time      {p.stats['compile_seconds']:.3f} s")
     return 0
 
 
+_STAT_KEYS = {"histories", "terminals", "chance_nodes", "decision_nodes", "constant_sum", "compile_seconds"}
+
+
 def add_solver_args(sp: argparse.ArgumentParser) -> None:
-    sp.add_argument("--algorithm", default="lp", help="lp (exact, default) or an iterative solver")
+    sp.add_argument("--algorithm", default=None,
+                    help=f"lp (exact) or an iterative solver; default: lp, or {ITERATIVE_DEFAULT} when a stop "
+                         "rule (--target, --max-iters, --time-limit) or --checkpoint/--resume/--restart is given")
     sp.add_argument("--target", type=float, default=None, help="stop when the saddle-point gap <= GAP")
     sp.add_argument("--max-iters", type=int, default=None)
     sp.add_argument("--time-limit", type=float, default=None, help="seconds of solver time")
@@ -75,6 +109,50 @@ def add_solver_args(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--trace", default=None, help="write the trace to this CSV file")
     sp.add_argument("--out", default=None, help="write the strategy profile (behavioral, JSON) here")
     sp.add_argument("--no-progress", action="store_true", help="no progress bar")
+    sp.add_argument("--checkpoint", default=None, metavar="FILE", help="save the run here at every gap check")
+    sp.add_argument("--resume", default=None, metavar="FILE", help="continue the run saved in this checkpoint")
+    sp.add_argument("--restart", action="store_true", help="restart from the average whenever its gap halves")
+    sp.add_argument("--warm-start", default=None, metavar="FILE", help="start from this strategy profile (JSON)")
+    sp.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                    help="solver parameter, repeatable (e.g. alpha=2.3, alternating=false, eta=10)")
+
+
+def add_range_args(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--range0", default=None, help="river: player 0's range, Pio style ('QQ-88,AKs,AA:0.5')")
+    sp.add_argument("--range1", default=None, help="river: player 1's range")
+
+
+ITERATIVE_DEFAULT = "pdcfr+"  # fastest to 1e-6 on Leduc in benchmarks/cfr_speed.py
+
+
+def _parse_value(text: str):
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def solver_params(args, problem) -> dict:
+    """``solve()`` keyword arguments from the solver flags, ``algorithm`` included."""
+    iterative = any(v is not None for v in (args.target, args.max_iters, args.time_limit, args.checkpoint,
+                                            args.resume)) or args.restart
+    params = {"algorithm": args.algorithm or (ITERATIVE_DEFAULT if iterative else "lp")}
+    for item in args.param:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip().isidentifier():
+            raise InputError(f"--param {item!r}: expected KEY=VALUE")
+        params[key.strip()] = _parse_value(value)
+    if args.warm_start:
+        from .strategy import load_profile
+
+        params["prior"] = load_profile(args.warm_start, problem)
+    for flag in ("checkpoint", "resume", "restart"):
+        if getattr(args, flag):
+            params[flag] = getattr(args, flag)
+    return params
 
 
 def cmd_solve(args) -> int:
@@ -82,16 +160,20 @@ def cmd_solve(args) -> int:
     from .strategy import profile_dict, save_profile
 
     t0 = time.perf_counter()
-    p = load_problem(args.game)
+    p = load_problem(args.game, **_overrides(args))
     compile_seconds = time.perf_counter() - t0
     show_bar = not args.no_progress and not args.json and sys.stderr.isatty()
+    params = solver_params(args, p)
     res = solve(
-        p, args.algorithm, target_gap=args.target, max_iters=args.max_iters, time_limit=args.time_limit,
-        check_every=args.check_every, progress=show_bar,
+        p, params.pop("algorithm"), target_gap=args.target, max_iters=args.max_iters, time_limit=args.time_limit,
+        check_every=args.check_every, progress=show_bar, **params,
     )
     if args.trace:
         write_trace(res.trace, args.trace, {"game": p.name, "algorithm": res.algorithm})
-    if args.out:
+    if args.out and hasattr(p, "strategy_dict"):  # river: per-hand strategy at every betting node
+        with open(args.out, "w") as f:
+            json.dump({"algorithm": res.algorithm, **p.strategy_dict(res.x, res.y)}, f)
+    elif args.out:
         save_profile(args.out, p, res.x, res.y, algorithm=res.algorithm)
     out = {
         "game": p.name,
@@ -112,7 +194,7 @@ def cmd_solve(args) -> int:
     if p.big_blind:
         out["exploitability_mbb_per_game"] = to_mbb(res.exploitability, p.big_blind)
     if not args.no_strategies:
-        out["strategies"] = profile_dict(p, res.x, res.y)
+        out["strategies"] = p.strategy_dict(res.x, res.y) if hasattr(p, "strategy_dict") else profile_dict(p, res.x, res.y)
     if args.json:
         print(json.dumps(out))
         return 0
@@ -120,7 +202,12 @@ def cmd_solve(args) -> int:
     print(f"game            {p.name}")
     print(f"algorithm       {res.algorithm}  ({res.iterations} iterations, {res.gradients} gradients, "
           f"stopped by {res.stopped_by})")
-    print(f"value           {res.value:.10g} {unit} (player 0's expected payoff)")
+    value = f"{res.value:.10g} {unit} (player 0's expected payoff)"
+    if p.big_blind:
+        value += f" = {to_mbb(res.value, p.big_blind):.6g} mbb/g"
+    if "pot" in p.stats:
+        value += f" = {100 * res.value / p.stats['pot']:.4g}% of the pot"
+    print(f"value           {value}")
     print(f"gap             {res.gap:.4e} {unit} (saddle-point gap = sum of both best-response gains)")
     expl = f"{res.exploitability:.4e} {unit} (gap / 2)"
     if p.big_blind:
@@ -128,11 +215,20 @@ def cmd_solve(args) -> int:
     print(f"exploitability  {expl}")
     print(f"time            {res.seconds:.3f} s solve, {compile_seconds:.3f} s compile, "
           f"{res.check_seconds:.3f} s gap checks")
-    if not args.no_strategies:
+    if not args.no_strategies and hasattr(p, "summary"):
+        print("\n" + p.summary(res.x, res.y))
+    elif not args.no_strategies:
         for player, strat in out["strategies"].items():
             print(f"\n{player} (behavioral: infoset -> action probabilities)")
             for key, probs in strat.items():
                 print(f"  {key:24s} " + "  ".join(f"{a}={q:.4f}" for a, q in probs.items()))
+    return 0
+
+
+def cmd_plot(args) -> int:
+    from .plot import plot_traces
+
+    print(plot_traces(args.traces, args.output, labels=args.label, current=args.current, title=args.title))
     return 0
 
 
@@ -155,13 +251,22 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("info", help="print the game's sizes")
     sp.add_argument("game")
     sp.add_argument("--json", action="store_true")
+    add_range_args(sp)
     sp.set_defaults(func=cmd_info)
     sp = sub.add_parser("solve", help="compute an equilibrium")
     sp.add_argument("game")
     add_solver_args(sp)
+    add_range_args(sp)
     sp.add_argument("--json", action="store_true")
     sp.add_argument("--no-strategies", action="store_true")
     sp.set_defaults(func=cmd_solve)
+    sp = sub.add_parser("plot", help="draw gap vs iterations and vs gradient computations from traces")
+    sp.add_argument("traces", nargs="+", help="trace CSV files written by solve --trace")
+    sp.add_argument("-o", "--output", default="convergence.png", help="image file (default convergence.png)")
+    sp.add_argument("--label", action="append", default=None, help="legend label per trace, in order")
+    sp.add_argument("--current", action="store_true", help="also draw the gap of the current iterate")
+    sp.add_argument("--title", default=None)
+    sp.set_defaults(func=cmd_plot)
     sp = sub.add_parser("export", help="write the game in another format")
     sp.add_argument("game")
     sp.add_argument("--format", choices=["efg"], default="efg")

@@ -10,12 +10,16 @@ from .kuhn import Kuhn
 from .leduc import Leduc
 from .rps_plus import RPSPlus
 from .simple_poker import SimplePoker
+from ..poker.nlfh import NLFH
+from ..poker.river import RiverGame
 
 GAMES = {
     "kuhn": Kuhn,
     "leduc": Leduc,
     "simple_poker": SimplePoker,
     "rps_plus": RPSPlus,
+    "nlfh": NLFH,
+    "river": RiverGame,  # builds its own structured Problem: RiverGame(...).problem()
 }
 
 _NAME = re.compile(r"^\s*([A-Za-z_][\w]*)\s*(?:\((.*)\))?\s*$", re.S)
@@ -43,9 +47,13 @@ def parse_game_name(spec: str) -> tuple[str, dict]:
     return name, params
 
 
-def make_game(spec: str):
-    """Build a built-in game from its name, e.g. ``"kuhn"`` or ``"leduc(ranks=5)"``."""
+def make_game(spec: str, **overrides):
+    """Build a built-in game from its name, e.g. ``"kuhn"`` or ``"leduc(ranks=5)"``.
+
+    ``overrides`` are extra parameters (e.g. ``range0=...`` from the CLI) that replace the spec's.
+    """
     name, params = parse_game_name(spec)
+    params.update(overrides)
     if name not in GAMES:
         raise GameError(f"unknown game {name!r}; built-in games: {', '.join(sorted(GAMES))}")
     try:

@@ -252,7 +252,8 @@ class RiverGame:
             p = self.tree.actor[v]
             probs, reach = beh[p][v]
             freq, share = self._frequencies(p, probs, reach)
-            acts = "  ".join(f"{a} {100 * f:5.1f}%" for a, f in zip(self.tree.actions[v], freq))
+            acts = ("  ".join(f"{a} {100 * f:5.1f}%" for a, f in zip(self.tree.actions[v], freq))
+                    if share > 0 else "(never reached)")
             lines.append(f"{(self.tree.history[v] or '<root>'):40s} {p:>4d}  {100 * share:5.1f}%  {acts}")
         return "\n".join(lines)
 

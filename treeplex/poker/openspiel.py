@@ -1,0 +1,112 @@
+"""The same river endgame in OpenSpiel's ``universal_poker``, for cross-checks (optional peer).
+
+``universal_poker_params(game)`` gives the subgame parameters ``potSize``, ``boardCards`` and
+``handReaches`` (2 x 1326 reach weights in OpenSpiel's hand order) with the ``fcpa`` betting
+abstraction. OpenSpiel 2.0 sets the players' spent chips from ``potSize`` but leaves the
+round's "max spent" at the big blind, so with ordinary blinds its check and bet amounts
+refer to the blind, not the pot (checked: a check-check showdown then pays the blind). We
+therefore also set both blinds to pot / 2, which makes the two agree; the pot must be an even
+number of chips.
+
+:class:`OpenSpielGame` wraps a pyspiel game in treeplex's rules interface (zero-probability
+deals dropped), so :func:`treeplex.compile_game` and the LP give OpenSpiel's game value from
+OpenSpiel's own rules, payoffs and infosets.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError
+from .cards import HAND_CARDS, N_HANDS
+
+
+def reach_index(hand: int) -> int:
+    """OpenSpiel's ``handReaches`` index of our hand (``GetHoleCardsReachIndex``).
+
+    OpenSpiel orders cards by rank, then by suit in the order s, h, d, c, and numbers the pairs
+    i < j of that order row by row: k = i (2n - i - 3) / 2 + j - 1 with n = 52.
+    """
+    a, b = (int(c) for c in HAND_CARDS[hand])
+    i, j = sorted(4 * (c // 4) + 3 - c % 4 for c in (a, b))
+    return i * (2 * 52 - i - 3) // 2 + j - 1
+
+
+def universal_poker_params(game) -> dict:
+    """Parameters of ``universal_poker`` for a :class:`~.river.RiverGame` with the fcpa abstraction."""
+    if game.abstraction.name != "fcpa":
+        raise InputError("OpenSpiel's universal_poker only has the fcpa abstraction among ours")
+    if game.pot % 2 or not float(game.pot).is_integer():
+        raise InputError("the OpenSpiel cross-check needs an even pot (blinds are set to pot / 2)")
+    reach = np.zeros(2 * N_HANDS)
+    for p in (0, 1):
+        for h, w in zip(game.hands[p], game.weight[p]):
+            reach[p * N_HANDS + reach_index(h)] = w
+    half = int(game.pot) // 2
+    first_player_round4 = game.first + 1  # ACPC numbers players from 1
+    return {
+        "betting": "nolimit",
+        "numPlayers": 2,
+        "numRounds": 4,
+        "blind": f"{half} {half}",
+        "firstPlayer": f"1 1 1 {first_player_round4}",
+        "numSuits": 4,
+        "numRanks": 13,
+        "numHoleCards": 2,
+        "numBoardCards": "0 3 1 1",
+        "stack": f"{int(game.stack)} {int(game.stack)}",
+        "bettingAbstraction": "fcpa",
+        "potSize": int(game.pot),
+        "boardCards": game.board_text,
+        "handReaches": " ".join(f"{v:.17g}" for v in reach),
+    }
+
+
+def load_universal_poker(game):
+    import pyspiel
+
+    return pyspiel.load_game("universal_poker", universal_poker_params(game))
+
+
+class OpenSpielGame:
+    """A pyspiel game in treeplex's rules interface; chance outcomes of probability 0 are dropped."""
+
+    payoff_unit = "chips"
+
+    def __init__(self, spiel_game, name: str = "universal_poker"):
+        self.spiel_game = spiel_game
+        self.name = name
+
+    def initial_state(self):
+        return _State(self.spiel_game.new_initial_state())
+
+
+class _State:
+    __slots__ = ("s",)
+
+    def __init__(self, s):
+        self.s = s
+
+    def is_terminal(self):
+        return self.s.is_terminal()
+
+    def is_chance(self):
+        return self.s.is_chance_node()
+
+    def player(self):
+        return self.s.current_player()
+
+    def infoset_key(self):
+        return self.s.information_state_string(self.s.current_player())
+
+    def legal_actions(self):
+        return [str(a) for a in self.s.legal_actions()]
+
+    def chance_outcomes(self):
+        return [(str(a), p) for a, p in self.s.chance_outcomes() if p > 0]
+
+    def apply(self, action):
+        return _State(self.s.child(int(action)))
+
+    def payoff(self):
+        return self.s.returns()[0]
