@@ -13,6 +13,7 @@ their time goes to ``check_seconds``, not ``seconds``. ``algorithm="lp"`` solves
 from __future__ import annotations
 
 import csv
+import inspect
 import math
 import time
 from dataclasses import dataclass, field
@@ -57,7 +58,27 @@ class Result:
 def make_solver(problem: Problem, algorithm: str, **params) -> Solver:
     if algorithm not in ALGORITHMS:
         raise InputError(f"unknown algorithm {algorithm!r}; choose from: lp, {', '.join(sorted(ALGORITHMS))}")
-    return ALGORITHMS[algorithm](problem, **params)
+    cls = ALGORITHMS[algorithm]
+    known = _parameters(cls)
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise InputError(f"algorithm {algorithm!r} has no parameter {', '.join(map(repr, unknown))}; "
+                         f"its parameters: {', '.join(sorted(known)) or 'none'}")
+    return cls(problem, **params)
+
+
+def _parameters(cls) -> set[str]:
+    """Keyword parameters of a solver class, following ``**kw`` up to its base classes."""
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        if "__init__" not in vars(klass):
+            continue
+        sig = inspect.signature(klass.__init__)
+        names |= {n for n, p in sig.parameters.items()
+                  if n not in ("self", "problem") and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+        if not any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values()):
+            break
+    return names
 
 
 def solve(
