@@ -65,6 +65,7 @@ class RiverPayoff(PayoffOperator):
         self.base = [np.ascontiguousarray(b, dtype=np.int64) for b in base]
         self.stride = [np.ascontiguousarray(s, dtype=np.int64) for s in stride]
         self._dense = self._dense_blocks() if method == "dense" else None
+        self._groups = [_input_groups(self.base[p], self.stride[p]) for p in (0, 1)]  # by input player
 
     # ------------------------------------------------------------ products
 
@@ -76,18 +77,16 @@ class RiverPayoff(PayoffOperator):
 
     def _apply(self, vec, own: int) -> np.ndarray:
         oth = 1 - own
-        out = np.zeros(self.shape[own])
         if self.method == "dense":
+            out = np.zeros(self.shape[own])
             self._apply_dense(vec, own, out)
             return out
-        _sweep(
-            self.kind, self.value, 1.0 if own == 0 else -1.0,
-            self.base[oth], self.stride[oth], vec, self.weight[oth], self.cards[oth], self.strength[oth],
-            self.order[oth],
-            self.base[own], self.stride[own], out, self.coef[own], self.cards[own], self.strength[own],
-            self.order[own], self.same[own],
+        return _sweep(
+            *self._groups[oth], self.kind, self.value, 1.0 if own == 0 else -1.0,
+            vec, self.weight[oth], self.cards[oth], self.strength[oth], self.order[oth],
+            self.base[own], self.stride[own], self.shape[own], self.coef[own], self.cards[own],
+            self.strength[own], self.order[own], self.same[own],
         )
-        return out
 
     def _apply_dense(self, vec, own, out):
         oth = 1 - own
@@ -142,7 +141,7 @@ class RiverPayoff(PayoffOperator):
     @property
     def nbytes(self) -> int:
         arrays = [self.kind, self.value, *self.base, *self.stride, *self.cards, *self.strength, *self.weight,
-                  *self.coef, *self.order, *self.same]
+                  *self.coef, *self.order, *self.same, *(a for g in self._groups for a in g)]
         n = sum(a.nbytes for a in arrays)
         if self._dense is not None:
             n += sum(M.nbytes for M in self._dense)
@@ -187,23 +186,38 @@ def _same_combo(cards) -> list[np.ndarray]:
     return out
 
 
-@nb.njit(cache=True)
-def _sweep(kind, value, sign,
-           ib, istr, vec, w_in, cards_in, str_in, order_in,
-           ob, ostr, out, coef, cards_own, str_own, order_own, same_own):
-    """out[own seq] += sum over compatible other hands of payoff * prob * vec[other seq].
+def _input_groups(base: np.ndarray, stride: np.ndarray):
+    """Terminals grouped by their input sequence (base, stride): (ptr, terminals, base, stride).
 
+    A fold and a call facing the same bet read the same input vector; the kernel gathers it,
+    and sweeps it, once per group.
+    """
+    keys = base * (int(stride.max()) + 1) + stride
+    order = np.argsort(keys, kind="stable")
+    uniq, first = np.unique(keys[order], return_index=True)
+    ptr = np.append(first, len(order)).astype(np.int64)
+    return ptr, order.astype(np.int64), base[order[first]], stride[order[first]]
+
+
+@nb.njit(cache=True)
+def _sweep(ptr, terms, gbase, gstride, kind, value, sign,
+           vec, w_in, cards_in, str_in, order_in,
+           ob, ostr, n_out, coef, cards_own, str_own, order_own, same_own):
+    """sum_t out[own seq of t] += sum over compatible other hands of payoff * prob * vec[other seq].
+
+    Terminals are visited by groups that share an input sequence, gathered (and swept) once.
     ``sign`` is +1 when the output player is player 0 and -1 for player 1 (showdown payoffs
     are player 0's: sign(s0 - s1) * stake).
     """
+    out = np.zeros(n_out)
     n_in = len(w_in)
     n_own = len(coef)
     v = np.empty(n_in)
-    card_all = np.zeros(52)
-    card_lt = np.zeros(52)
-    card_le = np.zeros(52)
-    for t in range(len(kind)):
-        b, s = ib[t], istr[t]
+    compat = np.empty(n_own)
+    diff = np.empty(n_own)
+    card_all = np.empty(52)
+    for g in range(len(ptr) - 1):
+        b, s = gbase[g], gstride[g]
         total = 0.0
         card_all[:] = 0.0
         for i in range(n_in):
@@ -212,43 +226,62 @@ def _sweep(kind, value, sign,
             total += vi
             card_all[cards_in[i, 0]] += vi
             card_all[cards_in[i, 1]] += vi
-        ob_t, os_t = ob[t], ostr[t]
-        if kind[t] == 0:  # fold: the same payoff for every deal
-            val = value[t]
-            for h in range(n_own):
-                c1, c2 = cards_own[h, 0], cards_own[h, 1]
-                acc = total - card_all[c1] - card_all[c2]
-                if same_own[h] >= 0:
-                    acc += v[same_own[h]]
-                out[ob_t + h * os_t] += coef[h] * val * acc
-            continue
-        # showdown: own hands in ascending strength, two pointers into the other list
-        val = value[t] * sign
-        card_lt[:] = 0.0
-        card_le[:] = 0.0
-        lt = 0.0
-        le = 0.0
-        j_lt = 0
-        j_le = 0
-        for k in range(n_own):
-            h = order_own[k]
-            sh = str_own[h]
-            while j_lt < n_in and str_in[order_in[j_lt]] < sh:
-                i = order_in[j_lt]
-                lt += v[i]
-                card_lt[cards_in[i, 0]] += v[i]
-                card_lt[cards_in[i, 1]] += v[i]
-                j_lt += 1
-            while j_le < n_in and str_in[order_in[j_le]] <= sh:
-                i = order_in[j_le]
-                le += v[i]
-                card_le[cards_in[i, 0]] += v[i]
-                card_le[cards_in[i, 1]] += v[i]
-                j_le += 1
-            c1, c2 = cards_own[h, 0], cards_own[h, 1]
-            extra = v[same_own[h]] if same_own[h] >= 0 else 0.0
-            win = lt - card_lt[c1] - card_lt[c2]  # the same combo is never strictly weaker
-            at_most = le - card_le[c1] - card_le[c2] + extra
-            compatible = total - card_all[c1] - card_all[c2] + extra
-            lose = compatible - at_most
-            out[ob_t + h * os_t] += coef[h] * val * (win - lose)
+        # mass of compatible other hands, by inclusion-exclusion over the two hole cards
+        for h in range(n_own):
+            acc = total - card_all[cards_own[h, 0]] - card_all[cards_own[h, 1]]
+            if same_own[h] >= 0:
+                acc += v[same_own[h]]
+            compat[h] = acc
+        swept = False
+        for k in range(ptr[g], ptr[g + 1]):
+            t = terms[k]
+            if kind[t] == 1 and not swept:
+                _showdown(v, cards_in, str_in, order_in, cards_own, str_own, order_own, same_own, compat, diff)
+                swept = True
+            ob_t, os_t = ob[t], ostr[t]
+            if kind[t] == 0:  # fold: the same payoff for every deal
+                val = value[t]
+                for h in range(n_own):
+                    out[ob_t + h * os_t] += coef[h] * val * compat[h]
+            else:
+                val = value[t] * sign
+                for h in range(n_own):
+                    out[ob_t + h * os_t] += coef[h] * val * diff[h]
+    return out
+
+
+@nb.njit(cache=True)
+def _showdown(v, cards_in, str_in, order_in, cards_own, str_own, order_own, same_own, compat, diff):
+    """diff[h] = (mass of compatible other hands weaker than h) - (mass of stronger ones).
+
+    Own hands in ascending strength, two pointers into the other list (strictly weaker,
+    weaker or equal) with per-card running totals for card removal.
+    """
+    n_in = len(v)
+    card_lt = np.zeros(52)
+    card_le = np.zeros(52)
+    lt = 0.0
+    le = 0.0
+    j_lt = 0
+    j_le = 0
+    for k in range(len(order_own)):
+        h = order_own[k]
+        sh = str_own[h]
+        while j_lt < n_in and str_in[order_in[j_lt]] < sh:
+            i = order_in[j_lt]
+            lt += v[i]
+            card_lt[cards_in[i, 0]] += v[i]
+            card_lt[cards_in[i, 1]] += v[i]
+            j_lt += 1
+        while j_le < n_in and str_in[order_in[j_le]] <= sh:
+            i = order_in[j_le]
+            le += v[i]
+            card_le[cards_in[i, 0]] += v[i]
+            card_le[cards_in[i, 1]] += v[i]
+            j_le += 1
+        c1, c2 = cards_own[h, 0], cards_own[h, 1]
+        win = lt - card_lt[c1] - card_lt[c2]  # the same combo is never strictly weaker
+        at_most = le - card_le[c1] - card_le[c2]
+        if same_own[h] >= 0:  # the same combo is at most as strong and was subtracted twice
+            at_most += v[same_own[h]]
+        diff[h] = win - (compat[h] - at_most)  # compat - at_most = compatible stronger hands
