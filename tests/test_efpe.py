@@ -101,3 +101,20 @@ def test_bad_requests():
         make_efpe_solver(p, "mirror-prox", 0.01)
     with pytest.raises(InputError, match="unknown algorithm"):
         make_efpe_solver(p, "nope", 0.01)
+
+
+@pytest.mark.slow
+def test_figure_run_must_show(tmp_path):
+    """The issue's "must show" on the figure run (experiments/efpe_leduc5.py, ~15 s)."""
+    import json
+    import sys
+
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[1] / "experiments"))
+    import efpe_leduc5
+
+    efpe_leduc5.main(["--traversals", "30000", "--out", str(tmp_path)])
+    s = json.loads((tmp_path / "summary.json").read_text())
+    assert s["bound"] == pytest.approx(22.0) and s["attained"] == pytest.approx(22.0)  # the paper's 22
+    assert s["ratios_vs_xi_0.01"]["cfr+"] >= 10 and s["ratios_vs_xi_0.01"]["egt"] >= 10
+    # small xi tracks unperturbed EGT early on (within 10% over the first ~300 traversals)
+    assert all(abs(r - 1) < 0.1 for r in s["gap_ratio_to_unperturbed"]["egt(0.001)"][:3])
