@@ -96,7 +96,7 @@ def smoothed_best_response(T: Treeplex, weights: np.ndarray, g: np.ndarray, mu: 
     if not mu > 0:
         raise InputError(f"smoothing mu must be > 0, got {mu!r}")
     x = np.empty(T.n_seqs)
-    value = _sbr(T.start, T.end, T.parent, weights * mu, _log_sizes(T), g, x)
+    value = _sbr(T.start, T.end, T.parent, np.asarray(weights, dtype=np.float64), float(mu), _log_sizes(T), g, x)
     return x, value
 
 
@@ -109,7 +109,9 @@ def prox(T: Treeplex, weights: np.ndarray, center: np.ndarray, g: np.ndarray, mu
     -sum_{roots} beta_j (log n_j - 1), which :func:`gradient` puts at entry 0, so
     <g, x> - mu D(x || c) = <g + mu grad d(c), x> - mu d(x) for every plan x.
     """
-    shifted = np.asarray(g, dtype=np.float64) + mu * gradient(T, weights, center)
+    shifted = np.array(g, dtype=np.float64)
+    weights = np.asarray(weights, dtype=np.float64)
+    _add_gradient(T.start, T.end, T.parent, weights, _log_sizes(T), np.asarray(center, dtype=np.float64), mu, shifted)
     return smoothed_best_response(T, weights, shifted, mu)
 
 
@@ -130,7 +132,7 @@ def gradient(T: Treeplex, weights: np.ndarray, q: np.ndarray) -> np.ndarray:
     can represent; an unreached infoset is treated as uniform.
     """
     out = np.zeros(T.n_seqs)
-    _gradient(T.start, T.end, T.parent, weights, _log_sizes(T), np.asarray(q, dtype=np.float64), out)
+    _add_gradient(T.start, T.end, T.parent, weights, _log_sizes(T), np.asarray(q, dtype=np.float64), 1.0, out)
     return out
 
 
@@ -170,17 +172,15 @@ class DilatedEntropy:
         self._logn = _log_sizes(T)
 
     def sbr(self, g: np.ndarray, mu: float) -> tuple[np.ndarray, float]:
-        """argmax_x <g, x> - mu d(x) and its value."""
+        """argmax_x <g, x> - mu d(x) and its value (``g`` float64, ``mu`` > 0 unchecked)."""
         x = np.empty(self.T.n_seqs)
-        value = _sbr(self.T.start, self.T.end, self.T.parent, self.beta * mu, self._logn, g, x)
+        value = _sbr(self.T.start, self.T.end, self.T.parent, self.beta, mu, self._logn, g, x)
         return x, value
 
     def prox(self, center: np.ndarray, g: np.ndarray, mu: float) -> np.ndarray:
         """argmax_x <g, x> - mu D(x || center) (the minimizer only; :func:`prox` gives the value)."""
-        shifted = np.empty(self.T.n_seqs)
-        _gradient(self.T.start, self.T.end, self.T.parent, self.beta, self._logn, center, shifted)
-        shifted *= mu
-        shifted += g
+        shifted = g.copy()
+        _add_gradient(self.T.start, self.T.end, self.T.parent, self.beta, self._logn, center, mu, shifted)
         return self.sbr(shifted, mu)[0]
 
     def value(self, q: np.ndarray) -> float:
@@ -198,43 +198,52 @@ def _log_sizes(T: Treeplex) -> np.ndarray:
 
 
 @nb.njit(cache=True)
-def _sbr(start, end, parent, w, logn, g, x):
-    """x <- argmax <g, x> - sum_j w_j x_{p_j} d_j(x^j / x_{p_j}); returns the max value."""
+def _sbr(start, end, parent, beta, mu, logn, g, x):
+    """x <- argmax <g, x> - mu sum_j beta_j x_{p_j} d_j(x^j / x_{p_j}); returns the max value.
+
+    Bottom-up, x holds exp((v_s - m_j) / w_j) and inv_z[j] the infoset's 1 / Z; top-down
+    turns them into the plan x_s = x_{p_j} exp(...) / Z."""
     v = g.copy()
+    inv_z = np.empty(len(start))
     for j in range(len(start) - 1, -1, -1):
-        a, b, wj = start[j], end[j], w[j]
+        a, b = start[j], end[j]
+        wj = mu * beta[j]
+        inv_w = 1.0 / wj
         m = v[a]
         for s in range(a + 1, b):
             if v[s] > m:
                 m = v[s]
         z = 0.0
         for s in range(a, b):
-            e = np.exp((v[s] - m) / wj)
+            t = (v[s] - m) * inv_w
+            # below e^-708 (~1e-308, next to the max term's 1) a term changes nothing a double
+            # holds; skipping exp() there avoids libm's slow subnormal path
+            e = np.exp(t) if t > -708.0 else 0.0
             x[s] = e
             z += e
-        for s in range(a, b):
-            x[s] /= z
+        inv_z[j] = 1.0 / z
         # value through the most likely action: v_m - w log b_m - w log n, log b_m = -log z
         v[parent[j]] += m + wj * (np.log(z) - logn[j])
     x[0] = 1.0
     for j in range(len(start)):
-        px = x[parent[j]]
+        c = x[parent[j]] * inv_z[j]
         for s in range(start[j], end[j]):
-            x[s] *= px
+            x[s] *= c
     return v[0]
 
 
 @nb.njit(cache=True)
-def _gradient(start, end, parent, beta, logn, q, out):
+def _add_gradient(start, end, parent, beta, logn, q, scale, out):
+    """out += scale * grad d(q) (see :func:`gradient`)."""
     tiny = 2.2250738585072014e-308
-    out[:] = 0.0
     for j in range(len(start)):
-        out[parent[j]] += beta[j] * (logn[j] - 1.0)
+        out[parent[j]] += scale * beta[j] * (logn[j] - 1.0)
         pq = q[parent[j]]
         n = end[j] - start[j]
+        c = scale * beta[j]
         for s in range(start[j], end[j]):
             b = q[s] / pq if pq > 0.0 else 1.0 / n
-            out[s] += beta[j] * (np.log(max(b, tiny)) + 1.0)
+            out[s] += c * (np.log(max(b, tiny)) + 1.0)
 
 
 @nb.njit(cache=True)

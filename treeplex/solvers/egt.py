@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import math
 
+import numba as nb
 import numpy as np
 
 from ..dilated_entropy import DilatedEntropy
@@ -52,6 +53,15 @@ from .base import Solver, register
 
 TUNE_SCALES = (1.0, 0.1, 0.05, 0.01, 0.005)
 TUNE_ITERS = 20
+
+
+@nb.njit(cache=True)
+def _lerp(a, b, tau):
+    """(1 - tau) a + tau b."""
+    out = np.empty_like(a)
+    for i in range(len(a)):
+        out[i] = (1.0 - tau) * a[i] + tau * b[i]
+    return out
 
 
 def max_abs_entry(problem: Problem) -> float:
@@ -142,6 +152,7 @@ class EGT(_DilatedFOM):
         self.t = 0
         self.tau = 0.5 if self.aggressive else 2.0 / 3.0
         self.backtracks = 0
+        self._sbr_cache = None  # SBR plans (x_mu(y), y_mu(x)) of the current iterate, when known
         self._init_point()
         if self.aggressive:  # Decr needs EGV >= 0 to start from: raise mu until it holds
             while self.excessive_gap() < 0:
@@ -156,12 +167,16 @@ class EGT(_DilatedFOM):
         self.x = dx.sbr(self.gx, self.mu_x)[0]
         self.gy = self._grad_for(0, self.x)
 
-    def excessive_gap(self, x=None, y=None, gx=None, gy=None, mu_x=None, mu_y=None) -> float:
-        """EGV = f(x) - phi(y) = -(SBR value of x at g_x + SBR value of y at g_y); no products."""
-        dx, dy = self.dgf
-        gx = self.gx if gx is None else gx
-        gy = self.gy if gy is None else gy
-        return -(dx.sbr(gx, self.mu_x if mu_x is None else mu_x)[1] + dy.sbr(gy, self.mu_y if mu_y is None else mu_y)[1])
+    def excessive_gap(self) -> float:
+        """EGV(x, y) at the current iterate (no products)."""
+        return self._egv(self.gx, self.gy, self.mu_x, self.mu_y)[0]
+
+    def _egv(self, gx, gy, mu_x, mu_y):
+        """EGV = f(x) - phi(y) = -(SBR value of x at g_x + SBR value of y at g_y), and the SBR
+        plans (x_mu(y), y_mu(x)), from the gradients g_x = A y, g_y = -A^T x."""
+        px, vx = self.dgf[0].sbr(gx, mu_x)
+        py, vy = self.dgf[1].sbr(gy, mu_y)
+        return -(vx + vy), (px, py)
 
     def _state(self, i):
         return (self.x, self.gx, self.mu_x) if i == 0 else (self.y, self.gy, self.mu_y)
@@ -171,12 +186,11 @@ class EGT(_DilatedFOM):
         on the other player. Returns (p+, g_p+, mu_p+, o+, g_o+); two products."""
         (p, gp, mp), (o, go, mo) = self._state(i), self._state(1 - i)
         P, O = self.dgf[i], self.dgf[1 - i]
-        oh = O.sbr((1 - tau) * go + tau * go_m, mo)[0]  # o^ = o_mu(p^), p^ = (1-tau) p + tau p_m
+        oh = O.sbr(_lerp(go, go_m, tau), mo)[0]  # o^ = o_mu(p^), p^ = (1-tau) p + tau p_m
         gp_h = self._grad_for(1 - i, oh)
         pt = P.prox(pm, tau / (1 - tau) * gp_h, mp)  # p~
         go_t = self._grad_for(i, pt)
-        return ((1 - tau) * p + tau * pt, (1 - tau) * gp + tau * gp_h, (1 - tau) * mp,
-                (1 - tau) * o + tau * oh, (1 - tau) * go + tau * go_t)
+        return _lerp(p, pt, tau), _lerp(gp, gp_h, tau), (1 - tau) * mp, _lerp(o, oh, tau), _lerp(go, go_t, tau)
 
     def step(self) -> None:
         if self.balance:
@@ -184,7 +198,8 @@ class EGT(_DilatedFOM):
         else:
             i = self.t % 2  # Algorithm 1, line 6: x on even t
         _, gp, mp = self._state(i)
-        pm = self.dgf[i].sbr(gp, mp)[0]
+        pm = self._sbr_cache[i] if self._sbr_cache is not None else self.dgf[i].sbr(gp, mp)[0]
+        self._sbr_cache = None
         go_m = self._grad_for(i, pm)
         if not self.aggressive:
             self.tau = 2.0 / (self.t + 3)
@@ -193,9 +208,9 @@ class EGT(_DilatedFOM):
             while True:
                 new = self._trial(i, self.tau, pm, go_m)
                 _, gp1, mp1, _, go1 = new
-                egv = (self.excessive_gap(gx=gp1, gy=go1, mu_x=mp1, mu_y=self.mu_y) if i == 0
-                       else self.excessive_gap(gx=go1, gy=gp1, mu_x=self.mu_x, mu_y=mp1))
+                egv, plans = (self._egv(gp1, go1, mp1, self.mu_y) if i == 0 else self._egv(go1, gp1, self.mu_x, mp1))
                 if egv >= 0:
+                    self._sbr_cache = plans  # the next step's x_mu(y) or y_mu(x)
                     break
                 self.tau *= 0.5
                 self.backtracks += 1
@@ -208,6 +223,10 @@ class EGT(_DilatedFOM):
             self.y, self.gy, self.mu_y, self.x, self.gx = p1, gp1, mp1, o1, go1
         self.t += 1
         self.iteration += 1
+
+    def load_state_dict(self, state: dict) -> None:
+        super().load_state_dict(state)
+        self._sbr_cache = None
 
     def average(self):
         return self.x.copy(), self.y.copy()
