@@ -15,7 +15,7 @@ import pytest
 
 from treeplex.cli import main as cli_main
 from treeplex.compile import compile_game
-from treeplex.dilated_entropy import DilatedEntropy, smoothed_best_response
+from treeplex.dilated_entropy import DilatedEntropy, prox, smoothed_best_response
 from treeplex.driver import make_solver, solve
 from treeplex.errors import InputError
 from treeplex.games import make_game
@@ -59,6 +59,35 @@ def test_excessive_gap_condition_and_bound_at_every_iterate(games, game, iters, 
         s.step()
     if algorithm == "egt-as":
         assert s.backtracks > 0  # the backtracking path was exercised
+
+
+@pytest.mark.parametrize("game", ["kuhn", "leduc"])
+def test_step_equals_algorithm_2_with_the_prox_mapping(games, game):
+    """Algorithm 2 written out literally, line 3 by the shifted-gradient prox of section 4,
+    with fresh (uncounted) products: the solver's cached-gradient step with x~ = x_{mu+}(y+)
+    follows it to rounding (Algorithm 1: alternating, tau = 2 / (t + 3))."""
+    p = games[game]
+    A = p.A
+    s = make_solver(p, "egt", mu=0.01, balance=False)
+    bx, by = s.dgf[0].beta, s.dgf[1].beta
+    x, y, mx, my = s.x.copy(), s.y.copy(), s.mu_x, s.mu_y
+    for t in range(40):
+        tau = 2.0 / (t + 3)
+        if t % 2 == 0:  # step on x
+            xm = smoothed_best_response(p.X, bx, A.matvec(y, count=False), mx)[0]
+            xh = (1 - tau) * x + tau * xm
+            yh = smoothed_best_response(p.Y, by, -A.rmatvec(xh, count=False), my)[0]
+            xt = prox(p.X, bx, xm, tau / (1 - tau) * A.matvec(yh, count=False), mx)[0]
+            x, y, mx = (1 - tau) * x + tau * xt, (1 - tau) * y + tau * yh, (1 - tau) * mx
+        else:  # the same with the roles swapped (y maximizes -x^T A y)
+            ym = smoothed_best_response(p.Y, by, -A.rmatvec(x, count=False), my)[0]
+            yh = (1 - tau) * y + tau * ym
+            xh = smoothed_best_response(p.X, bx, A.matvec(yh, count=False), mx)[0]
+            yt = prox(p.Y, by, ym, -tau / (1 - tau) * A.rmatvec(xh, count=False), my)[0]
+            x, y, my = (1 - tau) * x + tau * xh, (1 - tau) * y + tau * yt, (1 - tau) * my
+        s.step()
+        assert np.abs(s.x - x).max() < 1e-10 and np.abs(s.y - y).max() < 1e-10
+        assert (s.mu_x, s.mu_y) == pytest.approx((mx, my), rel=1e-14)
 
 
 def test_egt_theory_rate(games):

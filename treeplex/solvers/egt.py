@@ -16,6 +16,14 @@ Step (Algorithm 2) focused on x, with x_m = x_mu(y) the smoothed best response t
     x~ = argmax <tau/(1-tau) A y^, x'> - mu_x D(x' || x_m)     (the prox step of line 3)
     x+ = (1-tau) x + tau x~;    mu_x+ = (1-tau) mu_x
 
+Line 3 is evaluated without grad d: x_m maximizes <A y, .> - mu_x d at an interior point, so
+mu_x grad d(x_m) = A y + E^T lambda, and E^T lambda is constant on the treeplex. Hence
+x~ = argmax <A y + tau/(1-tau) A y^, x'> - mu_x d(x') = argmax <A y+, x'> - mu_x+ d(x'),
+the smoothed best response to the new y+ at the new mu_x+: no logarithms (nor their
+underflow near the boundary), and its value is the phi(y+) the excessive gap check needs.
+(:func:`treeplex.dilated_entropy.prox`, the shifted-gradient form of section 4, gives the
+same point; the tests compare the two.)
+
 Gradient computations (products A y or A^T x) per step: A^T x_m, A y^, A^T x~. Both
 gradients g_x = A y and g_y = -A^T x of the current iterate are kept up to date by linearity
 (y+ is a convex combination of y and y^, x+ of x and x~), so the step needs no other product
@@ -23,6 +31,8 @@ and the excessive gap of the new iterate costs none. EGT thus makes 3 products p
 EGT/as makes 3 per iteration plus 2 per backtrack: a retry with a smaller tau reuses A^T x_m
 but must recompute A y^ and A^T x~, which both depend nonlinearly on tau. (The paper counts
 4 + about 1 per backtrack for its implementation; ours never makes a product it can avoid.)
+Treeplex passes per step: y^ and x~, plus x_m unless the previous step left it (EGT/as: the
+check's y_mu(x+) or the x~ just computed), plus the check's y_mu(x+) for EGT/as.
 
 Initial point (Algorithm 1, line 1-2): y0 = y_mu(x_w), x0 = x_mu(y0), x_w = argmin d_X
 (the uniform strategy); 3 products.
@@ -152,7 +162,7 @@ class EGT(_DilatedFOM):
         self.t = 0
         self.tau = 0.5 if self.aggressive else 2.0 / 3.0
         self.backtracks = 0
-        self._sbr_cache = None  # SBR plans (x_mu(y), y_mu(x)) of the current iterate, when known
+        self._sbr_cache = None  # [x_mu(y), y_mu(x)] of the current iterate, None where unknown
         self._init_point()
         if self.aggressive:  # Decr needs EGV >= 0 to start from: raise mu until it holds
             while self.excessive_gap() < 0:
@@ -168,29 +178,23 @@ class EGT(_DilatedFOM):
         self.gy = self._grad_for(0, self.x)
 
     def excessive_gap(self) -> float:
-        """EGV(x, y) at the current iterate (no products)."""
-        return self._egv(self.gx, self.gy, self.mu_x, self.mu_y)[0]
-
-    def _egv(self, gx, gy, mu_x, mu_y):
-        """EGV = f(x) - phi(y) = -(SBR value of x at g_x + SBR value of y at g_y), and the SBR
-        plans (x_mu(y), y_mu(x)), from the gradients g_x = A y, g_y = -A^T x."""
-        px, vx = self.dgf[0].sbr(gx, mu_x)
-        py, vy = self.dgf[1].sbr(gy, mu_y)
-        return -(vx + vy), (px, py)
+        """EGV = f(x) - phi(y) = -(SBR value of x at g_x + SBR value of y at g_y); no products."""
+        return -(self.dgf[0].sbr(self.gx, self.mu_x)[1] + self.dgf[1].sbr(self.gy, self.mu_y)[1])
 
     def _state(self, i):
         return (self.x, self.gx, self.mu_x) if i == 0 else (self.y, self.gy, self.mu_y)
 
     def _trial(self, i: int, tau: float, pm: np.ndarray, go_m: np.ndarray):
         """Algorithm 2 focused on player i, from p_m = p_mu(o) and the gradient go_m it induces
-        on the other player. Returns (p+, g_p+, mu_p+, o+, g_o+); two products."""
+        on the other player; two products. Returns the new (p, g_p, mu_p, o, g_o) and
+        p~ = p_{mu+}(o+) with its SBR value."""
         (p, gp, mp), (o, go, mo) = self._state(i), self._state(1 - i)
-        P, O = self.dgf[i], self.dgf[1 - i]
-        oh = O.sbr(_lerp(go, go_m, tau), mo)[0]  # o^ = o_mu(p^), p^ = (1-tau) p + tau p_m
-        gp_h = self._grad_for(1 - i, oh)
-        pt = P.prox(pm, tau / (1 - tau) * gp_h, mp)  # p~
-        go_t = self._grad_for(i, pt)
-        return _lerp(p, pt, tau), _lerp(gp, gp_h, tau), (1 - tau) * mp, _lerp(o, oh, tau), _lerp(go, go_t, tau)
+        oh = self.dgf[1 - i].sbr(_lerp(go, go_m, tau), mo)[0]  # o^ = o_mu(p^), p^ = (1-tau) p + tau p_m
+        gp_new = _lerp(gp, self._grad_for(1 - i, oh), tau)
+        mp_new = (1 - tau) * mp
+        pt, value = self.dgf[i].sbr(gp_new, mp_new)  # p~ (line 3, see the module docstring)
+        go_new = _lerp(go, self._grad_for(i, pt), tau)
+        return (_lerp(p, pt, tau), gp_new, mp_new, _lerp(o, oh, tau), go_new), (pt, value)
 
     def step(self) -> None:
         if self.balance:
@@ -198,24 +202,26 @@ class EGT(_DilatedFOM):
         else:
             i = self.t % 2  # Algorithm 1, line 6: x on even t
         _, gp, mp = self._state(i)
-        pm = self._sbr_cache[i] if self._sbr_cache is not None else self.dgf[i].sbr(gp, mp)[0]
-        self._sbr_cache = None
+        cache = self._sbr_cache
+        pm = cache[i] if cache is not None and cache[i] is not None else self.dgf[i].sbr(gp, mp)[0]
         go_m = self._grad_for(i, pm)
         if not self.aggressive:
             self.tau = 2.0 / (self.t + 3)
-            new = self._trial(i, self.tau, pm, go_m)
+            new, (pt, _) = self._trial(i, self.tau, pm, go_m)
+            cache = [None, None]
+            cache[i] = pt  # p_mu(o) at the new iterate
         else:  # Algorithm 4: halve tau until the excessive gap condition holds
             while True:
-                new = self._trial(i, self.tau, pm, go_m)
-                _, gp1, mp1, _, go1 = new
-                egv, plans = (self._egv(gp1, go1, mp1, self.mu_y) if i == 0 else self._egv(go1, gp1, self.mu_x, mp1))
-                if egv >= 0:
-                    self._sbr_cache = plans  # the next step's x_mu(y) or y_mu(x)
+                new, (pt, p_value) = self._trial(i, self.tau, pm, go_m)
+                ot, o_value = self.dgf[1 - i].sbr(new[4], self._state(1 - i)[2])
+                if -(p_value + o_value) >= 0:  # EGV(x+, y+)
+                    cache = [pt, ot] if i == 0 else [ot, pt]
                     break
                 self.tau *= 0.5
                 self.backtracks += 1
                 if self.tau < 1e-12:
                     raise RuntimeError("EGT/as: no step size keeps the excessive gap condition (tau < 1e-12)")
+        self._sbr_cache = cache
         p1, gp1, mp1, o1, go1 = new
         if i == 0:
             self.x, self.gx, self.mu_x, self.y, self.gy = p1, gp1, mp1, o1, go1
