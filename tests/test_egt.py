@@ -86,7 +86,8 @@ def test_step_equals_algorithm_2_with_the_prox_mapping(games, game):
             yt = prox(p.Y, by, ym, -tau / (1 - tau) * A.rmatvec(xh, count=False), my)[0]
             x, y, my = (1 - tau) * x + tau * xh, (1 - tau) * y + tau * yt, (1 - tau) * my
         s.step()
-        assert np.abs(s.x - x).max() < 1e-10 and np.abs(s.y - y).max() < 1e-10
+        # rounding differences in the gradients are amplified by 1 / mu (~1e3 here)
+        assert np.abs(s.x - x).max() < 1e-8 and np.abs(s.y - y).max() < 1e-8
         assert (s.mu_x, s.mu_y) == pytest.approx((mx, my), rel=1e-14)
 
 
