@@ -50,7 +50,11 @@ def _read_json(path: str) -> dict:
 
 def load_problem(spec: str, **overrides):
     """Games with a structured operator (``river``) build their own Problem; others compile."""
-    game = load_game(spec, **overrides)
+    return problem_for(load_game(spec, **overrides), spec)
+
+
+def problem_for(game, spec: str):
+    """The Problem of a loaded game (``spec`` names it for .efg files)."""
     problem = game.problem() if hasattr(game, "problem") else compile_game(game)
     if spec.endswith(".efg"):
         problem.name = spec
@@ -115,6 +119,13 @@ def add_solver_args(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--warm-start", default=None, metavar="FILE", help="start from this strategy profile (JSON)")
     sp.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                     help="solver parameter, repeatable (e.g. alpha=2.3, alternating=false, eta=10)")
+    sp.add_argument("--refine", choices=["efpe"], default=None,
+                    help="efpe: approximate extensive-form perfect equilibrium, an equilibrium of the "
+                         "xi-perturbed game (with lp, egt, egt-as or the regret-matching CFR family)")
+    sp.add_argument("--xi", type=float, default=None,
+                    help="with --refine efpe: every action is played with probability >= XI (default 0.01)")
+    sp.add_argument("--infoset-regret", action="store_true",
+                    help="also report the infoset regrets (max, and the full list with --json)")
 
 
 def add_range_args(sp: argparse.ArgumentParser) -> None:
@@ -160,14 +171,21 @@ def cmd_solve(args) -> int:
     from .strategy import profile_dict, save_profile
 
     t0 = time.perf_counter()
-    p = load_problem(args.game, **_overrides(args))
+    game = load_game(args.game, **_overrides(args))
+    p = problem_for(game, args.game)
     compile_seconds = time.perf_counter() - t0
     show_bar = not args.no_progress and not args.json and sys.stderr.isatty()
     params = solver_params(args, p)
-    res = solve(
-        p, params.pop("algorithm"), target_gap=args.target, max_iters=args.max_iters, time_limit=args.time_limit,
-        check_every=args.check_every, progress=show_bar, **params,
-    )
+    stop = dict(target_gap=args.target, max_iters=args.max_iters, time_limit=args.time_limit,
+                check_every=args.check_every, progress=show_bar)
+    if args.refine:
+        from .refine.cli import solve_refined
+
+        res, refined = solve_refined(args, p, params, stop)
+    elif args.xi is not None:
+        raise InputError("--xi needs --refine efpe")
+    else:
+        res, refined = solve(p, params.pop("algorithm"), **stop, **params), {}
     if args.trace:
         write_trace(res.trace, args.trace, {"game": p.name, "algorithm": res.algorithm})
     if args.out and hasattr(p, "strategy_dict"):  # river: per-hand strategy at every betting node
@@ -193,6 +211,11 @@ def cmd_solve(args) -> int:
     }
     if p.big_blind:
         out["exploitability_mbb_per_game"] = to_mbb(res.exploitability, p.big_blind)
+    out.update(refined)
+    if args.refine or args.infoset_regret:
+        from .refine.cli import infoset_regret_report
+
+        out.update(infoset_regret_report(game, p, res.x, res.y, full=args.infoset_regret))
     if not args.no_strategies:
         out["strategies"] = p.strategy_dict(res.x, res.y) if hasattr(p, "strategy_dict") else profile_dict(p, res.x, res.y)
     if args.json:
@@ -213,6 +236,10 @@ def cmd_solve(args) -> int:
     if p.big_blind:
         expl += f" = {to_mbb(res.exploitability, p.big_blind):.4g} mbb/g"
     print(f"exploitability  {expl}")
+    if args.refine or args.infoset_regret:
+        from .refine.cli import print_refinement
+
+        print_refinement(out, unit)
     print(f"time            {res.seconds:.3f} s solve, {compile_seconds:.3f} s compile, "
           f"{res.check_seconds:.3f} s gap checks")
     if not args.no_strategies and hasattr(p, "summary"):
