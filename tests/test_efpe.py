@@ -118,3 +118,25 @@ def test_figure_run_must_show(tmp_path):
     assert s["ratios_vs_xi_0.01"]["cfr+"] >= 10 and s["ratios_vs_xi_0.01"]["egt"] >= 10
     # small xi tracks unperturbed EGT early on (within 10% over the first ~300 traversals)
     assert all(abs(r - 1) < 0.1 for r in s["gap_ratio_to_unperturbed"]["egt(0.001)"][:3])
+
+
+@pytest.mark.parametrize("weights", ["thm2", "thm3", "thm4"])
+def test_egt_with_theorem_weights_reaches_the_perturbed_lp(weights):
+    p = compile_game(make_game("kuhn"))
+    lower = perturbation(p, 0.05)
+    exact = solve_lp_perturbed(p, *lower)
+    res = solve_efpe(p, "egt-as", 0.05, max_iters=3000, weights=weights)
+    assert perturbed_gap(p, lower, res.x, res.y) < 2e-3
+    assert res.value == pytest.approx(exact.value, abs=2e-3)
+
+
+def test_tuning_happens_at_xi_zero():
+    # Section 4: the DGF weight is tuned with EGT at xi = 0; every perturbed run then starts
+    # from the mu of the tuned unperturbed run.
+    from treeplex.driver import make_solver
+
+    p = compile_game(make_game("leduc"))
+    for algorithm in ("egt", "egt-as"):
+        s = make_efpe_solver(p, algorithm, 0.01)
+        plain = make_solver(p, algorithm)
+        assert (s.mu_x, s.mu_y) == (plain.mu_x, plain.mu_y)

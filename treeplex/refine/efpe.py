@@ -66,14 +66,18 @@ class _PerturbedFOM:
     """Mixin for EGT / EGT-as: the perturbed dilated entropy on X^l, Y^l as DGFs.
 
     ``mu="tune"`` tunes at xi = 0 as the paper does (section 4): the perturbed run starts
-    from the mu the unperturbed solver starts from after its tuning.
+    from the mu that the same solver and DGF weights start from, after tuning, with no
+    perturbation (``lower=None``; the tuning trials are built that way too).
     """
 
-    def __init__(self, problem: Problem, lower, mu="tune", weights: str = "egt", **kw):
-        self.lower = tuple(np.asarray(l, dtype=np.float64) for l in lower)
-        if isinstance(mu, str) and mu == "tune":
-            plain = self._base(problem, mu="tune", weights=weights, **kw)
-            mu = (plain.mu_x, plain.mu_y)
+    def __init__(self, problem: Problem, lower=None, mu="tune", weights: str = "egt", **kw):
+        if lower is None:
+            self.lower = tuple(np.zeros(T.n_seqs) for T in problem.treeplexes)
+        else:
+            self.lower = tuple(np.asarray(l, dtype=np.float64) for l in lower)
+            if isinstance(mu, str) and mu == "tune":
+                plain = type(self)(problem, None, mu="tune", weights=weights, **kw)
+                mu = (plain.mu_x, plain.mu_y)
         super().__init__(problem, mu=mu, weights=weights, **kw)
 
     def _make_dgfs(self, problem, weights):
@@ -170,7 +174,7 @@ def _perturbed_class(name: str) -> type:
             mixin = _PerturbedRegret
         else:
             raise InputError(f"--refine efpe supports lp, {', '.join(efpe_algorithms())}; not {name!r}")
-        cls = type(f"EFPE{base.__name__}", (mixin, base), {"_base": base, "name": f"{name}/efpe"})
+        cls = type(f"EFPE{base.__name__}", (mixin, base), {"name": f"{name}/efpe"})
         _CLASSES[name] = cls
     return _CLASSES[name]
 
