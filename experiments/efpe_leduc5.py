@@ -28,8 +28,9 @@ import numpy as np
 from treeplex import compile_game, make_game
 from treeplex.driver import make_solver
 from treeplex.metrics import evaluate
-from treeplex.refine.efpe import make_efpe_solver, perturbed_gap
+from treeplex.refine.efpe import make_efpe_solver, perturbation, perturbed_gap
 from treeplex.refine.infoset_regret import InfosetRegret
+from treeplex.refine.lp import solve_lp_perturbed
 
 XIS = (0.1, 0.05, 0.01, 0.005, 0.001)
 
@@ -59,11 +60,13 @@ def run(problem, solver, ir, budget: int, n_points: int = 60) -> list[dict]:
         while k < len(grid) and grid[k] <= solver.gradients:
             k += 1
         x, y = solver.average()
+        ev = evaluate(problem, x, y)
         rows.append({
             "traversals": solver.gradients,
             "iteration": solver.iteration,
             "seconds": seconds,
-            "gap": evaluate(problem, x, y).gap,
+            "value": ev.value,
+            "gap": ev.gap,
             "max_infoset_regret": ir(x, y).max,
             "gap_perturbed": perturbed_gap(problem, lower, x, y) if lower is not None else float("nan"),
         })
@@ -101,6 +104,7 @@ def main(argv=None) -> int:
     runs = {"cfr+": lambda: make_solver(problem, "cfr+"), args.variant: lambda: make_solver(problem, args.variant, mu=mu)}
     for xi in XIS:
         runs[f"{args.variant}({xi:g})"] = lambda xi=xi: make_efpe_solver(problem, args.variant, xi, mu=mu)
+    runs["cfr+(0.01)"] = lambda: make_efpe_solver(problem, "cfr+", 0.01)  # the second route (ICML 2017)
     traces = {}
     for name, build in runs.items():
         t0 = time.perf_counter()
@@ -114,6 +118,7 @@ def main(argv=None) -> int:
             w.writerows(traces[name])
 
     summary = _summary(traces, args.variant, args.traversals)
+    summary["routes_at_xi_0.01"] = _compare_routes(problem, runs, traces, args.variant)
     summary.update(bound=bound, attained=attained, tuned_weight=plain.mu_scale, variant=args.variant)
     with open(os.path.join(args.out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
@@ -146,6 +151,19 @@ def _summary(traces: dict, variant: str, budget: int) -> dict:
             "gap_ratio_marks": marks, "gap_ratio_to_unperturbed": track}
 
 
+def _compare_routes(problem, runs, traces, variant) -> dict:
+    """Smoothing (EGT) and perturbed CFR+ at xi = 0.01 against the exact perturbed LP."""
+    exact = solve_lp_perturbed(problem, *perturbation(problem, 0.01))
+    out = {"lp_value": exact.value}
+    print(f"\nxi = 0.01, both routes vs the exact perturbed LP (value {exact.value:.6f}):")
+    for name in (f"{variant}(0.01)", "cfr+(0.01)"):
+        last = traces[name][-1]
+        out[name] = {k: last[k] for k in ("value", "gap_perturbed", "gap", "max_infoset_regret")}
+        print(f"  {name:14s} value {last['value']:.6f}, gap in Gamma_xi {last['gap_perturbed']:.2e}, "
+              f"unperturbed gap {last['gap']:.4e}, max infoset regret {last['max_infoset_regret']:.4f}")
+    return out
+
+
 def _plot(traces: dict, out: str) -> None:
     import matplotlib
 
@@ -157,7 +175,7 @@ def _plot(traces: dict, out: str) -> None:
         fig, ax = plt.subplots(figsize=(6, 4.2))
         for name, rows in traces.items():
             ax.plot([r["traversals"] for r in rows], [r[key] for r in rows], label=name,
-                    linestyle="--" if name == "cfr+" else "-")
+                    linestyle="--" if name.startswith("cfr+") else "-")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("tree traversals")

@@ -108,6 +108,21 @@ class _PerturbedRegret:
             b[1:] = self.lower[p][1:] + np.repeat((1.0 - self._lsum[p]) / sizes, T.end - T.start)
             getattr(self, f"x{p}")[:] = T.plan_from_behavioral(b)
 
+    def step(self) -> None:
+        """One CFR iteration (alternating or simultaneous) through :meth:`_update` only,
+        never a fused unperturbed kernel; two gradient computations."""
+        t = self.iteration + 1 - self.epoch
+        coef, avg = self.regrets(t), self.averaging(t)
+        A = self.problem.A
+        if self.alternating:
+            self._update(0, A.matvec(self.x1), coef, avg)
+            self._update(1, -A.rmatvec(self.x0), coef, avg)
+        else:
+            g0, g1 = A.matvec(self.x1), -A.rmatvec(self.x0)
+            self._update(0, g0, coef, avg)
+            self._update(1, g1, coef, avg)
+        self.iteration += 1
+
     def _update(self, p: int, g: np.ndarray, coef, avg) -> None:
         from ..solvers.regret_kernels import plan_pass
 
