@@ -279,3 +279,10 @@ def test_cli_river(capsys, tmp_path):
     assert d["nodes"][0]["hands"]["6h5h"] == pytest.approx([0.5, 0.5], abs=1e-6)
     assert main(["info", spec, "--range0", "QQ,AKx"]) == 2
     assert "AKx" in capsys.readouterr().err
+
+
+def test_max_abs_entry_matches_explicit_matrix():
+    # EGT scales mu by max |A_ij|; the structured value must equal the explicit matrix's.
+    for spec in SMALL:
+        p = RiverGame(abstraction="libratus", **spec).problem()
+        assert p.A.max_abs_entry() == pytest.approx(abs(p.A.to_sparse()).max(), rel=1e-12)

@@ -107,6 +107,22 @@ class RiverPayoff(PayoffOperator):
         S = F * np.sign(self.strength[0][:, None] - self.strength[1][None, :])
         return [F, S]
 
+    def max_abs_entry(self) -> float:
+        """max_ij |A_ij| (EGT's mu scale), from the n0 x n1 deal probabilities, without A.
+
+        Where a player never acted (stride 0), all its hands share the empty sequence and the
+        entries are sums over its hands.
+        """
+        F = self.compatible() * np.outer(self.coef[0], self.weight[1])
+        blocks = (F, F * np.sign(self.strength[0][:, None] - self.strength[1][None, :]))
+        # per kind: max |entry| when both acted, when only player 1 / only player 0 acted
+        m = [(np.abs(M).max(), np.abs(M.sum(axis=0)).max(), np.abs(M.sum(axis=1)).max()) for M in blocks]
+        best = 0.0
+        for t in range(self.n_terminals):
+            which = 1 if self.stride[0][t] == 0 else 2 if self.stride[1][t] == 0 else 0
+            best = max(best, abs(self.value[t]) * float(m[self.kind[t]][which]))
+        return best
+
     def compatible(self) -> np.ndarray:
         """bool[n0, n1]: the two hands share no card."""
         c0, c1 = self.cards

@@ -309,6 +309,34 @@ class RiverState(RulesState):
         return g.tree.stake[t] * (1.0 if s0 > s1 else -1.0 if s0 < s1 else 0.0)
 
 
+# The paper's endgames (section 7) in sizes: Libratus's ranges are not public, so
+# :func:`generated_endgame` draws stand-ins with as many hands as the paper's sequence counts
+# imply under our Libratus tree (152 actions per hand per player at pot 2100, 92 at 3750):
+# Endgame 2: 1 + 921 * 152 = 139,993 and 1 + 947 * 152 = 143,945 (paper: 140k, 144k);
+# Endgame 7: 1 + 467 * 92 = 42,965 and 1 + 935 * 92 = 86,021 (paper: 43k, 86k).
+PAPER_ENDGAMES = {2: {"pot": 2100, "hands": (921, 947)}, 7: {"pot": 3750, "hands": (467, 935)}}
+
+
+def generated_endgame(pot: float = 2100, hands: tuple[int, int] = (921, 947), seed: int = 0,
+                      abstraction="libratus", **kwargs) -> RiverGame:
+    """A reproducible river endgame: a random board and, for each player, ``hands[p]`` hands
+    drawn uniformly among those the board leaves, with weights uniform in [0.05, 1].
+
+    Stacks 20,000 and big blind 100 (both papers); ``seed`` fixes everything.
+    """
+    rng = np.random.default_rng(seed)
+    board = [int(c) for c in rng.choice(52, 5, replace=False)]
+    alive = np.flatnonzero(board_mask(board))
+    ranges = []
+    for n in hands:
+        if not 0 < n <= len(alive):
+            raise InputError(f"generated endgame: {n} hands requested, the board leaves {len(alive)}")
+        w = np.zeros(len(HAND_CARDS))
+        w[rng.choice(alive, n, replace=False)] = rng.uniform(0.05, 1.0, n)
+        ranges.append(w)
+    return RiverGame(pot=pot, board=board, range0=ranges[0], range1=ranges[1], abstraction=abstraction, **kwargs)
+
+
 def load_spec(path_or_dict) -> RiverGame:
     """A river game from a JSON spec file (or dict) with the keys of :class:`RiverGame`."""
     spec = path_or_dict
