@@ -17,7 +17,7 @@ from treeplex import InputError, compile_game, make_game
 from treeplex.dilated_entropy import DilatedEntropy
 from treeplex.refine.perturbed import (
     PerturbedDilatedEntropy, PerturbedTreeplex, lower_bounds, perturbed_entropy, perturbed_entropy_conjugate,
-    perturbed_entropy_conjugate_grad, perturbed_weights,
+    perturbed_entropy_conjugate_grad, perturbed_weights, phi, phi_inverse,
 )
 
 
@@ -64,6 +64,14 @@ def test_lemma1_conjugate_is_the_max_over_the_perturbed_simplex():
         h = 1e-4 * float(np.min(b - lo))  # well inside Delta^l, where log is smooth
         resid = _num_grad(lambda z: perturbed_entropy(z, lo), b, h) - g
         assert np.ptp(resid) < 1e-6
+
+
+def test_phi_maps_the_perturbed_simplex_onto_the_simplex():
+    lo = np.array([0.1, 0.05, 0.2])
+    assert np.allclose(phi(lo + np.array([0.65, 0, 0]), lo), [1, 0, 0])  # vertex -> vertex
+    assert np.allclose(phi(np.full(3, 1 / 3), lo), (1 / 3 - lo) / 0.65)
+    p = np.array([0.2, 0.3, 0.5])
+    assert np.allclose(phi(phi_inverse(p, lo), lo), p) and phi_inverse(p, lo).sum() == pytest.approx(1.0)
 
 
 def test_lemma1_at_xi_zero_is_the_plain_entropy():

@@ -153,10 +153,21 @@ def simplex_entropy_conjugate(g: np.ndarray) -> float:
     return float(m + np.log(np.sum(np.exp(g - m))) - np.log(len(g)))
 
 
-def perturbed_entropy(b: np.ndarray, lower: np.ndarray) -> float:
-    """d_s^l(b) = d_s(phi(b)), phi(b) = (b - l) / (1 - L), for b in Delta^l."""
+def phi(b: np.ndarray, lower: np.ndarray) -> np.ndarray:
+    """The affine map of section 3, phi(b) = (b - l) / (1 - L): Delta^l onto Delta_n."""
     lower = np.asarray(lower, dtype=np.float64)
-    return simplex_entropy((np.asarray(b, dtype=np.float64) - lower) / (1.0 - lower.sum()))
+    return (np.asarray(b, dtype=np.float64) - lower) / (1.0 - lower.sum())
+
+
+def phi_inverse(p: np.ndarray, lower: np.ndarray) -> np.ndarray:
+    """phi^{-1}(p) = (1 - L) p + l: Delta_n onto Delta^l."""
+    lower = np.asarray(lower, dtype=np.float64)
+    return (1.0 - lower.sum()) * np.asarray(p, dtype=np.float64) + lower
+
+
+def perturbed_entropy(b: np.ndarray, lower: np.ndarray) -> float:
+    """d_s^l(b) = d_s(phi(b)) for b in Delta^l."""
+    return simplex_entropy(phi(b, lower))
 
 
 def perturbed_entropy_conjugate(g: np.ndarray, lower: np.ndarray) -> float:
@@ -170,9 +181,8 @@ def perturbed_entropy_conjugate_grad(g: np.ndarray, lower: np.ndarray) -> np.nda
     """Lemma 1: grad d_s^{l*}(g) = (1 - L) softmax((1 - L) g) + l, the maximizer in Delta^l."""
     g = np.asarray(g, dtype=np.float64)
     lower = np.asarray(lower, dtype=np.float64)
-    c = 1.0 - lower.sum()
-    e = np.exp(c * (g - g.max()))
-    return c * e / e.sum() + lower
+    e = np.exp((1.0 - lower.sum()) * (g - g.max()))
+    return phi_inverse(e / e.sum(), lower)
 
 
 # ------------------------------------------------------------- dilated DGF
