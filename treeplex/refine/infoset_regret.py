@@ -193,6 +193,13 @@ class InfosetRegret:
     def _bound(self, player: int):
         """(bound per infoset, argmax node per infoset, choices) for ``player``; choices are
         (D: node -> (best action, worst action) indices, P: node -> index, M: node -> index)."""
+        if not hasattr(self, "_bounds"):
+            self._bounds = {}
+        if player not in self._bounds:
+            self._bounds[player] = self._compute_bound(player)
+        return self._bounds[player]
+
+    def _compute_bound(self, player: int):
         t = self.tree
         sign = 1.0 if player == 0 else -1.0
         P = np.zeros(t.n_nodes)
