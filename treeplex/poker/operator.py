@@ -21,7 +21,8 @@ the two hole cards c1, c2 of h:
 
 where V_c sums v over hands holding card c (52 numbers). Showdowns sweep both hand lists in
 strength order with running totals V_<, V_<= and per-card running totals: O(n0 + n1 + 52)
-per terminal instead of O(n0 n1) ("sweep"). The alternative ("dense") precomputes the
+per terminal instead of O(n0 n1) ("sweep"); the hands are laid out weakest first, so the
+sweep reads both lists in order. The alternative ("dense") precomputes the
 n0 x n1 matrices F = compatible * w0 w1 / Z and S = F * sign(s0 - s1) and does one matrix
 product per kind of terminal (BLAS); it costs 16 n0 n1 bytes. ``showdown="auto"`` picks the
 sweep (measured faster on Libratus-sized games, see benchmarks/river.py).
@@ -58,7 +59,12 @@ class RiverPayoff(PayoffOperator):
         self.Z = _normalizer(self.cards, w)
         self.weight = w
         self.coef = [w[0] / self.Z, w[1] / self.Z]  # own weight / Z
-        self.order = [np.argsort(s, kind="stable").astype(np.int32) for s in self.strength]
+        for p in (0, 1):
+            if np.any(np.diff(self.strength[p]) < 0):
+                raise ValueError(f"player {p}'s hands must be sorted by strength, weakest first")
+        # own hand h beats the other's hands [0, lt_end[h]) and ties [lt_end[h], le_end[h])
+        self.lt_end = [np.searchsorted(self.strength[1 - p], self.strength[p], "left") for p in (0, 1)]
+        self.le_end = [np.searchsorted(self.strength[1 - p], self.strength[p], "right") for p in (0, 1)]
         self.same = _same_combo(self.cards)  # same[p][h]: index of the same combo in the other list
         self.kind = np.ascontiguousarray(kind, dtype=np.int8)
         self.value = np.ascontiguousarray(value, dtype=np.float64)
@@ -83,9 +89,9 @@ class RiverPayoff(PayoffOperator):
             return out
         return _sweep(
             *self._groups[oth], self.kind, self.value, 1.0 if own == 0 else -1.0,
-            vec, self.weight[oth], self.cards[oth], self.strength[oth], self.order[oth],
+            vec, self.weight[oth], self.cards[oth],
             self.base[own], self.stride[own], self.shape[own], self.coef[own], self.cards[own],
-            self.strength[own], self.order[own], self.same[own],
+            self.lt_end[own], self.le_end[own], self.same[own],
         )
 
     def _apply_dense(self, vec, own, out):
@@ -157,7 +163,7 @@ class RiverPayoff(PayoffOperator):
     @property
     def nbytes(self) -> int:
         arrays = [self.kind, self.value, *self.base, *self.stride, *self.cards, *self.strength, *self.weight,
-                  *self.coef, *self.order, *self.same, *(a for g in self._groups for a in g)]
+                  *self.coef, *self.lt_end, *self.le_end, *self.same, *(a for g in self._groups for a in g)]
         n = sum(a.nbytes for a in arrays)
         if self._dense is not None:
             n += sum(M.nbytes for M in self._dense)
@@ -217,8 +223,8 @@ def _input_groups(base: np.ndarray, stride: np.ndarray):
 
 @nb.njit(cache=True)
 def _sweep(ptr, terms, gbase, gstride, kind, value, sign,
-           vec, w_in, cards_in, str_in, order_in,
-           ob, ostr, n_out, coef, cards_own, str_own, order_own, same_own):
+           vec, w_in, cards_in,
+           ob, ostr, n_out, coef, cards_own, lt_end, le_end, same_own):
     """sum_t out[own seq of t] += sum over compatible other hands of payoff * prob * vec[other seq].
 
     Terminals are visited by groups that share an input sequence, gathered (and swept) once.
@@ -252,7 +258,7 @@ def _sweep(ptr, terms, gbase, gstride, kind, value, sign,
         for k in range(ptr[g], ptr[g + 1]):
             t = terms[k]
             if kind[t] == 1 and not swept:
-                _showdown(v, cards_in, str_in, order_in, cards_own, str_own, order_own, same_own, compat, diff)
+                _showdown(v, cards_in, cards_own, lt_end, le_end, same_own, compat, diff)
                 swept = True
             ob_t, os_t = ob[t], ostr[t]
             if kind[t] == 0:  # fold: the same payoff for every deal
@@ -267,33 +273,29 @@ def _sweep(ptr, terms, gbase, gstride, kind, value, sign,
 
 
 @nb.njit(cache=True)
-def _showdown(v, cards_in, str_in, order_in, cards_own, str_own, order_own, same_own, compat, diff):
+def _showdown(v, cards_in, cards_own, lt_end, le_end, same_own, compat, diff):
     """diff[h] = (mass of compatible other hands weaker than h) - (mass of stronger ones).
 
-    Own hands in ascending strength, two pointers into the other list (strictly weaker,
-    weaker or equal) with per-card running totals for card removal.
+    Both hand lists are sorted by strength, so the other's hands weaker than own hand h are
+    a prefix [0, lt_end[h]) and those at most as strong a prefix [0, le_end[h]); running
+    totals and per-card running totals (for card removal) advance monotonically.
     """
-    n_in = len(v)
     card_lt = np.zeros(52)
     card_le = np.zeros(52)
     lt = 0.0
     le = 0.0
     j_lt = 0
     j_le = 0
-    for k in range(len(order_own)):
-        h = order_own[k]
-        sh = str_own[h]
-        while j_lt < n_in and str_in[order_in[j_lt]] < sh:
-            i = order_in[j_lt]
-            lt += v[i]
-            card_lt[cards_in[i, 0]] += v[i]
-            card_lt[cards_in[i, 1]] += v[i]
+    for h in range(len(lt_end)):
+        while j_lt < lt_end[h]:
+            lt += v[j_lt]
+            card_lt[cards_in[j_lt, 0]] += v[j_lt]
+            card_lt[cards_in[j_lt, 1]] += v[j_lt]
             j_lt += 1
-        while j_le < n_in and str_in[order_in[j_le]] <= sh:
-            i = order_in[j_le]
-            le += v[i]
-            card_le[cards_in[i, 0]] += v[i]
-            card_le[cards_in[i, 1]] += v[i]
+        while j_le < le_end[h]:
+            le += v[j_le]
+            card_le[cards_in[j_le, 0]] += v[j_le]
+            card_le[cards_in[j_le, 1]] += v[j_le]
             j_le += 1
         c1, c2 = cards_own[h, 0], cards_own[h, 1]
         win = lt - card_lt[c1] - card_lt[c2]  # the same combo is never strictly weaker

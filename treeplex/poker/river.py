@@ -13,7 +13,7 @@ zero-sum and a fold at once loses pot/2); also in mbb/g (big blind = ``big_blind
 
 The sequence form is laid out as public betting node x hand: player p's betting nodes in
 depth-first order, and within node v the infoset of hand h (index into p's hands, the
-range's hands not blocked by the board and with weight > 0) owns sequences
+range's hands not blocked by the board and with weight > 0, weakest first) owns sequences
 ``base_v + h * k_v + a``. :class:`RiverGame` builds that :class:`~treeplex.problem.Problem`
 with the structured :class:`~.operator.RiverPayoff`; it is also a rules game (a chance node
 dealing every pair, then the betting) that :func:`treeplex.compile_game` turns into the same
@@ -81,6 +81,7 @@ class RiverGame:
             keep = np.flatnonzero((w > 0) & alive)
             if len(keep) == 0:
                 raise InputError(f"river: range{p} has no hand left once the board {self.board_text} is removed")
+            keep = keep[np.argsort(strength[keep], kind="stable")]  # weakest first: the operator sweeps in order
             self.hands.append(keep)
             self.weight.append(w[keep])
         self.strength = [strength[h] for h in self.hands]
