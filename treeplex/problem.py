@@ -72,6 +72,12 @@ class SparsePayoff(PayoffOperator):
         return self.A.nnz
 
     @property
+    def csr(self) -> tuple[tuple, tuple]:
+        """(indptr, indices, data) of A and of A^T, for numba kernels that fuse a whole
+        iteration (they must add their products to ``gradients`` themselves)."""
+        return self._a, self._at
+
+    @property
     def nbytes(self) -> int:
         return sum(a.nbytes for a in self._a + self._at)
 

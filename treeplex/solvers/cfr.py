@@ -27,9 +27,9 @@ import math
 import numpy as np
 
 from ..errors import InputError
-from ..problem import Problem
+from ..problem import Problem, SparsePayoff
 from .base import Solver, register
-from .regret_kernels import average_plan, counterfactual_values, plan_pass, regret_pass
+from .regret_kernels import average_plan, cfr_iteration, counterfactual_values, plan_pass, regret_pass
 
 TINY = 1e-300  # floor for log(prior) in Hedge recentering
 
@@ -85,7 +85,14 @@ class RegretSolver(Solver):
         coef = self.regrets(t)
         avg = self.averaging(t)
         A = self.problem.A
-        if self.alternating:
+        if isinstance(A, SparsePayoff):  # the same step, fused into one numba call
+            X, Y = self.problem.treeplexes
+            cfr_iteration((X.start, X.end, X.parent), (Y.start, Y.end, Y.parent), *A.csr,
+                          (self.b0, self.R0, self.r0, self.x0, self.xsum0, self.logprior0),
+                          (self.b1, self.R1, self.r1, self.x1, self.xsum1, self.logprior1),
+                          coef, avg, self.alternating)
+            A.gradients += 2
+        elif self.alternating:
             self._update(0, A.matvec(self.x1), coef, avg)
             g1 = A.rmatvec(self.x0)
             np.negative(g1, out=g1)
