@@ -23,6 +23,7 @@ game with an explicit matrix, for small instances and cross-checks.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -85,6 +86,8 @@ class RiverGame:
             self.hands.append(keep)
             self.weight.append(w[keep])
         self.strength = [strength[h] for h in self.hands]
+        self._base = (self.layout(0), self.layout(1))
+        self._positions = [{hand_name(h): i for i, h in enumerate(self.hands[q])} for q in (0, 1)]
         self.name = (f"river(pot={_num(self.pot)},board={self.board_text},abstraction={self.abstraction.name}"
                      + (f",first={first}" if first else "") + ")")
 
@@ -106,9 +109,6 @@ class RiverGame:
             nxt += len(self.hands[p]) * len(self.tree.actions[v])
         return base
 
-    def seq(self, p: int, node: int, hand: int, action: int) -> int:
-        return self._base[p][node] + hand * len(self.tree.actions[node]) + action
-
     def treeplex(self, p: int) -> Treeplex:
         t, n = self.tree, len(self.hands[p])
         base = self._base[p]
@@ -126,12 +126,6 @@ class RiverGame:
         start = np.concatenate(starts)
         sizes = np.array([len(a) for a in labels])
         return Treeplex(start, start + sizes, np.concatenate(parents), keys, labels)
-
-    @property
-    def _base(self):
-        if not hasattr(self, "_base_cache"):
-            self._base_cache = (self.layout(0), self.layout(1))
-        return self._base_cache
 
     def operator(self) -> RiverPayoff:
         t = self.tree
@@ -151,8 +145,6 @@ class RiverGame:
 
     def problem(self) -> RiverProblem:
         """The sequence-form problem with the structured operator (never writes A down)."""
-        import time
-
         t0 = time.perf_counter()
         A = self.operator()
         X, Y = self.treeplex(0), self.treeplex(1)
@@ -183,6 +175,10 @@ class RiverGame:
     def initial_state(self) -> "RiverState":
         """Rules view for :func:`treeplex.compile_game`: a chance node over all deals, then betting."""
         return RiverState(self)
+
+    def hand_position(self, p: int, name: str) -> int:
+        """Index of hand ``name`` (e.g. "AsKd") among player p's hands."""
+        return self._positions[p][name]
 
     def deals(self) -> list[tuple[int, int, float]]:
         """(hand index 0, hand index 1, probability) for every card-disjoint pair."""
@@ -295,8 +291,7 @@ class RiverState(RulesState):
         g = self.game
         if self.deal is None:
             a, b = action.split("|")
-            names = [[hand_name(h) for h in g.hands[p]] for p in (0, 1)]
-            return RiverState(g, (names[0].index(a), names[1].index(b)))
+            return RiverState(g, (g.hand_position(0, a), g.hand_position(1, b)))
         child = g.tree.children[self.node][g.tree.actions[self.node].index(action)]
         if child >= 0:
             return RiverState(g, self.deal, child)
