@@ -173,7 +173,7 @@ def test_structured_operator_matches_compiled_matrix(spec, showdown):
         x, y = rng.normal(size=p.X.n_seqs), rng.normal(size=p.Y.n_seqs)
         assert np.abs(p.A.matvec(y)[m0] - c.A.matvec(y[m1])).max() < 1e-10
         assert np.abs(p.A.rmatvec(x)[m1] - c.A.rmatvec(x[m0])).max() < 1e-10
-    assert p.stats["leaves"] == c.stats["terminals"]
+    assert p.stats["leaves"] == c.stats["terminals"] and p.stats["histories"] == c.stats["histories"]
     assert abs(p.A.to_sparse() - c.A.to_sparse()[np.argsort(m0)][:, np.argsort(m1)]).max() < 1e-12
 
 
