@@ -209,21 +209,25 @@ def _sbr(start, end, parent, beta, mu, logn, g, x):
         a, b = start[j], end[j]
         wj = mu * beta[j]
         inv_w = 1.0 / wj
-        m = v[a]
+        top = a
         for s in range(a + 1, b):
-            if v[s] > m:
-                m = v[s]
-        z = 0.0
+            if v[s] > v[top]:
+                top = s
+        m = v[top]
+        z = 1.0  # the top term, exp(0)
         for s in range(a, b):
+            if s == top:
+                x[s] = 1.0
+                continue
             t = (v[s] - m) * inv_w
-            # below e^-708 (~1e-308, next to the max term's 1) a term changes nothing a double
+            # below e^-708 (~1e-308, next to the top term's 1) a term changes nothing a double
             # holds; skipping exp() there avoids libm's slow subnormal path
             e = np.exp(t) if t > -708.0 else 0.0
             x[s] = e
             z += e
         inv_z[j] = 1.0 / z
         # value through the most likely action: v_m - w log b_m - w log n, log b_m = -log z
-        v[parent[j]] += m + wj * (np.log(z) - logn[j])
+        v[parent[j]] += m + wj * ((np.log(z) if z > 1.0 else 0.0) - logn[j])
     x[0] = 1.0
     for j in range(len(start)):
         c = x[parent[j]] * inv_z[j]

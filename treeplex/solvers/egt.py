@@ -55,10 +55,10 @@ import math
 import numba as nb
 import numpy as np
 
-from ..dilated_entropy import DilatedEntropy
+from ..dilated_entropy import DilatedEntropy, _sbr
 from ..errors import InputError
 from ..metrics import evaluate
-from ..problem import Problem
+from ..problem import Problem, SparsePayoff, _csr_matvec
 from .base import Solver, register
 
 TUNE_SCALES = (1.0, 0.1, 0.05, 0.01, 0.005)
@@ -72,6 +72,55 @@ def _lerp(a, b, tau):
     for i in range(len(a)):
         out[i] = (1.0 - tau) * a[i] + tau * b[i]
     return out
+
+
+_EMPTY = np.zeros(0)
+
+
+@nb.njit(cache=True)
+def _gradient_from(csr, sign, plan):
+    """The other player's gradient from ``plan``: sign * M @ plan, M = A^T (sign -1) or A."""
+    g = _csr_matvec(csr[0], csr[1], csr[2], plan)
+    if sign < 0:
+        for k in range(len(g)):
+            g[k] = -g[k]
+    return g
+
+
+@nb.njit(cache=True)
+def _fused_step(TP, TO, DP, DO, mP, sP, mO, sO, p, o, gp, go, mu_p, mu_o, pm, have_pm, tau, aggressive):
+    """the generic path of EGT.step (EGT._trial and the EGT/as loop) in one call; see there.
+    T* = (start, end, parent), D* = (beta, log n), m*/s* = CSR matrix and sign giving the
+    other player's gradient. Returns (p+, g_p+, mu_p+, o+, g_o+, p~, o_mu(p+) or empty,
+    tau (-1 if it underflowed), backtracks, products)."""
+    products = 0
+    if not have_pm:
+        pm = np.empty(len(p))
+        _sbr(TP[0], TP[1], TP[2], DP[0], mu_p, DP[1], gp, pm)
+    go_m = _gradient_from(mP, sP, pm)
+    products += 1
+    backtracks = 0
+    ot = np.empty(0)
+    while True:
+        oh = np.empty(len(o))
+        _sbr(TO[0], TO[1], TO[2], DO[0], mu_o, DO[1], _lerp(go, go_m, tau), oh)
+        gp_new = _lerp(gp, _gradient_from(mO, sO, oh), tau)
+        mu_new = (1.0 - tau) * mu_p
+        pt = np.empty(len(p))
+        p_value = _sbr(TP[0], TP[1], TP[2], DP[0], mu_new, DP[1], gp_new, pt)
+        go_new = _lerp(go, _gradient_from(mP, sP, pt), tau)
+        products += 2
+        if not aggressive:
+            break
+        ot = np.empty(len(o))
+        o_value = _sbr(TO[0], TO[1], TO[2], DO[0], mu_o, DO[1], go_new, ot)
+        if -(p_value + o_value) >= 0.0:
+            break
+        tau *= 0.5
+        backtracks += 1
+        if tau < 1e-12:
+            return p, gp, mu_p, o, go, pt, ot, -1.0, backtracks, products
+    return _lerp(p, pt, tau), gp_new, mu_new, _lerp(o, oh, tau), go_new, pt, ot, tau, backtracks, products
 
 
 def max_abs_entry(problem: Problem) -> float:
@@ -163,11 +212,22 @@ class EGT(_DilatedFOM):
         self.tau = 0.5 if self.aggressive else 2.0 / 3.0
         self.backtracks = 0
         self._sbr_cache = None  # [x_mu(y), y_mu(x)] of the current iterate, None where unknown
+        self._fused = self._fused_sides()
         self._init_point()
         if self.aggressive:  # Decr needs EGV >= 0 to start from: raise mu until it holds
             while self.excessive_gap() < 0:
                 self.mu_x, self.mu_y = 2 * self.mu_x, 2 * self.mu_y
                 self._init_point()
+
+    def _fused_sides(self):
+        """Per player: treeplex arrays, (beta, log n), the CSR matrix giving the other player's
+        gradient from this player's plan and its sign; None unless the fused step applies."""
+        A = self.problem.A
+        if not (isinstance(A, SparsePayoff) and all(type(d) is DilatedEntropy for d in self.dgf)):
+            return None
+        a, at = A.csr
+        return tuple(((T.start, T.end, T.parent), (d.beta, d._logn), m, sign)
+                     for T, d, m, sign in zip(self.problem.treeplexes, self.dgf, (at, a), (-1.0, 1.0)))
 
     def _init_point(self):
         """Algorithm 1, lines 1-2: y0 = y_mu(x_w), x0 = x_mu(y0); keeps g_x = A y, g_y = -A^T x."""
@@ -201,27 +261,12 @@ class EGT(_DilatedFOM):
             i = 0 if self.mu_x > self.mu_y else 1  # Algorithm 3, line 6
         else:
             i = self.t % 2  # Algorithm 1, line 6: x on even t
-        _, gp, mp = self._state(i)
-        cache = self._sbr_cache
-        pm = cache[i] if cache is not None and cache[i] is not None else self.dgf[i].sbr(gp, mp)[0]
-        go_m = self._grad_for(i, pm)
         if not self.aggressive:
             self.tau = 2.0 / (self.t + 3)
-            new, (pt, _) = self._trial(i, self.tau, pm, go_m)
-            cache = [None, None]
-            cache[i] = pt  # p_mu(o) at the new iterate
-        else:  # Algorithm 4: halve tau until the excessive gap condition holds
-            while True:
-                new, (pt, p_value) = self._trial(i, self.tau, pm, go_m)
-                ot, o_value = self.dgf[1 - i].sbr(new[4], self._state(1 - i)[2])
-                if -(p_value + o_value) >= 0:  # EGV(x+, y+)
-                    cache = [pt, ot] if i == 0 else [ot, pt]
-                    break
-                self.tau *= 0.5
-                self.backtracks += 1
-                if self.tau < 1e-12:
-                    raise RuntimeError("EGT/as: no step size keeps the excessive gap condition (tau < 1e-12)")
-        self._sbr_cache = cache
+        pm = self._sbr_cache[i] if self._sbr_cache is not None else None
+        new, pt, ot, self.tau, backtracks = (self._step_fused if self._fused else self._step_generic)(i, pm)
+        self.backtracks += backtracks
+        self._sbr_cache = [pt, ot] if i == 0 else [ot, pt]
         p1, gp1, mp1, o1, go1 = new
         if i == 0:
             self.x, self.gx, self.mu_x, self.y, self.gy = p1, gp1, mp1, o1, go1
@@ -229,6 +274,41 @@ class EGT(_DilatedFOM):
             self.y, self.gy, self.mu_y, self.x, self.gx = p1, gp1, mp1, o1, go1
         self.t += 1
         self.iteration += 1
+
+    def _step_generic(self, i: int, pm):
+        """Algorithm 2 (EGT) or 4 (EGT/as) focused on player i through the DGF and operator
+        interfaces. Returns the new state, the new p~ = p_mu(o) and (EGT/as) o_mu(p), tau and
+        the number of backtracks."""
+        _, gp, mp = self._state(i)
+        if pm is None:
+            pm = self.dgf[i].sbr(gp, mp)[0]
+        go_m = self._grad_for(i, pm)
+        tau, backtracks = self.tau, 0
+        while True:
+            new, (pt, p_value) = self._trial(i, tau, pm, go_m)
+            if not self.aggressive:
+                return new, pt, None, tau, 0
+            ot, o_value = self.dgf[1 - i].sbr(new[4], self._state(1 - i)[2])
+            if -(p_value + o_value) >= 0:  # EGV(x+, y+) >= 0
+                return new, pt, ot, tau, backtracks
+            tau *= 0.5  # Algorithm 4: halve tau and retry
+            backtracks += 1
+            if tau < 1e-12:
+                raise RuntimeError("EGT/as: no step size keeps the excessive gap condition (tau < 1e-12)")
+
+    def _step_fused(self, i: int, pm):
+        """:meth:`_step_generic` in one numba call (:func:`_fused_step`): CSR payoff matrix and
+        dilated entropies only. Same operations in the same order, so the same iterates."""
+        (TP, DP, mP, sP), (TO, DO, mO, sO) = self._fused[i], self._fused[1 - i]
+        (p, gp, mp), (o, go, mo) = self._state(i), self._state(1 - i)
+        have = pm is not None
+        *new, pt, ot, tau, backtracks, products = _fused_step(
+            TP, TO, DP, DO, mP, sP, mO, sO, p, o, gp, go, mp, mo, pm if have else _EMPTY, have, self.tau,
+            self.aggressive)
+        self.problem.A.gradients += products
+        if tau < 0:
+            raise RuntimeError("EGT/as: no step size keeps the excessive gap condition (tau < 1e-12)")
+        return tuple(new), pt, (ot if self.aggressive else None), tau, backtracks
 
     def load_state_dict(self, state: dict) -> None:
         super().load_state_dict(state)
