@@ -31,8 +31,14 @@ and the excessive gap of the new iterate costs none. EGT thus makes 3 products p
 EGT/as makes 3 per iteration plus 2 per backtrack: a retry with a smaller tau reuses A^T x_m
 but must recompute A y^ and A^T x~, which both depend nonlinearly on tau. (The paper counts
 4 + about 1 per backtrack for its implementation; ours never makes a product it can avoid.)
-Treeplex passes per step: y^ and x~, plus x_m unless the previous step left it (EGT/as: the
-check's y_mu(x+) or the x~ just computed), plus the check's y_mu(x+) for EGT/as.
+Treeplex passes (smoothed best responses) per step: y^ and x~, plus x_m unless the previous
+step left it, plus the check's y_mu(x+) for EGT/as. EGT/as always has x_m (the previous x~
+or check), so it makes 3 passes per iteration; EGT makes 3 when the focus switches player.
+
+On a CSR payoff matrix with dilated-entropy DGFs the whole step runs in one numba call
+(:func:`_fused_step`), the same operations in the same order as the generic path, which
+serves any operator and any DGF with :class:`~treeplex.dilated_entropy.DilatedEntropy`'s
+interface (tested bit for bit).
 
 Initial point (Algorithm 1, line 1-2): y0 = y_mu(x_w), x0 = x_mu(y0), x_w = argmin d_X
 (the uniform strategy); 3 products.
