@@ -270,3 +270,15 @@ def test_trace_records_mu_tau_and_excessive_gap(games):
         assert {"mu_x", "mu_y", "tau", "excessive_gap"} <= row.keys()
         assert row["excessive_gap"] >= 0
         assert row["gap_average"] <= row["gap_bound"]
+
+
+def test_egt_as_raises_a_too_small_initial_mu_until_the_condition_holds(games):
+    """Algorithm 4 needs EGV >= 0 to start from; with mu = 1e-6 on Kuhn the initial point
+    violates it, so both mu are doubled (keeping their ratio) until it holds."""
+    p = games["kuhn"]
+    s = make_solver(p, "egt-as", mu=(1e-6, 2e-6))
+    assert s.mu_x > 1e-6 and s.mu_y == pytest.approx(2 * s.mu_x, rel=1e-15)
+    assert math.log2(s.mu_x / 1e-6) == int(math.log2(s.mu_x / 1e-6))  # a power of two
+    assert excessive_gap(p, s.x, s.y, s.mu_x, s.mu_y) >= 0
+    half = make_solver(p, "egt", mu=(s.mu_x / 2, s.mu_y / 2))  # Algorithm 1's initial point, no doubling
+    assert excessive_gap(p, half.x, half.y, half.mu_x, half.mu_y) < 0
