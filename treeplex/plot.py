@@ -47,7 +47,8 @@ def plot_traces(paths: list[str], out: str, labels: list[str] | None = None, cur
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, axes = plt.subplots(1, 2, figsize=(11 if len(paths) <= 6 else 13, 4.2))
+    colors = plt.get_cmap("tab10" if len(paths) <= 10 else "tab20").colors
     games = set()
     for k, path in enumerate(paths):
         meta, rows = read_trace(path)
@@ -55,19 +56,23 @@ def plot_traces(paths: list[str], out: str, labels: list[str] | None = None, cur
         label = labels[k] if labels and k < len(labels) else meta.get("algorithm") or os.path.basename(path)
         rows = [r for r in rows if r["gap_average"] > 0]
         for ax, xkey in zip(axes, ("iteration", "gradients")):
-            (line,) = ax.plot([r[xkey] for r in rows], [r["gap_average"] for r in rows], label=label)
+            color = colors[k % len(colors)]
+            ax.plot([r[xkey] for r in rows], [r["gap_average"] for r in rows], label=label, color=color)
             if current:
                 pts = [r for r in rows if r.get("gap_current", 0) > 0]
-                ax.plot([r[xkey] for r in pts], [r["gap_current"] for r in pts], ls="--", lw=0.8,
-                        color=line.get_color(), label=f"{label} (current)")
+                ax.plot([r[xkey] for r in pts], [r["gap_current"] for r in pts], ls="--", lw=0.8, color=color)
     for ax, xlabel in zip(axes, ("iterations", "gradient computations (products A y, A^T x)")):
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel(xlabel)
         ax.set_ylabel("saddle-point gap (payoff units)")
         ax.grid(True, which="both", alpha=0.3)
-    axes[0].legend(fontsize=8)
-    fig.suptitle(title or " / ".join(sorted(g for g in games if g)) or "convergence")
+    if len(paths) <= 6:
+        axes[0].legend(fontsize=8)
+    else:
+        axes[1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    title = title or " / ".join(sorted(g for g in games if g)) or "convergence"
+    fig.suptitle(title + (" (solid: average, dashed: current iterate)" if current else ""))
     fig.tight_layout()
     fig.savefig(out, dpi=120)
     plt.close(fig)
