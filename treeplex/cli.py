@@ -116,6 +116,9 @@ def add_solver_args(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--checkpoint", default=None, metavar="FILE", help="save the run here at every gap check")
     sp.add_argument("--resume", default=None, metavar="FILE", help="continue the run saved in this checkpoint")
     sp.add_argument("--restart", action="store_true", help="restart from the average whenever its gap halves")
+    sp.add_argument("--report", choices=["average", "current", "best"], default=None,
+                    help="strategy to report and stop on: the average (default), the current iterate, "
+                         "or the better of the two")
     sp.add_argument("--warm-start", default=None, metavar="FILE", help="start from this strategy profile (JSON)")
     sp.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                     help="solver parameter, repeatable (e.g. alpha=2.3, alternating=false, eta=10)")
@@ -177,7 +180,7 @@ def cmd_solve(args) -> int:
     show_bar = not args.no_progress and not args.json and sys.stderr.isatty()
     params = solver_params(args, p)
     stop = dict(target_gap=args.target, max_iters=args.max_iters, time_limit=args.time_limit,
-                check_every=args.check_every, progress=show_bar)
+                check_every=args.check_every, progress=show_bar, report=args.report or "average")
     if args.refine:
         from .refine.cli import solve_refined
 

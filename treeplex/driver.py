@@ -94,6 +94,7 @@ def solve(
     checkpoint: str | None = None,
     resume: str | None = None,
     restart: bool = False,
+    report: str = "average",
     **params,
 ) -> Result:
     """Run ``algorithm`` (a registered name or a ready :class:`Solver`) until a stop rule fires.
@@ -110,8 +111,15 @@ def solve(
     ``time_limit`` count the iterations and solver seconds before the save). ``restart=True``
     restarts the solver from its average whenever the gap of the average has halved since
     the last restart (solvers with a ``restart()`` method: the CFR family); the result is
-    then the best average met at a check.
+    then the best profile met at a check.
+
+    ``report`` chooses the strategy profile returned and tested against ``target_gap``: the
+    ``"average"`` of the iterates (default; the one regret minimization guarantees), the
+    ``"current"`` iterate, or the ``"best"`` of the two (predictive variants' last iterates
+    often converge faster than their averages).
     """
+    if report not in REPORTS:
+        raise InputError(f"report must be one of {', '.join(REPORTS)}, got {report!r}")
     if algorithm == "lp" and resume is None:
         lp = solve_lp(problem)
         return Result("lp", lp.x, lp.y, evaluate(problem, lp.x, lp.y), iterations=lp.simplex_iterations,
@@ -164,18 +172,21 @@ def solve(
         done_time = time_limit is not None and seconds >= time_limit
         if it >= next_check or done_iters or done_time:
             t1 = time.perf_counter()
-            ev = evaluate(problem, *solver.average())
+            avg, cur = solver.average(), solver.current()
+            ev = evaluate(problem, *avg)
+            gap_current = evaluate(problem, *cur).gap
             row = {
                 "iteration": it,
                 "gradients": solver.gradients,
                 "seconds": seconds,
                 "gap_average": ev.gap,
-                "gap_current": evaluate(problem, *solver.current()).gap,
+                "gap_current": gap_current,
                 **solver.trace_extra(),
             }
+            chosen, gap = _pick(report, avg, ev.gap, cur, gap_current)
             if restart:
-                if best is None or ev.gap < best[2]:
-                    best = (*solver.average(), ev.gap)
+                if best is None or gap < best[2]:
+                    best = (*chosen, gap)
                 if ev.gap <= restart_gap / 2 or restart_gap == math.inf:
                     if restart_gap < math.inf:
                         solver.restart()
@@ -184,7 +195,7 @@ def solve(
             trace.append(row)
             if on_check is not None:
                 on_check(solver, row)
-            if target_gap is not None and ev.gap <= target_gap:
+            if target_gap is not None and gap <= target_gap:
                 stopped_by = "target"
             next_check = it + (check_every or max(1, it // 10 if it >= 10 else 1))
             check_seconds += time.perf_counter() - t1
@@ -197,14 +208,25 @@ def solve(
             break
     if bar is not None:
         bar.close()
-    x, y = solver.average()
-    if best is not None and best[2] < evaluate(problem, x, y).gap:
-        x, y = best[0], best[1]  # restarts make the average non-monotone: report the best one checked
+    avg, cur = solver.average(), solver.current()
+    (x, y), gap = _pick(report, avg, evaluate(problem, *avg).gap, cur, evaluate(problem, *cur).gap)
+    if best is not None and best[2] < gap:
+        x, y = best[0], best[1]  # restarts make the iterates non-monotone: report the best one checked
     return Result(
         algorithm=solver.name, x=x, y=y, evaluation=evaluate(problem, x, y), iterations=solver.iteration,
         gradients=solver.gradients, seconds=seconds, check_seconds=check_seconds, trace=trace,
         current=solver.current(), stopped_by=stopped_by,
     )
+
+
+REPORTS = ("average", "current", "best")
+
+
+def _pick(report: str, avg, gap_avg: float, cur, gap_cur: float):
+    """(profile, gap) that ``report`` selects from the average and the current iterate."""
+    if report == "current" or (report == "best" and gap_cur < gap_avg):
+        return cur, gap_cur
+    return avg, gap_avg
 
 
 def _progress(enabled: bool, total: int | None, target: float | None = None):
