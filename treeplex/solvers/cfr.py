@@ -59,7 +59,10 @@ class RegretSolver(Solver):
         self.epoch = 0  # iteration at the last (re)start: schedules count t from there
         for p, T in enumerate(problem.treeplexes):
             n = T.n_seqs
-            setattr(self, f"b{p}", _uniform_local(T))  # local (behavioral) strategy to play next
+            sizes = T.end - T.start
+            b = np.ones(n)
+            b[1:] = 1.0 / np.repeat(sizes, sizes)  # local (behavioral) strategy to play next: uniform
+            setattr(self, f"b{p}", b)
             setattr(self, f"x{p}", T.plan_from_behavioral(getattr(self, f"b{p}")))  # its plan
             setattr(self, f"xsum{p}", np.zeros(n))  # weighted sum of played plans
             setattr(self, f"R{p}", np.zeros(n))  # cumulative (discounted) regrets
@@ -154,14 +157,14 @@ class RegretSolver(Solver):
             counterfactual_values(T.start, T.end, T.parent, v, b)
             counterfactual_values(T.start, T.end, T.parent, gu, b)
             R = getattr(self, f"R{p}")
-            for j in range(T.n_infosets):
-                sl = slice(T.start[j], T.end[j])
-                r = v[sl] - b[sl] @ v[sl]
+            if T.n_infosets:  # per infoset j (slices tile sequences 1..n-1): reduceat over them
+                first, own = T.start - 1, T.seq_infoset[1:]
+                r = v[1:] - np.add.reduceat((b * v)[1:], first)[own]
                 if hedge:
-                    R[sl] = weight * r
+                    R[1:] = weight * r
                 else:
-                    scale = np.abs(v[sl]).max() + np.abs(gu[sl]).max()
-                    R[sl] = weight * (r + scale * b[sl])
+                    scale = np.maximum.reduceat(np.abs(v[1:]), first) + np.maximum.reduceat(np.abs(gu[1:]), first)
+                    R[1:] = weight * (r + scale[own] * b[1:])
             if not hedge and self.regrets(1)[2] == 0.0:
                 np.maximum(R, 0.0, out=R)
             if hedge:
@@ -175,14 +178,6 @@ class RegretSolver(Solver):
     def restart(self) -> None:
         """Warm-start from the current average (driver option ``restart``)."""
         self.warm_start(*self.average(), weight=self.restart_weight)
-
-
-def _uniform_local(T) -> np.ndarray:
-    b = np.empty(T.n_seqs)
-    b[0] = 1.0
-    for j in range(T.n_infosets):
-        b[T.start[j] : T.end[j]] = 1.0 / (T.end[j] - T.start[j])
-    return b
 
 
 # ====================================================================== the variants
