@@ -119,6 +119,9 @@ def peers(spec: str) -> tuple[list, list[str]]:
     if game is None:
         notes.append(f"no OpenSpiel equivalent of {spec}: peers not run")
         return out, notes
+    if spec == "leduc":
+        notes.append("peers run OpenSpiel's leduc_poker (936 infosets, not suit-isomorphic): "
+                     "compare them with leduc(suited=True)")
     out.append(OpenSpielCFRPlus(game))
     try:
         out.append(LiteEFGCFRPlus(game))
