@@ -1,0 +1,230 @@
+"""Figure 1 of Brown, Sandholm & Amos (2018), "Depth-limited solving", on a small NLFH.
+
+    .venv/bin/python experiments/depth_limited_nlfh.py            # about 5 minutes on 2 cores
+
+The blueprint is CFR+ on the abstraction {0.5, 1} x pot + all-in (both rounds), run to below
+1 mbb/g. Player 0 (P1, the small blind) then opens with an off-tree bet of 0.75 x pot. Player
+1's response is computed by
+
+- depth-limited solving after the bet (leaves at the end of the first round, the k values
+  averaged from the leaves after the 0.5 and 1 bets, root safety gadget), then safe subgame
+  solving of the rest of the game at each leaf; k in {1, 2, 4, 8, 16} state values, the
+  opponent's continuation strategies built by the *bias* and the *self-generative* methods;
+- RPAT (randomized pseudo-harmonic action translation);
+- and, for reference, one safe subgame solved to the end of the game after the bet (the best
+  response possible while the blueprint is kept everywhere else).
+
+The lower bound is CFR+ (same stopping rule) on the game with 0.75 in the abstraction. Every
+exploitability is exact (best responses in the game where the 0.75 bet is available), in
+mbb/g = 1000 x (gap / 2) / big blind. The arena then plays the depth-limited agent (it also
+bets 0.75 itself, by a depth-limited solve at the start of the game) against the
+blueprint-with-RPAT agent in duplicate hands.
+
+Writes ``table.md``, ``results.json`` and ``figure1.png`` under ``--out`` (default
+``out/depth_limited_nlfh``) and prints the paths.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+from treeplex.compile import compile_game
+from treeplex.depth_limited.arena import Agent, exact_match_value, play_duplicate
+from treeplex.depth_limited.blueprint import compute_blueprint
+from treeplex.depth_limited.evaluation import exploitability, plan_of
+from treeplex.depth_limited.index import NLFHIndex, behavioral
+from treeplex.depth_limited.leaves import LeafEvaluator
+from treeplex.depth_limited.nested import respond_to_offtree, solve_own_offtree
+from treeplex.depth_limited.sets import bias_table, self_generative_table
+from treeplex.depth_limited.translation import rpat_plan
+from treeplex.poker.nlfh import NLFH, frac_label
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ranks", type=int, default=8)
+    ap.add_argument("--suits", type=int, default=2)
+    ap.add_argument("--hole", type=int, default=1)
+    ap.add_argument("--flop", type=int, default=1)
+    ap.add_argument("--stack", type=int, default=5000, help="chips; blinds are 50/100")
+    ap.add_argument("--bets", default="0.5,1,allin", help="the abstraction, pot fractions")
+    ap.add_argument("--offtree", type=float, default=0.75, help="player 0's off-tree opening bet, x pot")
+    ap.add_argument("--k", type=int, nargs="+", default=[1, 2, 4, 8, 16])
+    ap.add_argument("--min-iters", type=int, default=1000, help="CFR+ iterations at least (the paper: 1000)")
+    ap.add_argument("--target-mbb", type=float, default=1.0, help="and until this exploitability")
+    ap.add_argument("--subgame-solver", default="lp", help="lp (exact) or a registered solver, e.g. cfr+")
+    ap.add_argument("--unsafe", action="store_true", help="also unsafe second-round solving and no root gadget")
+    ap.add_argument("--arena-pairs", type=int, default=20000, help="duplicate pairs of hands (0: no arena)")
+    ap.add_argument("--arena-k", type=int, default=16)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default="out/depth_limited_nlfh")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    t_all = time.perf_counter()
+    params = dict(ranks=args.ranks, suits=args.suits, hole=args.hole, flop=args.flop, stack=args.stack, bets=args.bets)
+    G = NLFH(**params)
+    Gx = NLFH(**params, off_tree={"": (args.offtree,)})
+    after = Gx.root.child(frac_label(args.offtree))
+    bb = G.big_blind
+    log = lambda *a: print(f"[{time.perf_counter() - t_all:7.1f} s]", *a, flush=True)  # noqa: E731
+
+    bp = compute_blueprint(G, min_iters=args.min_iters, target_mbb=args.target_mbb)
+    log(f"game {G.name}: {bp.problem.stats['histories']} histories; blueprint CFR+ {bp.iterations} iterations, "
+        f"{bp.seconds:.1f} s, exploitability {bp.exploitability_mbb:.3f} mbb/g in the abstraction")
+    Px = compile_game(Gx)
+    lb = compute_blueprint(Gx, min_iters=args.min_iters, target_mbb=args.target_mbb, problem=Px)
+    log(f"lower bound (0.75 in the abstraction): {lb.exploitability_mbb:.3f} mbb/g, {lb.iterations} iterations")
+    x_bp = plan_of(Px, 0, bp.dicts[0])
+
+    def expl(response: dict) -> float:
+        d1 = dict(bp.dicts[1])
+        d1.update(response)
+        return exploitability(Px, x_bp, d1, bb)[0]
+
+    idx_x = NLFHIndex(Gx, Px)
+    y_rpat, rpat_info = rpat_plan(Px.Y, idx_x.parse, bp.dicts[1], G, after, behavioral(Px.Y, bp.dicts[1]))
+    rpat = exploitability(Px, x_bp, y_rpat, bb)[0]
+    log(f"RPAT: {rpat:.2f} mbb/g (f = {rpat_info['f']:.4f} to {rpat_info['A']}, else {rpat_info['B']})")
+    full = respond_to_offtree(bp, None, Gx, after, depth_limit=False, solver=args.subgame_solver)
+    full_mbb = expl(full.strategy)
+    log(f"safe subgame solved to the end after the bet: {full_mbb:.2f} mbb/g, {full.first_round['histories']} "
+        f"histories, {full.seconds:.2f} s")
+
+    ev = LeafEvaluator(bp.index)
+    kmax = max(args.k)
+    t0 = time.perf_counter()
+    tables = {"bias": bias_table(ev, 0, bp.b, kmax)}
+    t1 = time.perf_counter()
+    tables["self-generative"], sg_log = self_generative_table(ev, 0, bp.b, kmax, solver=args.subgame_solver)
+    t2 = time.perf_counter()
+    log(f"leaf tables, k = {kmax}: bias {t1 - t0:.1f} s, self-generative {t2 - t1:.1f} s; "
+        f"{tables['bias'].nbytes / 1024:.0f} KiB each ({len(ev.leaves)} leaves x {bp.index.n_holes}^2 hole pairs)")
+
+    variants = [("safe", True)] + ([("unsafe", True), ("safe", False)] if args.unsafe else [])
+    rows = []
+    for method, table in tables.items():
+        for k in args.k:
+            for round2, root_safety in variants:
+                resp = respond_to_offtree(bp, table.first(k), Gx, after, round2=round2, root_safety=root_safety,
+                                          solver=args.subgame_solver)
+                m = expl(resp.strategy)
+                rows.append({"method": method, "k": k, "round2": round2, "root_safety": root_safety,
+                             "exploitability_mbb": m, **resp.cost_summary()})
+                log(f"{method:16s} k={k:2d} round 2 {round2:6s} root gadget {root_safety!s:5s}: {m:8.2f} mbb/g   "
+                    f"DL solve {rows[-1]['depth_limited_seconds']:.2f} s, leaf table "
+                    f"{rows[-1]['leaf_table_bytes'] / 1024:.1f} KiB, {rows[-1]['second_round_subgames']} flop "
+                    f"subgames {rows[-1]['second_round_seconds']:.2f} s")
+
+    arena = None
+    if args.arena_pairs:
+        arena = run_arena(args, G, Gx, Px, idx_x, bp, ev, tables["self-generative"], x_bp, y_rpat, after, lb, log)
+
+    results = {"game": G.name, "offtree": args.offtree, "blueprint_mbb": bp.exploitability_mbb,
+               "blueprint_iterations": bp.iterations, "lower_bound_mbb": lb.exploitability_mbb,
+               "rpat_mbb": rpat, "rpat": rpat_info, "solve_to_end_mbb": full_mbb, "rows": rows,
+               "self_generative_log": sg_log, "arena": arena, "seconds": time.perf_counter() - t_all}
+    write_outputs(args, results)
+
+
+def run_arena(args, G, Gx, Px, idx_x, bp, ev, table_p0, x_bp, y_rpat, after, lb, log) -> dict:
+    """Duplicate matches between the depth-limited agent, the blueprint-with-RPAT agent and a
+    "0.75 prober", with the exact expected values."""
+    k = args.arena_k
+    resp = respond_to_offtree(bp, table_p0.first(k), Gx, after, solver=args.subgame_solver)
+    d1 = dict(bp.dicts[1])
+    d1.update(resp.strategy)
+    table_p1, _ = self_generative_table(ev, 1, bp.b, k, solver=args.subgame_solver)
+    own, costs = solve_own_offtree(bp, table_p1, Gx, solver=args.subgame_solver)
+    # the prober: the lower bound's strategy with every 0.5 and 1 pot opening moved to 0.75
+    probe = {key: dict(p) for key, p in lb.dicts[0].items()}
+    for key, p in probe.items():
+        if key.endswith("||"):
+            p[after.label] += p.pop("p0.5", 0.0) + p.pop("p1", 0.0)
+    agents = {
+        "depth-limited": (plan_of(Px, 0, own), plan_of(Px, 1, d1)),
+        "blueprint+RPAT": (x_bp, y_rpat),
+        "0.75-prober": (plan_of(Px, 0, probe), lb.plans[1]),
+    }
+    seqs = (idx_x.node[0] == Gx.root.id) & (idx_x.label[0] == after.label)
+    p_open = {n: float(sum(idx_x.chance_of_hole(0)[idx_x.hole[0][s]] * a[0][s] for s in seqs.nonzero()[0]))
+              for n, a in agents.items()}
+    log("P(open 0.75 pot) as player 0: " + ", ".join(f"{n} {p:.3f}" for n, p in p_open.items()))
+    out = []
+    for a, b in [("depth-limited", "blueprint+RPAT"), ("depth-limited", "0.75-prober"), ("blueprint+RPAT", "0.75-prober")]:
+        t0 = time.perf_counter()
+        res = play_duplicate(Gx, Agent.from_plans(a, Px, *agents[a]), Agent.from_plans(b, Px, *agents[b]),
+                             args.arena_pairs, seed=args.seed)
+        exact = exact_match_value(Px, agents[a], agents[b], G.big_blind)
+        log(f"arena: {res.line()}; exact {exact:+.1f} mbb/g; {time.perf_counter() - t0:.1f} s")
+        out.append({"a": a, "b": b, "pairs": res.pairs, "mbb": res.mbb, "ci95": res.ci95, "exact_mbb": exact})
+    return {"k": k, "matches": out, "p_open_075": p_open,
+            "own_solve_seconds": sum(c["build_seconds"] + c["solve_seconds"] for c in costs)}
+
+
+def write_outputs(args, results):
+    path_json = os.path.join(args.out, "results.json")
+    with open(path_json, "w") as f:
+        json.dump(results, f, indent=1)
+    lines = [f"Game: {results['game']}; off-tree opening bet {results['offtree']} x pot; exploitability in mbb/g",
+             "", f"| k | {' | '.join(sorted({r['method'] + ' (' + r['round2'] + (', gadget' if r['root_safety'] else '') + ')' for r in results['rows']}))} |"]
+    cols = sorted({(r["method"], r["round2"], r["root_safety"]) for r in results["rows"]},
+                  key=lambda c: c[0] + " (" + c[1] + (", gadget" if c[2] else "") + ")")
+    lines.append("|---|" + "---|" * len(cols))
+    for k in sorted({r["k"] for r in results["rows"]}):
+        vals = []
+        for c in cols:
+            m = [r["exploitability_mbb"] for r in results["rows"] if (r["method"], r["round2"], r["root_safety"]) == c and r["k"] == k]
+            vals.append(f"{m[0]:.2f}" if m else "")
+        lines.append(f"| {k} | " + " | ".join(vals) + " |")
+    lines += ["", f"- RPAT: {results['rpat_mbb']:.2f}", f"- lower bound (0.75 in the abstraction): {results['lower_bound_mbb']:.2f}",
+              f"- safe subgame solved to the end after the bet: {results['solve_to_end_mbb']:.2f}",
+              f"- blueprint in its own abstraction: {results['blueprint_mbb']:.3f} ({results['blueprint_iterations']} CFR+ iterations)"]
+    if results["arena"]:
+        lines += ["", f"Arena (k = {results['arena']['k']}), duplicate hands, row agent's winnings in mbb/g:", "",
+                  "| match | sampled (95% CI) | exact |", "|---|---|---|"]
+        for m in results["arena"]["matches"]:
+            lines.append(f"| {m['a']} vs {m['b']} | {m['mbb']:+.1f} +- {m['ci95']:.1f} ({2 * m['pairs']} hands) "
+                         f"| {m['exact_mbb']:+.1f} |")
+    path_md = os.path.join(args.out, "table.md")
+    with open(path_md, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    path_png = os.path.join(args.out, "figure1.png")
+    plot(results, path_png)
+    print(f"wrote {path_md}, {path_json}, {path_png}")
+
+
+def plot(results, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    styles = {"self-generative": "o-", "bias": "s-"}
+    for method in ("self-generative", "bias"):
+        for round2, root_safety in sorted({(r["round2"], r["root_safety"]) for r in results["rows"]}):
+            pts = sorted((r["k"], r["exploitability_mbb"]) for r in results["rows"]
+                         if r["method"] == method and r["round2"] == round2 and r["root_safety"] == root_safety)
+            if pts:
+                label = f"depth-limited, {method}" + ("" if (round2, root_safety) == ("safe", True) else f" ({round2}, gadget={root_safety})")
+                ax.plot(*zip(*pts), styles[method] if (round2, root_safety) == ("safe", True) else styles[method][0] + ":", label=label)
+    ks = sorted({r["k"] for r in results["rows"]})
+    ax.axhline(results["rpat_mbb"], color="C3", ls="--", label="action translation (RPAT)")
+    ax.axhline(results["solve_to_end_mbb"], color="C4", ls="-.", label="safe solve to the end after the bet")
+    ax.axhline(results["lower_bound_mbb"], color="k", ls="--", label="0.75 in the abstraction (lower bound)")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ks, [str(k) for k in ks])
+    ax.set_xlabel("number of values per leaf state (k)")
+    ax.set_ylabel("exploitability (mbb/g)")
+    ax.set_title("Off-tree 0.75 pot opening bet, small NLFH")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=150)
+
+
+if __name__ == "__main__":
+    main()
