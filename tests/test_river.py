@@ -286,3 +286,9 @@ def test_max_abs_entry_matches_explicit_matrix():
     for spec in SMALL:
         p = RiverGame(abstraction="libratus", **spec).problem()
         assert p.A.max_abs_entry() == pytest.approx(abs(p.A.to_sparse()).max(), rel=1e-12)
+
+
+def test_game_name_with_a_board_python_cannot_parse():
+    # "7h2c..." is not a Python token; the name parser falls back to plain key=value splitting.
+    g = tp.make_game("river(pot=2100,board=7h2cAsKd3s,abstraction=fcpa)")
+    assert g.board_text == "7h2cAsKd3s" and g.pot == 2100 and g.abstraction.name == "fcpa"

@@ -36,7 +36,7 @@ def parse_game_name(spec: str) -> tuple[str, dict]:
         try:
             call = ast.parse(f"f({args})", mode="eval").body
         except SyntaxError:
-            raise GameError(f"cannot parse parameters of {spec!r}") from None
+            return name, _plain_params(spec, args)
         if call.args:
             raise GameError(f"game parameters must be key=value in {spec!r}")
         for kw in call.keywords:
@@ -45,6 +45,20 @@ def parse_game_name(spec: str) -> tuple[str, dict]:
             except ValueError:
                 params[kw.arg] = ast.unparse(kw.value)  # bare words, e.g. abstraction=libratus
     return name, params
+
+
+def _plain_params(spec: str, args: str) -> dict:
+    """Fallback for values Python cannot parse, e.g. ``board=7h2cAsKd3s``: split on commas."""
+    params: dict = {}
+    for part in args.split(","):
+        key, eq, value = part.partition("=")
+        if not eq or not key.strip().isidentifier():
+            raise GameError(f"cannot parse parameters of {spec!r}; expected key=value, ...")
+        try:
+            params[key.strip()] = ast.literal_eval(value.strip())
+        except (ValueError, SyntaxError):
+            params[key.strip()] = value.strip()
+    return params
 
 
 def make_game(spec: str, **overrides):
