@@ -30,7 +30,7 @@ def load_game(spec: str, **overrides):
 
         if not os.path.isfile(spec):
             raise GameError(f"no such file: {spec}")
-        return load_spec({**_read_json(spec), **overrides})
+        return load_spec({**_read_json(spec), **overrides}, where=spec)
     if spec.endswith(".efg") or os.path.isfile(spec):
         from .efg import read_efg
 

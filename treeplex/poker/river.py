@@ -333,23 +333,27 @@ def generated_endgame(pot: float = 2100, hands: tuple[int, int] = (921, 947), se
     return RiverGame(pot=pot, board=board, range0=ranges[0], range1=ranges[1], abstraction=abstraction, **kwargs)
 
 
-def load_spec(path_or_dict) -> RiverGame:
-    """A river game from a JSON spec file (or dict) with the keys of :class:`RiverGame`."""
+def load_spec(path_or_dict, where: str | None = None) -> RiverGame:
+    """A river game from a JSON spec file (or dict) with the keys of :class:`RiverGame`.
+
+    ``where`` names the spec in error messages (default: the path, or "river spec").
+    """
     spec = path_or_dict
+    where = where or (path_or_dict if isinstance(path_or_dict, str) else "river spec")
     if not isinstance(spec, dict):
         try:
             with open(spec) as f:
                 spec = json.load(f)
         except ValueError as e:
-            raise InputError(f"{path_or_dict}: bad JSON ({e})") from None
+            raise InputError(f"{where}: bad JSON ({e})") from None
     if not isinstance(spec, dict):
-        raise InputError(f"{path_or_dict}: a river spec is a JSON object")
+        raise InputError(f"{where}: a river spec is a JSON object")
     spec = dict(spec)
     spec.pop("game", None)
     allowed = {"pot", "board", "range0", "range1", "abstraction", "stack", "big_blind", "first", "showdown"}
     unknown = set(spec) - allowed
     if unknown:
-        raise InputError(f"{path_or_dict}: unknown keys {sorted(unknown)}; allowed: {sorted(allowed)}")
+        raise InputError(f"{where}: unknown keys {sorted(unknown)}; allowed: {sorted(allowed)}")
     return RiverGame(**spec)
 
 
