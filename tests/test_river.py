@@ -235,6 +235,10 @@ def test_bad_river_input():
         RiverGame(pot=100, board="AsAhAdAc2s", range1="AA")
     with pytest.raises(InputError, match="stack"):
         RiverGame(pot=50000, board=BOARD)
+    with pytest.raises(InputError, match="pot must be a number"):
+        RiverGame(pot="abc", board=BOARD)
+    with pytest.raises(InputError, match="first must be 0 or 1"):
+        RiverGame(pot=100, board=BOARD, first=2)
 
 
 # ------------------------------------------------------------------ OpenSpiel

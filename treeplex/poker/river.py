@@ -69,7 +69,11 @@ class RiverGame:
             raise InputError("river: board is required, e.g. board=AsKd7h2c3s")
         if showdown not in ("sweep", "dense"):
             raise InputError(f"river: showdown must be 'sweep' or 'dense', got {showdown!r}")
-        self.pot, self.stack, self.big_blind, self.first = float(pot), float(stack), float(big_blind), first
+        self.pot, self.stack, self.big_blind = (_chips(v, k) for k, v in (("pot", pot), ("stack", stack),
+                                                                         ("big_blind", big_blind)))
+        if first not in (0, 1):
+            raise InputError(f"river: first must be 0 or 1 (the player who acts first), got {first!r}")
+        self.first = first
         self.board = parse_board(board)
         self.showdown = showdown
         self.abstraction = make_abstraction(abstraction, first_player=first)
@@ -355,6 +359,16 @@ def load_spec(path_or_dict, where: str | None = None) -> RiverGame:
     if unknown:
         raise InputError(f"{where}: unknown keys {sorted(unknown)}; allowed: {sorted(allowed)}")
     return RiverGame(**spec)
+
+
+def _chips(v, name: str) -> float:
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        raise InputError(f"river: {name} must be a number of chips, got {v!r}") from None
+    if not (x > 0) or x == float("inf"):
+        raise InputError(f"river: {name} must be a positive number of chips, got {v!r}")
+    return x
 
 
 def _num(v: float) -> str:
