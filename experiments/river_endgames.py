@@ -1,7 +1,7 @@
 """Figures 2 and 3 of the EGT paper (Kroer, Farina & Sandholm 2018, section 7) on two generated
 river endgames with the Libratus abstraction.
 
-    .venv/bin/python experiments/river_endgames.py [--gradients 3000] [--out out/river_endgames]
+    .venv/bin/python experiments/river_endgames.py [--gradients 4000] [--out out/river_endgames]
 
 Endgames: Endgame-2-sized (pot 2100, 921 / 947 hands: 139,993 / 143,945 sequences) and
 Endgame-7-sized (pot 3750, 467 / 935 hands: 42,965 / 86,021 sequences), stacks 20,000, big
@@ -74,7 +74,7 @@ def first_reaching(rows, goal_mbb, key):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--gradients", type=int, default=3000, help="budget of gradient computations per run")
+    ap.add_argument("--gradients", type=int, default=4000, help="budget of gradient computations per run")
     ap.add_argument("--out", default="out/river_endgames")
     ap.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS))
     ap.add_argument("--endgames", nargs="+", type=int, default=[2, 7])
