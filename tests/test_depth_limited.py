@@ -172,8 +172,18 @@ def test_offtree_response_is_complete_and_exactly_evaluated(tiny, offtree):
     m, e = exploitability(Px, tiny.dicts[0], d1, Gx.big_blind)  # raises if a reached infoset is missing
     # best responses are exact: the gap is the sum of both players' gains (treeplex.metrics)
     assert e.gap == pytest.approx(e.br0 - e.br1) and m == pytest.approx(e.gap / 2 / Gx.big_blind * 1000)
-    # no response beats the game with 0.75 in the abstraction solved exactly (LP lower bound 0)
-    assert m > -1e-9
+    # the safe subgame solved to the end after the bet is the exact minimizer of player 0's
+    # best-response value over all of player 1's strategies below the bet (the resolve gadget
+    # with player 0's in-abstraction best-response values as alternatives), so no depth-limited
+    # response, and no translation, can be less exploitable
+    full = respond_to_offtree(tiny, None, Gx, after, depth_limit=False)
+    d_full = dict(tiny.dicts[1])
+    d_full.update(full.strategy)
+    floor = exploitability(Px, tiny.dicts[0], d_full, Gx.big_blind)[0]
+    idx = NLFHIndex(Gx, Px)
+    y, _ = rpat_plan(Px.Y, idx.parse, tiny.dicts[1], tiny.game, after, behavioral(Px.Y, tiny.dicts[1]))
+    rpat = exploitability(Px, tiny.dicts[0], y, Gx.big_blind)[0]
+    assert -1e-9 < floor <= m + 1e-7 and floor <= rpat + 1e-7
     c = resp.cost_summary()
     assert c["k"] == 4 and c["leaf_table_bytes"] > 0 and c["depth_limited_seconds"] > 0
 

@@ -35,7 +35,7 @@ def test_real_nlfh_bet_sizes_follow_the_rules():
 
 def test_small_member_has_the_advertised_parameters():
     g = nlfh_small()
-    assert (g.ranks, g.suits, g.hole, g.flop, g.stack, g.big_blind) == (4, 2, 1, 1, 5000, 100)
+    assert (g.ranks, g.suits, g.hole, g.flop, g.stack, g.big_blind) == (8, 2, 1, 1, 5000, 100)
     assert g.by_rank  # 1 hole + 1 flop card: no flush, cards dealt by rank
 
 
@@ -102,3 +102,22 @@ def test_bad_parameters_name_the_problem():
     with pytest.raises(GameError, match="fold is illegal"):
         nlfh_small().node("c,f")
     assert list(itertools.islice(nlfh_small().root.walk(), 1))[0].kind == "decision"
+
+
+def test_real_nlfh_flop_subgame_with_narrow_ranges():
+    # Closed form: after limp/check (100 chips each) on As Kd 7h, player 0 holds AcAd (trips)
+    # and player 1 holds 3d2c (nothing): player 1 can only lose, so it checks and folds, and
+    # the value is exactly player 1's 100 chips.
+    import numpy as np
+
+    from treeplex.depth_limited.nlfh_subgames import nlfh_subgame
+
+    g = nlfh_real()
+    holes = [c for _, _, c in g.deal_outcomes((), 2)]
+    names = {g.cards_name(c): i for i, c in enumerate(holes)}
+    board = tuple(sorted((4 * 12 + 3, 4 * 11 + 1, 4 * 5 + 2), reverse=True))  # As Kd 7h
+    w = np.zeros((len(holes), len(holes)))
+    w[names["AdAc"], names["3d2c"]] = 1.0
+    flop = g.node("c,x").after_deal()
+    value = tp.solve_lp(tp.compile_game(nlfh_subgame(g, flop, w, holes, board=board))).value
+    assert g.cards_name(board) == "AsKd7h" and value == pytest.approx(100.0, abs=1e-7)

@@ -452,4 +452,4 @@ def nlfh_small(**kw) -> NLFH:
     return NLFH(**{**SMALL, **kw})
 
 
-SMALL = dict(ranks=4, suits=2, hole=1, flop=1, stack=5000, small_blind=50, big_blind=100, bets="0.5,1,allin")
+SMALL = dict(ranks=8, suits=2, hole=1, flop=1, stack=5000, small_blind=50, big_blind=100, bets="0.5,1,allin")
