@@ -1,6 +1,6 @@
 """Figure 1 of Brown, Sandholm & Amos (2018), "Depth-limited solving", on a small NLFH.
 
-    .venv/bin/python experiments/depth_limited_nlfh.py            # about 5 minutes on 2 cores
+    .venv/bin/python experiments/depth_limited_nlfh.py            # about 3 minutes on 2 cores
 
 The blueprint is CFR+ on the abstraction {0.5, 1} x pot + all-in (both rounds), run to below
 1 mbb/g. Player 0 (P1, the small blind) then opens with an off-tree bet of 0.75 x pot. Player
@@ -164,24 +164,27 @@ def run_arena(args, G, Gx, Px, idx_x, bp, ev, table_p0, x_bp, y_rpat, after, lb,
             "own_solve_seconds": sum(c["build_seconds"] + c["solve_seconds"] for c in costs)}
 
 
+def variant_name(row) -> str:
+    """``self-generative`` for the main variant (root gadget, safe flop solving), else with a suffix."""
+    extra = ([] if row["root_safety"] else ["no root gadget"]) + ([] if row["round2"] == "safe" else ["unsafe flop"])
+    return row["method"] + (f" ({', '.join(extra)})" if extra else "")
+
+
 def write_outputs(args, results):
     path_json = os.path.join(args.out, "results.json")
     with open(path_json, "w") as f:
         json.dump(results, f, indent=1)
+    names = list(dict.fromkeys(variant_name(r) for r in results["rows"]))
     lines = [f"Game: {results['game']}; off-tree opening bet {results['offtree']} x pot; exploitability in mbb/g",
-             "", f"| k | {' | '.join(sorted({r['method'] + ' (' + r['round2'] + (', gadget' if r['root_safety'] else '') + ')' for r in results['rows']}))} |"]
-    cols = sorted({(r["method"], r["round2"], r["root_safety"]) for r in results["rows"]},
-                  key=lambda c: c[0] + " (" + c[1] + (", gadget" if c[2] else "") + ")")
-    lines.append("|---|" + "---|" * len(cols))
+             "", "| k | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     for k in sorted({r["k"] for r in results["rows"]}):
-        vals = []
-        for c in cols:
-            m = [r["exploitability_mbb"] for r in results["rows"] if (r["method"], r["round2"], r["root_safety"]) == c and r["k"] == k]
-            vals.append(f"{m[0]:.2f}" if m else "")
-        lines.append(f"| {k} | " + " | ".join(vals) + " |")
-    lines += ["", f"- RPAT: {results['rpat_mbb']:.2f}", f"- lower bound (0.75 in the abstraction): {results['lower_bound_mbb']:.2f}",
+        vals = {variant_name(r): r["exploitability_mbb"] for r in results["rows"] if r["k"] == k}
+        lines.append(f"| {k} | " + " | ".join(f"{vals[n]:.2f}" for n in names) + " |")
+    lines += ["", f"- RPAT: {results['rpat_mbb']:.2f}",
+              f"- lower bound (0.75 in the abstraction): {results['lower_bound_mbb']:.2f}",
               f"- safe subgame solved to the end after the bet: {results['solve_to_end_mbb']:.2f}",
-              f"- blueprint in its own abstraction: {results['blueprint_mbb']:.3f} ({results['blueprint_iterations']} CFR+ iterations)"]
+              f"- blueprint in its own abstraction: {results['blueprint_mbb']:.3f} "
+              f"({results['blueprint_iterations']} CFR+ iterations)"]
     if results["arena"]:
         lines += ["", f"Arena (k = {results['arena']['k']}), duplicate hands, row agent's winnings in mbb/g:", "",
                   "| match | sampled (95% CI) | exact |", "|---|---|---|"]
@@ -203,25 +206,25 @@ def plot(results, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 4))
-    styles = {"self-generative": "o-", "bias": "s-"}
-    for method in ("self-generative", "bias"):
-        for round2, root_safety in sorted({(r["round2"], r["root_safety"]) for r in results["rows"]}):
-            pts = sorted((r["k"], r["exploitability_mbb"]) for r in results["rows"]
-                         if r["method"] == method and r["round2"] == round2 and r["root_safety"] == root_safety)
-            if pts:
-                label = f"depth-limited, {method}" + ("" if (round2, root_safety) == ("safe", True) else f" ({round2}, gadget={root_safety})")
-                ax.plot(*zip(*pts), styles[method] if (round2, root_safety) == ("safe", True) else styles[method][0] + ":", label=label)
-    ks = sorted({r["k"] for r in results["rows"]})
+    fig, ax = plt.subplots(figsize=(9, 4.2))
+    colors = {"self-generative": "C0", "bias": "C1"}
+    for name in dict.fromkeys(variant_name(r) for r in results["rows"]):
+        pts = sorted((r["k"], r["exploitability_mbb"]) for r in results["rows"] if variant_name(r) == name)
+        method = name.split(" (")[0]
+        main = name == method
+        ax.plot(*zip(*pts), "o-" if main else "o:", color=colors[method], lw=2 if main else 1,
+                alpha=1 if main else 0.5, ms=5 if main else 3, label=f"depth-limited, {name}")
     ax.axhline(results["rpat_mbb"], color="C3", ls="--", label="action translation (RPAT)")
-    ax.axhline(results["solve_to_end_mbb"], color="C4", ls="-.", label="safe solve to the end after the bet")
-    ax.axhline(results["lower_bound_mbb"], color="k", ls="--", label="0.75 in the abstraction (lower bound)")
+    ax.axhline(results["solve_to_end_mbb"], color="C2", ls="-.", label="safe subgame solved to the end")
+    ax.axhline(results["lower_bound_mbb"], color="k", ls="--", lw=1, label="0.75 in the abstraction (lower bound)")
+    ks = sorted({r["k"] for r in results["rows"]})
     ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
     ax.set_xticks(ks, [str(k) for k in ks])
     ax.set_xlabel("number of values per leaf state (k)")
     ax.set_ylabel("exploitability (mbb/g)")
-    ax.set_title("Off-tree 0.75 pot opening bet, small NLFH")
-    ax.legend(fontsize=7)
+    ax.set_title("Response to an off-tree 0.75-pot opening bet, small NLFH")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     fig.savefig(path, dpi=150)
 
