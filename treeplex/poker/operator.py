@@ -19,10 +19,10 @@ the two hole cards c1, c2 of h:
 
     sum_{h' disjoint from h} v[h'] = V - V_c1 - V_c2 + v[h itself],
 
-where V_c sums v over hands holding card c (52 numbers). Showdowns sweep both hand lists in
-strength order with running totals V_<, V_<= and per-card running totals: O(n0 + n1 + 52)
-per terminal instead of O(n0 n1) ("sweep"); the hands are laid out weakest first, so the
-sweep reads both lists in order. The alternative ("dense") precomputes the
+where V_c sums v over hands holding card c (52 numbers). Showdowns split the same sums by
+strength with prefix sums over the other's hands (laid out weakest first) and per-card
+prefix sums: O(n0 + n1 + 52) per group of terminals sharing an input sequence instead of
+O(n0 n1) ("sweep"). The alternative ("dense") precomputes the
 n0 x n1 matrices F = compatible * w0 w1 / Z and S = F * sign(s0 - s1) and does one matrix
 product per kind of terminal (BLAS); it costs 16 n0 n1 bytes. ``showdown="auto"`` picks the
 sweep (measured faster on Libratus-sized games, see benchmarks/river.py).
@@ -72,6 +72,9 @@ class RiverPayoff(PayoffOperator):
         self.stride = [np.ascontiguousarray(s, dtype=np.int64) for s in stride]
         self._dense = self._dense_blocks() if method == "dense" else None
         self._groups = [_input_groups(self.base[p], self.stride[p]) for p in (0, 1)]  # by input player
+        # card-removal tables by output player (own hands against the other's)
+        self._tables = [_card_tables(self.cards[1 - p], self.cards[p], self.lt_end[p], self.le_end[p], self.same[p])
+                        for p in (0, 1)]
 
     # ------------------------------------------------------------ products
 
@@ -88,10 +91,9 @@ class RiverPayoff(PayoffOperator):
             self._apply_dense(vec, own, out)
             return out
         return _sweep(
-            *self._groups[oth], self.kind, self.value, 1.0 if own == 0 else -1.0,
-            vec, self.weight[oth], self.cards[oth],
-            self.base[own], self.stride[own], self.shape[own], self.coef[own], self.cards[own],
-            self.lt_end[own], self.le_end[own], self.same[own],
+            *self._groups[oth], self.kind, self.value, 1.0 if own == 0 else -1.0, vec, self.weight[oth],
+            self.base[own], self.stride[own], self.shape[own], self.coef[own], self.lt_end[own], self.le_end[own],
+            *self._tables[own],
         )
 
     def _apply_dense(self, vec, own, out):
@@ -163,7 +165,8 @@ class RiverPayoff(PayoffOperator):
     @property
     def nbytes(self) -> int:
         arrays = [self.kind, self.value, *self.base, *self.stride, *self.cards, *self.strength, *self.weight,
-                  *self.coef, *self.lt_end, *self.le_end, *self.same, *(a for g in self._groups for a in g)]
+                  *self.coef, *self.lt_end, *self.le_end, *self.same, *(a for g in self._groups for a in g),
+                  *(a for t in self._tables for a in t)]
         n = sum(a.nbytes for a in arrays)
         if self._dense is not None:
             n += sum(M.nbytes for M in self._dense)
@@ -221,85 +224,94 @@ def _input_groups(base: np.ndarray, stride: np.ndarray):
     return ptr, order.astype(np.int64), base[order[first]], stride[order[first]]
 
 
+def _card_tables(cards_in, cards_own, lt_end, le_end, same_own):
+    """Tables for :func:`_sweep`'s card removal by per-card prefix sums.
+
+    ``lists[k, c]``: the k-th (in strength order) input hand holding card c, padded with
+    n_in (a zero slot of v). For own hand h and its cards c1, c2, ``idx[h]`` holds flat
+    indices into the per-card cumulative table cum[k, c] = sum of v over lists[:k, c]: the
+    totals (k = K) and the prefixes below ``lt_end[h]`` and ``le_end[h]``. ``same`` is the
+    identical combo's input index, n_in when there is none.
+    """
+    n_in = len(cards_in)
+    lists = [[] for _ in range(52)]
+    for i, (c1, c2) in enumerate(cards_in):
+        lists[c1].append(i)
+        lists[c2].append(i)
+    K = max(len(hands) for hands in lists)
+    table = np.full((K, 52), n_in, dtype=np.int64)
+    for c, hands in enumerate(lists):
+        table[:len(hands), c] = hands
+    idx = np.empty((len(cards_own), 6), dtype=np.int64)  # (total, < lt_end, < le_end) x (c1, c2)
+    for k in (0, 1):
+        c = cards_own[:, k].astype(np.int64)
+        below_lt = np.array([np.searchsorted(lists[ci], b) for ci, b in zip(c, lt_end)], dtype=np.int64)
+        below_le = np.array([np.searchsorted(lists[ci], b) for ci, b in zip(c, le_end)], dtype=np.int64)
+        idx[:, k] = K * 52 + c
+        idx[:, 2 + k] = below_lt * 52 + c
+        idx[:, 4 + k] = below_le * 52 + c
+    same = np.where(same_own >= 0, same_own, n_in).astype(np.int64)
+    return table, idx, same
+
+
 @nb.njit(cache=True)
-def _sweep(ptr, terms, gbase, gstride, kind, value, sign,
-           vec, w_in, cards_in,
-           ob, ostr, n_out, coef, cards_own, lt_end, le_end, same_own):
+def _sweep(ptr, terms, gbase, gstride, kind, value, sign, vec, w_in,
+           ob, ostr, n_out, coef, lt_end, le_end, table, idx, same):
     """sum_t out[own seq of t] += sum over compatible other hands of payoff * prob * vec[other seq].
 
-    Terminals are visited by groups that share an input sequence, gathered (and swept) once.
-    ``sign`` is +1 when the output player is player 0 and -1 for player 1 (showdown payoffs
-    are player 0's: sign(s0 - s1) * stake).
+    Terminals are visited by groups that share an input sequence; per group, the input
+    weights v are gathered once with their prefix sums P (hands weakest first) and per-card
+    prefix sums cum (see :func:`_card_tables`), so that for own hand h with cards c1, c2
+
+        compat[h]  = V - cum_c1 - cum_c2 + v[same combo]             (all compatible hands)
+        win[h]     = P[lt_end] - cum_c1(< lt_end) - cum_c2(< lt_end)  (compatible, weaker)
+        at_most[h] = P[le_end] - cum_c1(< le_end) - cum_c2(< le_end) + v[same combo]
+
+    and a showdown pays win - (compat - at_most). Every step is a gather or a prefix sum
+    (no read-modify-write chains). ``sign`` is +1 when the output player is player 0 and -1
+    for player 1 (showdown payoffs are player 0's: sign(s0 - s1) * stake).
     """
     out = np.zeros(n_out)
     n_in = len(w_in)
     n_own = len(coef)
-    v = np.empty(n_in)
-    compat = np.empty(n_own)
-    diff = np.empty(n_own)
-    card_all = np.empty(52)
+    K = table.shape[0]
+    v = np.zeros(n_in + 1)  # v[n_in] stays 0: the padding / "no identical combo" slot
+    P = np.empty(n_in + 1)
+    cum = np.zeros((K + 1) * 52)  # row 0 stays 0
+    cw = np.empty(n_own)
+    dw = np.empty(n_own)
     for g in range(len(ptr) - 1):
         b, s = gbase[g], gstride[g]
         total = 0.0
-        card_all[:] = 0.0
+        P[0] = 0.0
         for i in range(n_in):
             vi = w_in[i] * vec[b + i * s]
             v[i] = vi
             total += vi
-            card_all[cards_in[i, 0]] += vi
-            card_all[cards_in[i, 1]] += vi
-        # mass of compatible other hands, by inclusion-exclusion over the two hole cards
-        for h in range(n_own):
-            acc = total - card_all[cards_own[h, 0]] - card_all[cards_own[h, 1]]
-            if same_own[h] >= 0:
-                acc += v[same_own[h]]
-            compat[h] = acc
-        swept = False
+            P[i + 1] = total
+        for k in range(K):  # 52 independent running sums, advanced row by row
+            o = k * 52
+            for c in range(52):
+                cum[o + 52 + c] = cum[o + c] + v[table[k, c]]
+        show = False
+        for k in range(ptr[g], ptr[g + 1]):
+            show |= kind[terms[k]] == 1
+        if show:
+            for h in range(n_own):
+                vs = v[same[h]]
+                compat = total - cum[idx[h, 0]] - cum[idx[h, 1]] + vs
+                win = P[lt_end[h]] - cum[idx[h, 2]] - cum[idx[h, 3]]  # the same combo is never weaker
+                at_most = P[le_end[h]] - cum[idx[h, 4]] - cum[idx[h, 5]] + vs
+                cw[h] = coef[h] * compat
+                dw[h] = coef[h] * (win - (compat - at_most))
+        else:
+            for h in range(n_own):
+                cw[h] = coef[h] * (total - cum[idx[h, 0]] - cum[idx[h, 1]] + v[same[h]])
         for k in range(ptr[g], ptr[g + 1]):
             t = terms[k]
-            if kind[t] == 1 and not swept:
-                _showdown(v, cards_in, cards_own, lt_end, le_end, same_own, compat, diff)
-                swept = True
             ob_t, os_t = ob[t], ostr[t]
-            if kind[t] == 0:  # fold: the same payoff for every deal
-                val = value[t]
-                for h in range(n_own):
-                    out[ob_t + h * os_t] += coef[h] * val * compat[h]
-            else:
-                val = value[t] * sign
-                for h in range(n_own):
-                    out[ob_t + h * os_t] += coef[h] * val * diff[h]
+            val = value[t] if kind[t] == 0 else value[t] * sign
+            src = cw if kind[t] == 0 else dw
+            for h in range(n_own):
+                out[ob_t + h * os_t] += val * src[h]
     return out
-
-
-@nb.njit(cache=True)
-def _showdown(v, cards_in, cards_own, lt_end, le_end, same_own, compat, diff):
-    """diff[h] = (mass of compatible other hands weaker than h) - (mass of stronger ones).
-
-    Both hand lists are sorted by strength, so the other's hands weaker than own hand h are
-    a prefix [0, lt_end[h]) and those at most as strong a prefix [0, le_end[h]); running
-    totals and per-card running totals (for card removal) advance monotonically.
-    """
-    card_lt = np.zeros(52)
-    card_le = np.zeros(52)
-    lt = 0.0
-    le = 0.0
-    j_lt = 0
-    j_le = 0
-    for h in range(len(lt_end)):
-        while j_lt < lt_end[h]:
-            lt += v[j_lt]
-            card_lt[cards_in[j_lt, 0]] += v[j_lt]
-            card_lt[cards_in[j_lt, 1]] += v[j_lt]
-            j_lt += 1
-        while j_le < le_end[h]:
-            le += v[j_le]
-            card_le[cards_in[j_le, 0]] += v[j_le]
-            card_le[cards_in[j_le, 1]] += v[j_le]
-            j_le += 1
-        c1, c2 = cards_own[h, 0], cards_own[h, 1]
-        win = lt - card_lt[c1] - card_lt[c2]  # the same combo is never strictly weaker
-        at_most = le - card_le[c1] - card_le[c2]
-        if same_own[h] >= 0:  # the same combo is at most as strong and was subtracted twice
-            at_most += v[same_own[h]]
-        diff[h] = win - (compat[h] - at_most)  # compat - at_most = compatible stronger hands
