@@ -81,19 +81,13 @@ def root_bounds(bp: Blueprint, node: PublicNode, opponent: int, r_resp: np.ndarr
     gnode = bp.game.node(node.hist_str)
     deal = index.deal if opponent == 0 else index.deal.T
     norm = deal @ r_resp  # [H] chance x responder reach of the opponent's infoset
+    where = {str(k): j for j, k in enumerate(T.infoset_keys)}
     out = np.zeros(index.n_holes)
     for h, cards in enumerate(index.holes):
-        key = f"{bp.game.cards_name(cards)}||{gnode.hist_str}"
-        j = _infoset(T, key)
+        j = where.get(f"{bp.game.cards_name(cards)}||{gnode.hist_str}")
         if j is not None and norm[h] > 0:
             out[h] = cf[j] / norm[h] * (1.0 if opponent == 0 else -1.0)
     return out
-
-
-def _infoset(T: Treeplex, key: str):
-    if not hasattr(T, "_key_index"):
-        T._key_index = {str(k): j for j, k in enumerate(T.infoset_keys)}
-    return T._key_index.get(key)
 
 
 def respond_to_offtree(bp: Blueprint, table: LeafTable | None, game_x: NLFH, after: PublicNode, *,
