@@ -8,7 +8,7 @@ import pytest
 import treeplex as tp
 from treeplex.depth_limited.arena import Agent, exact_match_value, play_duplicate
 from treeplex.depth_limited.blueprint import compute_blueprint
-from treeplex.depth_limited.evaluation import exploitability, plan_of
+from treeplex.depth_limited.evaluation import exploitability
 from treeplex.depth_limited.index import NLFHIndex, behavioral
 from treeplex.depth_limited.leaves import LeafEvaluator, bracket, offtree_leaf_values
 from treeplex.depth_limited.nested import respond_to_offtree
