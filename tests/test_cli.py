@@ -69,3 +69,8 @@ def test_subprocess_error_has_no_traceback(tmp_path):
     r = subprocess.run([sys.executable, "-m", "treeplex.cli", "solve", str(bad)], capture_output=True, text=True)
     assert r.returncode == 2
     assert "Traceback" not in r.stderr and "bad.efg:" in r.stderr
+
+
+def test_depth_limited_subcommand_forwards_and_validates(capsys):
+    code, _, err = run_cli(capsys, "depth-limited", "--bet", "-1")
+    assert code == 2 and "--bet must be a positive pot fraction" in err

@@ -275,6 +275,12 @@ def cmd_export(args) -> int:
     return 0
 
 
+def cmd_depth_limited(args) -> int:
+    from .depth_limited.__main__ import main as depth_limited_main
+
+    return depth_limited_main(args.args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="treeplex", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
@@ -297,6 +303,10 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--current", action="store_true", help="also draw the gap of the current iterate")
     sp.add_argument("--title", default=None)
     sp.set_defaults(func=cmd_plot)
+    sp = sub.add_parser("depth-limited", add_help=False,
+                        help="respond to an off-tree bet by depth-limited nested solving and state its cost")
+    sp.add_argument("args", nargs=argparse.REMAINDER, help="see treeplex depth-limited --help")
+    sp.set_defaults(func=cmd_depth_limited)
     sp = sub.add_parser("export", help="write the game in another format")
     sp.add_argument("game")
     sp.add_argument("--format", choices=["efg"], default="efg")
@@ -306,6 +316,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["depth-limited"]:  # its own parser takes every option after the name
+        return cmd_depth_limited(argparse.Namespace(args=argv[1:]))
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
