@@ -54,16 +54,14 @@ def regret_pass(start, end, parent, v, b, R, r, pos, neg, floor, kappa, lam, eta
         for s in range(a, e):
             inst = v[s] - value
             r[s] = inst
-            acc = R[s] * (pos if R[s] > 0.0 else neg) + inst
-            if acc < floor:
-                acc = floor
+            acc = max(R[s] * (pos if R[s] > 0.0 else neg) + inst, floor)
             R[s] = acc
             q = kappa * acc + lam * inst
             if eta > 0.0:  # Hedge: keep the exponent, subtract its max below
                 q = eta * q + (logprior[s] if centered else 0.0)
-                if q > top:
-                    top = q
-            elif q > 0.0:
+                top = max(top, q)
+            else:  # regret matching: keep q^+ (branch-free; the signs are unpredictable)
+                q = max(q, 0.0)
                 total += q
             b[s] = q
         if eta > 0.0:
@@ -74,7 +72,7 @@ def regret_pass(start, end, parent, v, b, R, r, pos, neg, floor, kappa, lam, eta
                 b[s] /= total
         elif total > 0.0:
             for s in range(a, e):
-                b[s] = b[s] / total if b[s] > 0.0 else 0.0
+                b[s] = b[s] / total
         else:
             for s in range(a, e):
                 b[s] = 1.0 / (e - a)
