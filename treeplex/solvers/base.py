@@ -43,7 +43,11 @@ class Solver:
 
     @property
     def gradients(self) -> int:
-        """Gradient computations (products A y or A^T x) this solver has made."""
+        """Gradient computations (products A y or A^T x) this solver has made.
+
+        Read off the problem's operator counter since the solver was created, so solvers
+        that share one ``Problem`` must run one after another (or use one problem each).
+        """
         return self.problem.A.gradients + self._grad_offset
 
     def step(self) -> None:
