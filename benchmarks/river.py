@@ -1,6 +1,6 @@
 """Libratus-sized river endgame: CFR+ through the structured payoff operator.
 
-    .venv/bin/python benchmarks/river.py [--seed 2] [--target-mbb 1] [--time-limit 600]
+    .venv/bin/python benchmarks/river.py [--seed 2] [--target-mbb 1] [--time-limit 600] [--variants dcfr,pdcfr+]
 
 The instance is Endgame-2-sized (EGT paper, section 7): pot 2100, stacks 20,000, big blind
 100, the Libratus river abstraction, ranges of 921 and 947 hands (random board and weights,
@@ -13,9 +13,10 @@ It prints, each with its unit:
 3. CFR+ run until exploitability (gap / 2) <= --target-mbb mbb/g (the EGT paper's goal of
    1 mbb is on the gap, the sum of both players' regrets: its iteration count is printed
    too): iterations, gradient computations, wall time (solver + gap checks), peak memory;
-4. the same CFR+ iterations through the explicit CSR matrix of a smaller instance that
+4. DCFR and PDCFR+ (``--variants``) to the same target: iterations and wall time;
+5. the same CFR+ iterations through the explicit CSR matrix of a smaller instance that
    fits in memory (the full one does not fit in 2 GB), for contrast;
-5. the OpenSpiel cross-check (universal_poker, fcpa) where pyspiel is installed.
+6. the OpenSpiel cross-check (universal_poker, fcpa) where pyspiel is installed.
 
 The machine is shared: the load average is printed with the timings.
 """
@@ -60,6 +61,7 @@ def main():
     ap.add_argument("--seed", type=int, default=2)
     ap.add_argument("--target-mbb", type=float, default=1.0, help="stop at exploitability (gap/2) <= this, mbb/g")
     ap.add_argument("--time-limit", type=float, default=600.0, help="seconds of solver time at most")
+    ap.add_argument("--variants", default="dcfr,pdcfr+", help="comma-separated solvers also timed to the target")
     ap.add_argument("--contrast-hands", type=int, default=300, help="hands per player of the explicit-CSR run")
     ap.add_argument("--contrast-iters", type=int, default=100)
     args = ap.parse_args()
@@ -117,6 +119,16 @@ def main():
     print(f"  at the paper's ~400 iterations: {build + 0.4 * ms:.1f} s (build + 400 x {ms:.2f} ms); "
           f"gap there {to_mbb(next(r for r in res.trace if r['iteration'] >= 400)['gap_average'], bb):.1f} mbb"
           if res.iterations >= 400 else "")
+
+    # ---------------------------------------------------------------- other CFR variants
+    print(f"\nother CFR variants to exploitability <= {args.target_mbb} mbb/g (gap checks on the driver's "
+          f"geometric schedule, about every 10% of the iterations)")
+    print(f"{'algorithm':10s} {'iterations':>10s} {'wall s':>7s} {'solver s':>9s} {'gap mbb':>8s}  load")
+    for algo in args.variants.split(","):
+        t0 = time.perf_counter()
+        r = solve(p, algo, target_gap=target, time_limit=args.time_limit)
+        print(f"{algo:10s} {r.iterations:10d} {time.perf_counter() - t0:7.1f} {r.seconds:9.1f} "
+              f"{to_mbb(r.gap, bb):8.3f}  {load()}" + ("" if r.stopped_by == "target" else f" ({r.stopped_by})"))
 
     # ---------------------------------------------------------------- explicit CSR contrast
     n = args.contrast_hands
