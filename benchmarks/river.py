@@ -124,7 +124,7 @@ def main():
     print(f"\nother CFR variants to exploitability <= {args.target_mbb} mbb/g (gap checks on the driver's "
           f"geometric schedule, about every 10% of the iterations)")
     print(f"{'algorithm':10s} {'iterations':>10s} {'wall s':>7s} {'solver s':>9s} {'gap mbb':>8s}  load")
-    for algo in args.variants.split(","):
+    for algo in filter(None, args.variants.split(",")):
         t0 = time.perf_counter()
         r = solve(p, algo, target_gap=target, time_limit=args.time_limit)
         print(f"{algo:10s} {r.iterations:10d} {time.perf_counter() - t0:7.1f} {r.seconds:9.1f} "
