@@ -4,6 +4,7 @@ Player 0 maximizes x^T A y, player 1 minimizes it; every value is player 0's pay
 """
 
 from .compile import compile_game
+from .driver import Result, solve
 from .errors import InputError
 from .game import Chance, Decision, ExplicitGame, GameError, Terminal, chance, decision, terminal
 from .games import make_game
@@ -14,6 +15,6 @@ from .treeplex import Treeplex
 
 __all__ = [
     "Chance", "Decision", "Evaluation", "ExplicitGame", "GameError", "InputError", "PayoffOperator", "Problem",
-    "SparsePayoff", "Terminal", "Treeplex", "chance", "compile_game", "decision", "evaluate",
-    "exploitability", "gap", "make_game", "solve_lp", "terminal",
+    "Result", "SparsePayoff", "Terminal", "Treeplex", "chance", "compile_game", "decision", "evaluate",
+    "exploitability", "gap", "make_game", "solve", "solve_lp", "terminal",
 ]
