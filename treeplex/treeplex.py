@@ -125,6 +125,31 @@ class Treeplex:
     def is_plan(self, x: np.ndarray, tol: float = 1e-9) -> bool:
         return self.check_plan(x, tol) is None
 
+    def subtree_parts(self, parts: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Cut the infosets into at most ``parts`` groups of whole independent subtrees.
+
+        Every infoset whose parent is the empty sequence roots a subtree (the infosets below
+        it); passes over different subtrees touch disjoint sequences except sequence 0.
+        Consecutive roots are grouped into parts of about equal sequence counts. Returns
+        (lo, hi, ptr): part k is the runs of consecutive infosets [lo[q], hi[q]) for
+        q in [ptr[k], ptr[k+1]), in increasing (topological) order.
+        """
+        root = _subtree_roots(self.parent, self.seq_infoset)
+        size = np.bincount(root, weights=self.end - self.start, minlength=self.n_infosets)
+        roots = np.flatnonzero(self.parent == 0)
+        work = np.cumsum(size[roots])
+        part_of_root = np.zeros(self.n_infosets, dtype=np.int64)
+        if len(roots):
+            part_of_root[roots] = np.minimum(((work - size[roots]) * parts) // work[-1], parts - 1)
+        part = part_of_root[root]
+        order = np.argsort(part, kind="stable")
+        cut = np.flatnonzero((np.diff(order) != 1) | (np.diff(part[order]) != 0)) + 1
+        first = np.concatenate(([0], cut)).astype(np.int64)
+        last = np.concatenate((cut, [len(order)])).astype(np.int64) - 1
+        lo, hi = order[first].astype(np.int32), (order[last] + 1).astype(np.int32)
+        ptr = np.searchsorted(part[order][first], np.arange(parts + 1)).astype(np.int64)
+        return lo, hi, ptr
+
 
 def _depths(parent: np.ndarray, seq_infoset: np.ndarray) -> np.ndarray:
     depth = np.zeros(len(parent), dtype=np.int32)
@@ -135,6 +160,15 @@ def _depths(parent: np.ndarray, seq_infoset: np.ndarray) -> np.ndarray:
 
 
 # ------------------------------------------------------------------- kernels
+
+
+@nb.njit(cache=True)
+def _subtree_roots(parent, seq_infoset):
+    """root[j]: the infoset below the empty sequence that infoset j descends from."""
+    root = np.empty(len(parent), dtype=np.int64)
+    for j in range(len(parent)):
+        root[j] = j if parent[j] == 0 else root[seq_infoset[parent[j]]]
+    return root
 
 
 @nb.njit(cache=True)

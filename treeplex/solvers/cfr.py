@@ -24,14 +24,17 @@ from __future__ import annotations
 
 import math
 
+import numba as nb
 import numpy as np
 
 from ..errors import InputError
 from ..problem import Problem, SparsePayoff
 from .base import Solver, register
-from .regret_kernels import average_plan, cfr_iteration, counterfactual_values, plan_pass, regret_pass
+from .regret_kernels import (average_plan, cfr_iteration, counterfactual_values, plan_pass, plan_pass_parallel,
+                             regret_pass, regret_pass_parallel)
 
 TINY = 1e-300  # floor for log(prior) in Hedge recentering
+PARALLEL_SEQS = 20000  # treeplexes this large run their passes on numba's threads, by subtrees
 
 
 class RegretSolver(Solver):
@@ -57,6 +60,9 @@ class RegretSolver(Solver):
         self.prior_weight = float(prior_weight)
         self.restart_weight = float(restart_weight)
         self.epoch = 0  # iteration at the last (re)start: schedules count t from there
+        threads = nb.get_num_threads()
+        self._parts = tuple(T.subtree_parts(threads) if threads > 1 and T.n_seqs > PARALLEL_SEQS else None
+                            for T in problem.treeplexes)  # independent subtrees per thread, or serial
         for p, T in enumerate(problem.treeplexes):
             n = T.n_seqs
             sizes = T.end - T.start
@@ -110,10 +116,14 @@ class RegretSolver(Solver):
 
     def _update(self, p: int, g: np.ndarray, coef, avg) -> None:
         T = self.problem.treeplexes[p]
-        b, x = getattr(self, f"b{p}"), getattr(self, f"x{p}")
-        regret_pass(T.start, T.end, T.parent, g, b, getattr(self, f"R{p}"), getattr(self, f"r{p}"), *coef,
-                    getattr(self, f"logprior{p}"))
-        plan_pass(T.start, T.end, T.parent, b, x, getattr(self, f"xsum{p}"), *avg)
+        b, x, R, r, xsum = (getattr(self, f"{k}{p}") for k in ("b", "x", "R", "r", "xsum"))
+        parts = self._parts[p]
+        if parts is None:
+            regret_pass(T.start, T.end, T.parent, g, b, R, r, *coef, getattr(self, f"logprior{p}"))
+            plan_pass(T.start, T.end, T.parent, b, x, xsum, *avg)
+        else:  # the same numbers (sequence 0's value summed in another order)
+            regret_pass_parallel(parts, T.start, T.end, T.parent, g, b, R, r, *coef, getattr(self, f"logprior{p}"))
+            plan_pass_parallel(parts, T.start, T.end, T.parent, b, x, xsum, *avg)
 
     def average(self) -> tuple[np.ndarray, np.ndarray]:
         """Weighted average of the played plans (the current iterate before any step)."""

@@ -80,6 +80,115 @@ def regret_pass(start, end, parent, v, b, R, r, pos, neg, floor, kappa, lam, eta
     return v[0]
 
 
+@nb.njit(cache=True, parallel=True)
+def regret_pass_parallel(parts, start, end, parent, v, b, R, r, pos, neg, floor, kappa, lam, eta, logprior):
+    """:func:`regret_pass` with independent subtrees on parallel threads.
+
+    ``parts`` = (lo, hi, ptr) from :meth:`~treeplex.treeplex.Treeplex.subtree_parts`: part k
+    is the infoset runs [lo[q], hi[q]) for q in [ptr[k], ptr[k+1]), whole subtrees below the
+    empty sequence, so parts write disjoint sequences except sequence 0, which gets the
+    parts' sums in part order. Every other output equals :func:`regret_pass`'s bit for bit.
+    """
+    lo, hi, ptr = parts
+    n = len(ptr) - 1
+    tops = np.empty(n)
+    for k in nb.prange(n):
+        tops[k] = _regret_runs(lo, hi, ptr[k], ptr[k + 1], start, end, parent, v, b, R, r,
+                               pos, neg, floor, kappa, lam, eta, logprior)
+    for k in range(n):
+        v[0] += tops[k]
+    return v[0]
+
+
+@nb.njit(cache=True)
+def _regret_runs(lo, hi, q0, q1, start, end, parent, v, b, R, r, pos, neg, floor, kappa, lam, eta, logprior):
+    """The regret update at every infoset of the runs q1-1, ..., q0, each [lo[q], hi[q])
+    walked backwards, adding its value to its parent sequence; the values of the infosets
+    below the empty sequence are summed and returned instead of added to v[0].
+
+    Regret matching without prediction or sign-dependent discount (CFR, CFR+, LCFR:
+    pos = neg, kappa = 1, lam = 0, eta = 0) takes :func:`_plain_runs`: the same arithmetic
+    with fewer branches, ~15% faster on the river.
+    """
+    if pos == neg and kappa == 1.0 and lam == 0.0 and eta == 0.0:
+        return _plain_runs(lo, hi, q0, q1, start, end, parent, v, b, R, r, pos, floor)
+    centered = len(logprior) > 0
+    root = 0.0
+    for q in range(q1 - 1, q0 - 1, -1):
+        for j in range(hi[q] - 1, lo[q] - 1, -1):
+            a, e = start[j], end[j]
+            value = 0.0
+            for s in range(a, e):
+                value += b[s] * v[s]
+            total = 0.0
+            top = -np.inf
+            for s in range(a, e):
+                inst = v[s] - value
+                r[s] = inst
+                acc = max(R[s] * (pos if R[s] > 0.0 else neg) + inst, floor)
+                R[s] = acc
+                q_s = kappa * acc + lam * inst
+                if eta > 0.0:  # Hedge: keep the exponent, subtract its max below
+                    q_s = eta * q_s + (logprior[s] if centered else 0.0)
+                    top = max(top, q_s)
+                else:  # regret matching: keep q^+ (branch-free; the signs are unpredictable)
+                    q_s = max(q_s, 0.0)
+                    total += q_s
+                b[s] = q_s
+            if eta > 0.0:
+                for s in range(a, e):
+                    b[s] = np.exp(b[s] - top)
+                    total += b[s]
+                for s in range(a, e):
+                    b[s] /= total
+            elif total > 0.0:
+                for s in range(a, e):
+                    b[s] = b[s] / total
+            else:
+                for s in range(a, e):
+                    b[s] = 1.0 / (e - a)
+            p = parent[j]
+            if p == 0:
+                root += value
+            else:
+                v[p] += value
+    return root
+
+
+@nb.njit(cache=True)
+def _plain_runs(lo, hi, q0, q1, start, end, parent, v, b, R, r, pos, floor):
+    """:func:`_regret_runs` for plain regret matching (R <- max(pos R + r, floor), b = R^+
+    normalized): the same arithmetic."""
+    root = 0.0
+    for q in range(q1 - 1, q0 - 1, -1):
+        for j in range(hi[q] - 1, lo[q] - 1, -1):
+            a, e = start[j], end[j]
+            value = 0.0
+            for s in range(a, e):
+                value += b[s] * v[s]
+            total = 0.0
+            for s in range(a, e):
+                inst = v[s] - value
+                r[s] = inst
+                acc = max(R[s] * pos + inst, floor)
+                R[s] = acc
+                acc = max(acc, 0.0)
+                total += acc
+                b[s] = acc
+            if total > 0.0:
+                for s in range(a, e):
+                    b[s] = b[s] / total
+            else:
+                for s in range(a, e):
+                    b[s] = 1.0 / (e - a)
+            p = parent[j]
+            if p == 0:
+                root += value
+            else:
+                v[p] += value
+    return root
+
+
 @nb.njit(cache=True)
 def plan_pass(start, end, parent, b, x, xsum, rho, omega):
     """xsum <- rho * xsum + omega * x (the plan just played), then x <- plan of ``b``.
@@ -95,6 +204,28 @@ def plan_pass(start, end, parent, b, x, xsum, rho, omega):
             xsum[s] = rho * xsum[s] + omega * x[s]
             x[s] = px * b[s]
 
+
+@nb.njit(cache=True, parallel=True)
+def plan_pass_parallel(parts, start, end, parent, b, x, xsum, rho, omega):
+    """:func:`plan_pass` with the subtree parts of :func:`regret_pass_parallel` on parallel
+    threads (a part reads x[0] and its own sequences only); bit for bit the same."""
+    lo, hi, ptr = parts
+    xsum[0] = rho * xsum[0] + omega * x[0]
+    x[0] = 1.0
+    for k in nb.prange(len(ptr) - 1):
+        _plan_runs(lo, hi, ptr[k], ptr[k + 1], start, end, parent, b, x, xsum, rho, omega)
+
+
+@nb.njit(cache=True)
+def _plan_runs(lo, hi, q0, q1, start, end, parent, b, x, xsum, rho, omega):
+    """:func:`plan_pass` over the infoset runs [lo[q], hi[q]), q = q0, ..., q1-1, except
+    sequence 0 (a separate function: the body of a prange loop is compiled slower)."""
+    for q in range(q0, q1):
+        for j in range(lo[q], hi[q]):
+            px = x[parent[j]]
+            for s in range(start[j], end[j]):
+                xsum[s] = rho * xsum[s] + omega * x[s]
+                x[s] = px * b[s]
 
 @nb.njit(cache=True)
 def cfr_iteration(X, Y, a, at, sx, sy, coef, avg, alternating):
