@@ -34,6 +34,7 @@ import numba as nb
 import numpy as np
 import scipy.sparse as sp
 
+from .. import threads  # noqa: F401  (before any parallel kernel runs)
 from ..problem import PayoffOperator
 
 FOLD, SHOWDOWN = 0, 1

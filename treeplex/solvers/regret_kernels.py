@@ -31,6 +31,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .. import threads  # noqa: F401  (before any parallel kernel runs)
 from ..problem import _csr_matvec
 
 
