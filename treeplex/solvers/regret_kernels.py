@@ -87,7 +87,7 @@ def regret_pass_parallel(parts, start, end, parent, v, b, R, r, pos, neg, floor,
 
     The per-infoset body is written out here and in :func:`regret_pass` on purpose: factored
     into one ``inline="always"`` helper, the serial pass measured 1.5-1.6x slower on the
-    Endgame-2 river (numba then no longer vectorizes the inner loops as well).
+    Endgame-2 river (serial CFR+ pass 0.63 -> 1.0 ms, PCFR+ 1.6 -> 2.4 ms, same machine and load).
 
     ``parts`` = (lo, hi, ptr) from :meth:`~treeplex.treeplex.Treeplex.subtree_parts`: part k
     is the infoset runs [lo[q], hi[q]) for q in [ptr[k], ptr[k+1]), whole subtrees below the
