@@ -216,3 +216,37 @@ def test_arena_estimate_covers_the_exact_value(tiny):
     # duplicate (same cards per seat, same action seed) makes a strategy against itself exactly even
     same = play_duplicate(G, Agent.from_plans("a", P, *uni), Agent.from_plans("b", P, *uni), 200, seed=2)
     assert same.mbb == 0.0 and same.ci95 == 0.0
+
+
+def test_self_generated_strategies_are_best_responses_at_every_infoset(tiny):
+    # Section 4: the added strategy is a best response (an MDP solve), which chooses a best
+    # action at every infoset, also below leaves its own first-round play never reaches. A
+    # behavioral strategy read off the pure best-response plan plays uniformly there instead
+    # (the bug this guards against); the check: the chooser's second-round play in the
+    # continuation strategy that produced row 1 is pure at every infoset, and its value from
+    # every infoset is the maximum over actions (recursion over the treeplex written out here).
+    P = tiny.problem
+    ev = LeafEvaluator(tiny.index)
+    G, idx = tiny.game, tiny.index
+    table = ev.table(0, tiny.b, [tiny.b[0]], ["blueprint"])
+    sol = solve_subgame(nlfh_subgame(G, G.root, idx.deal, idx.holes, leaf_values=table.by_node(), chooser=0))
+    y = P.Y.plan_from_behavioral(behavioral(P.Y, sol.strategies[1], default=tiny.b[1]))
+    from treeplex.depth_limited.sets import best_response_everywhere
+
+    b, v = best_response_everywhere(P, 0, y)
+    assert v == pytest.approx(tp.metrics.best_response(P, 0, y)[0], abs=1e-9)
+    T, g = P.X, P.A.matvec(y, count=False)
+    kids = {}
+    for j in range(T.n_infosets):
+        kids.setdefault(int(T.parent[j]), []).append(j)
+    val = np.array(g, dtype=np.float64)
+    for s in range(T.n_seqs - 1, -1, -1):  # children have larger sequence ids (topological order)
+        val[s] += sum(max(val[T.start[j]:T.end[j]]) for j in kids.get(s, []))
+    for j in range(T.n_infosets):
+        sl = slice(T.start[j], T.end[j])
+        assert sorted(b[sl]) == [0.0] * (T.end[j] - T.start[j] - 1) + [1.0]
+        assert val[sl][np.argmax(b[sl])] == pytest.approx(val[sl].max(), abs=1e-9)
+    # and self_generative_table uses exactly this strategy's values for row 1 (no weakening at
+    # an exact equilibrium blueprint)
+    sg, _ = self_generative_table(ev, 0, tiny.b, 2)
+    assert np.allclose(sg.values[1], ev.values(b, tiny.b[1]))

@@ -64,7 +64,10 @@ def _solve_side(M: sp.csr_matrix, E: sp.csr_matrix, e: np.ndarray, F: sp.csr_mat
     A_ub = sp.hstack([-M.T, F.T]).tocsr()
     A_eq = sp.hstack([E, sp.csr_matrix((E.shape[0], nv))]).tocsr()
     bounds = [(0, None)] * nx + [(None, None)] * nv
-    res = linprog(c, A_ub=A_ub, b_ub=np.zeros(A_ub.shape[0]), A_eq=A_eq, b_eq=e, bounds=bounds, method="highs")
+    for method in ("highs", "highs-ds", "highs-ipm"):  # HiGHS's default can fail on degenerate LPs (duplicate columns)
+        res = linprog(c, A_ub=A_ub, b_ub=np.zeros(A_ub.shape[0]), A_eq=A_eq, b_eq=e, bounds=bounds, method=method)
+        if res.status == 0:
+            break
     if res.status != 0:
         raise LPError(f"HiGHS failed: {res.message}")
     x = np.clip(res.x[:nx], 0.0, None)

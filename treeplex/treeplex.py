@@ -96,8 +96,20 @@ class Treeplex:
         """max_{x in Q} <g, x>: returns (value, pure realization plan attaining it)."""
         g = np.asarray(g, dtype=np.float64)
         x = np.empty(self.n_seqs)
-        value = _best_response(self.start, self.end, self.parent, g, x)
+        value = _best_response(self.start, self.end, self.parent, g, x, np.empty(self.n_infosets, np.int32))
         return value, x
+
+    def best_response_behavioral(self, g: np.ndarray) -> tuple[float, np.ndarray]:
+        """Like :meth:`best_response`, as a pure behavioral strategy that plays the argmax of the
+        continuation value at *every* infoset, also those its own best response never reaches
+        (:meth:`behavioral_from_plan` of the plan would play uniformly there)."""
+        g = np.asarray(g, dtype=np.float64)
+        choice = np.empty(self.n_infosets, np.int32)
+        value = _best_response(self.start, self.end, self.parent, g, np.empty(self.n_seqs), choice)
+        b = np.zeros(self.n_seqs)
+        b[0] = 1.0
+        b[choice] = 1.0
+        return value, b
 
     def check_plan(self, x: np.ndarray, tol: float = 1e-9) -> str | None:
         """Return None if ``x`` is a realization plan within ``tol``, else what is wrong."""
@@ -191,10 +203,9 @@ def _behavioral_from_plan(start, end, parent, x, b):
 
 
 @nb.njit(cache=True)
-def _best_response(start, end, parent, g, x):
-    """Bottom-up: v[p_j] += max_{s in j} v[s]; top-down: put all mass on the argmax."""
+def _best_response(start, end, parent, g, x, choice):
+    """Bottom-up: v[p_j] += max_{s in j} v[s], choice[j] = argmax; top-down: put all mass on it."""
     v = g.copy()
-    choice = np.empty(len(start), dtype=np.int32)
     for j in range(len(start) - 1, -1, -1):
         best = start[j]
         for s in range(start[j] + 1, end[j]):

@@ -8,8 +8,9 @@ to 16 can be compared): x100 versions, each bet size alone, and a few mixtures.
 **self-generative** (used by Modicum on the first round): start from the blueprint; solve the
 depth-limited subgame rooted at the start of the game with the current set; add the
 opponent's best response to (subgame solution, blueprint beyond the depth limit); repeat.
-A best response here is exact (the paper approximates it). *Weakening*: if the new strategy
-does better against the blueprint than the opponent's blueprint does, its leaf values are
+A best response here is exact (the paper approximates it), and a best response at every
+infoset, as an MDP solve gives (:func:`best_response_everywhere`). *Weakening*: if the new
+strategy does better against the blueprint than the opponent's blueprint does, its leaf values are
 lowered uniformly (for the opponent) by the difference.
 """
 
@@ -19,7 +20,6 @@ import time
 
 import numpy as np
 
-from ..metrics import best_response
 from .index import NLFHIndex, behavioral, renormalize
 from .leaves import LeafEvaluator, LeafTable
 from .nlfh_subgames import nlfh_subgame
@@ -68,6 +68,18 @@ def bias_table(ev: LeafEvaluator, chooser: int, blueprint: tuple[np.ndarray, np.
     return ev.table(chooser, blueprint, strategies, [n for n, _ in BIAS[:k]])
 
 
+def best_response_everywhere(problem, player: int, other_plan: np.ndarray) -> tuple[np.ndarray, float]:
+    """``player``'s best response to the other's plan as a pure behavioral strategy that is a
+    best response at *every* infoset, also those it never reaches itself (the paper's MDP
+    best response): the leaf table uses it below every leaf, not only below the leaves its
+    own first-round play reaches. Returns (behavioral, player 0's value)."""
+    if player == 0:
+        v, b = problem.X.best_response_behavioral(problem.A.matvec(other_plan, count=False))
+        return b, v
+    v, b = problem.Y.best_response_behavioral(-problem.A.rmatvec(other_plan, count=False))
+    return b, -v
+
+
 def self_generative_table(ev: LeafEvaluator, chooser: int, blueprint: tuple[np.ndarray, np.ndarray], k: int, *,
                           weaken: bool = True, solver: str = "lp") -> tuple[LeafTable, list[dict]]:
     """Leaf table of k self-generated strategies, and a log row per added strategy
@@ -86,8 +98,8 @@ def self_generative_table(ev: LeafEvaluator, chooser: int, blueprint: tuple[np.n
         sub = nlfh_subgame(game, game.root, index.deal, index.holes, leaf_values=table.by_node(), chooser=chooser)
         sol = solve_subgame(sub, solver=solver, k=table.k, leaf_table_bytes=table.nbytes)
         b_me = behavioral(T_me, sol.strategies[me], default=blueprint[me])
-        v_br, plan_br = best_response(problem, chooser, T_me.plan_from_behavioral(b_me))
-        b_br = problem.treeplexes[chooser].behavioral_from_plan(plan_br)
+        b_br, v_br = best_response_everywhere(problem, chooser, T_me.plan_from_behavioral(b_me))
+        plan_br = problem.treeplexes[chooser].plan_from_behavioral(b_br)
         pair = (b_br, blueprint[1]) if chooser == 0 else (blueprint[0], b_br)
         values = ev.values(*pair)
         # weakening: the new strategy's value against the blueprint, in the chooser's terms
