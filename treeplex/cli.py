@@ -328,6 +328,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("treeplex: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `treeplex solve leduc | head`: the reader left, not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 0
     except Exception as e:  # noqa: BLE001 - last line of defence: one line, exit 1
         print(f"treeplex: internal error: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
