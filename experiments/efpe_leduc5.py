@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 from treeplex import compile_game, make_game
-from treeplex.driver import make_solver
+from treeplex.driver import gradient_grid, make_solver
 from treeplex.metrics import evaluate
 from treeplex.refine.efpe import make_efpe_solver, perturbation, perturbed_gap
 from treeplex.refine.infoset_regret import InfosetRegret
@@ -48,17 +48,9 @@ def largest_infoset_regret(ir: InfosetRegret) -> tuple[float, float]:
 
 def run(problem, solver, ir, budget: int, n_points: int = 60) -> list[dict]:
     """Step ``solver`` until ``budget`` traversals; evaluate on a log grid of traversal counts."""
-    grid = np.unique(np.geomspace(6, budget, n_points).astype(int))
-    rows, k, seconds = [], 0, 0.0
+    rows = []
     lower = getattr(solver, "lower", None)
-    while k < len(grid):
-        t0 = time.perf_counter()
-        solver.step()
-        seconds += time.perf_counter() - t0
-        if solver.gradients < grid[k] and solver.gradients < budget:
-            continue
-        while k < len(grid) and grid[k] <= solver.gradients:
-            k += 1
+    for seconds in gradient_grid(solver, budget, n_points, first=6):
         x, y = solver.average()
         ev = evaluate(problem, x, y)
         rows.append({
@@ -70,8 +62,6 @@ def run(problem, solver, ir, budget: int, n_points: int = 60) -> list[dict]:
             "max_infoset_regret": ir(x, y).max,
             "gap_perturbed": perturbed_gap(problem, lower, x, y) if lower is not None else float("nan"),
         })
-        if solver.gradients >= budget:
-            break
     return rows
 
 

@@ -26,11 +26,9 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-import time
 
-import numpy as np
 
-from treeplex.driver import make_solver
+from treeplex.driver import gradient_grid, make_solver
 from treeplex.metrics import evaluate, to_mbb
 from treeplex.poker.river import PAPER_ENDGAMES, generated_endgame
 
@@ -49,21 +47,11 @@ GOALS_MBB = (100.0, 10.0, 1.0)
 def run(problem, algorithm: str, budget: int, n_points: int = 40) -> list[dict]:
     """Step the solver until ``budget`` gradient computations; evaluate on a log grid."""
     solver = make_solver(problem, algorithm)
-    grid = np.unique(np.geomspace(4, budget, n_points).astype(int))
-    rows, k, seconds = [], 0, 0.0
-    while k < len(grid):
-        t0 = time.perf_counter()
-        solver.step()
-        seconds += time.perf_counter() - t0
-        if solver.gradients < grid[k] and solver.gradients < budget:
-            continue
-        while k < len(grid) and grid[k] <= solver.gradients:
-            k += 1
+    rows = []
+    for seconds in gradient_grid(solver, budget, n_points):
         gap = evaluate(problem, *solver.average()).gap
         rows.append({"iteration": solver.iteration, "gradients": solver.gradients, "seconds": seconds,
                      "gap_chips": gap, "gap_mbb": to_mbb(gap, problem.big_blind)})
-        if solver.gradients >= budget:
-            break
     return rows
 
 

@@ -344,3 +344,16 @@ def test_restarting_cfr_plus_on_leduc(games):
     assert res.gap < 1e-7
     assert solve(p, "cfr+", max_iters=20000).gap > 1e-6
     assert abs(res.value - lp.value) <= res.gap + 1e-12
+
+
+def test_gradient_grid_stops_at_budget_and_passes_every_grid_point():
+    # CFR+ makes exactly 2 products per iteration, so with budget 100 it stops at 100, and
+    # the yields fall at the first even counts >= each point of the log grid 4..100.
+    from treeplex.driver import gradient_grid, make_solver
+
+    p = tp.compile_game(tp.make_game("kuhn"))
+    s = make_solver(p, "cfr+")
+    counts = [s.gradients for _ in gradient_grid(s, budget=100, n_points=10)]
+    grid = np.unique(np.geomspace(4, 100, 10).astype(int))
+    assert counts[-1] == 100
+    assert counts == sorted({int(g + g % 2) for g in grid})

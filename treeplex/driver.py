@@ -222,6 +222,27 @@ def solve(
 REPORTS = ("average", "current", "best")
 
 
+def gradient_grid(solver: Solver, budget: int, n_points: int, first: int = 4):
+    """Step ``solver`` until it has made ``budget`` gradient computations, yielding the solver
+    seconds so far each time its count passes the next point of a log grid from ``first`` to
+    ``budget`` (the x axis of the EGT paper's figure 3). What the caller evaluates at a yield
+    is not timed. Used by the experiments that plot against gradient computations.
+    """
+    grid = np.unique(np.geomspace(first, budget, n_points).astype(int))
+    k, seconds = 0, 0.0
+    while k < len(grid):
+        t0 = time.perf_counter()
+        solver.step()
+        seconds += time.perf_counter() - t0
+        if solver.gradients < grid[k] and solver.gradients < budget:
+            continue
+        while k < len(grid) and grid[k] <= solver.gradients:
+            k += 1
+        yield seconds
+        if solver.gradients >= budget:
+            return
+
+
 def _pick(report: str, avg, gap_avg: float, cur, gap_cur: float):
     """(profile, gap) that ``report`` selects from the average and the current iterate."""
     if report == "current" or (report == "best" and gap_cur < gap_avg):
