@@ -1,4 +1,4 @@
-"""The CFR passes split by independent subtrees (Treeplex.subtree_parts) equal the serial ones.
+"""The fused CFR update split by independent subtrees (Treeplex.subtree_parts) equal the serial ones.
 
 Expected numbers come from the serial kernels regret_pass / plan_pass (the independent
 second method here), and the partition is checked against the tree structure itself.
@@ -11,7 +11,7 @@ import pytest
 
 import treeplex as tp
 from treeplex.poker.river import RiverGame
-from treeplex.solvers.regret_kernels import plan_pass, plan_pass_parallel, regret_pass, regret_pass_parallel
+from treeplex.solvers.regret_kernels import plan_pass, regret_pass, update_parts
 from random_games import random_game
 
 # (pos, neg, floor, kappa, lam, eta): CFR+, DCFR-like, PDCFR+-like, Hedge
@@ -47,19 +47,18 @@ def test_parallel_passes_equal_the_serial_ones(coef):
     for T in treeplexes():
         n = T.n_seqs
         b = T.behavioral_from_plan(T.uniform())
-        state = (rng.normal(size=n), b, np.abs(rng.normal(size=n)), np.zeros(n))  # g, b, R, r
+        state = (rng.normal(size=n), b, np.abs(rng.normal(size=n)))  # g, b, R
         x, xsum = T.uniform(), rng.random(n)
         logprior = np.log(b) if coef[5] > 0 else np.zeros(0)
-        g, b1, R1, r1 = (a.copy() for a in state)
+        g, b1, R1 = (a.copy() for a in state)
         x1, xsum1 = x.copy(), xsum.copy()
-        value = regret_pass(T.start, T.end, T.parent, g, b1, R1, r1, *coef, logprior)
+        value = regret_pass(T.start, T.end, T.parent, g, b1, R1, *coef, logprior)
         plan_pass(T.start, T.end, T.parent, b1, x1, xsum1, 0.5, 2.0)
-        for parts in (1, 2, 3):
-            v, b2, R2, r2 = (a.copy() for a in state)
+        for parts in (1, 2, 3, 40):
+            v, b2, R2 = (a.copy() for a in state)
             x2, xsum2 = x.copy(), xsum.copy()
             P = T.subtree_parts(parts)
-            value2 = regret_pass_parallel(P, T.start, T.end, T.parent, v, b2, R2, r2, *coef, logprior)
-            plan_pass_parallel(P, T.start, T.end, T.parent, b2, x2, xsum2, 0.5, 2.0)
-            for a, c in ((b1, b2), (R1, R2), (r1, r2), (g[1:], v[1:]), (x1, x2), (xsum1, xsum2)):
+            value2 = update_parts(P, T.start, T.end, T.parent, v, b2, R2, x2, xsum2, *coef, logprior, 0.5, 2.0)
+            for a, c in ((b1, b2), (R1, R2), (g[1:], v[1:]), (x1, x2), (xsum1, xsum2)):
                 assert np.array_equal(a, c)  # same arithmetic, sequence by sequence
             assert value2 == pytest.approx(value, rel=1e-12, abs=1e-12)  # only the root sum is reordered

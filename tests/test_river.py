@@ -169,8 +169,10 @@ def test_structured_operator_matches_compiled_matrix(spec, showdown):
     assert np.array_equal(p.X.seq_parent[m0[1:]], m0[c.X.seq_parent[1:]])
     assert np.array_equal(p.Y.seq_parent[m1[1:]], m1[c.Y.seq_parent[1:]])
     rng = np.random.default_rng(7)
-    for _ in range(3):
-        x, y = rng.normal(size=p.X.n_seqs), rng.normal(size=p.Y.n_seqs)
+    # random vectors, then pure plans (most betting lines never taken: all-zero input groups)
+    pure = [(p.X.best_response(rng.normal(size=p.X.n_seqs))[1], p.Y.best_response(rng.normal(size=p.Y.n_seqs))[1])
+            for _ in range(2)]
+    for x, y in [(rng.normal(size=p.X.n_seqs), rng.normal(size=p.Y.n_seqs)) for _ in range(3)] + pure:
         assert np.abs(p.A.matvec(y)[m0] - c.A.matvec(y[m1])).max() < 1e-10
         assert np.abs(p.A.rmatvec(x)[m1] - c.A.rmatvec(x[m0])).max() < 1e-10
     assert p.stats["leaves"] == c.stats["terminals"] and p.stats["histories"] == c.stats["histories"]

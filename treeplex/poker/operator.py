@@ -93,11 +93,12 @@ class RiverPayoff(PayoffOperator):
             self._apply_dense(vec, own, out)
             return out
         args = (*self._groups[oth], self.kind, self.value, 1.0 if own == 0 else -1.0, vec, self.weight[oth],
-                self.base[own], self.stride[own], self.shape[own], self.coef[own], self.lt_end[own],
-                self.le_end[own], *self._tables[own])
-        if len(self._parts[oth]) == 2:  # one thread: the serial kernel (measured 2x faster than one part)
-            return _sweep(*args)
-        return _sweep_parts(self._parts[oth], *args)
+                self.base[own], self.stride[own], self.coef[own], self.lt_end[own], self.le_end[own],
+                *self._tables[own])
+        runs = len(self._parts[oth]) - 1
+        if runs == 1:  # one thread: the serial kernel (measured 2x faster than one part)
+            return _sweep(*args, np.zeros(self.shape[own]))
+        return _sweep_parts(self._parts[oth], *args, np.zeros((runs, self.shape[own])))
 
     def _apply_dense(self, vec, own, out):
         oth = 1 - own
@@ -238,15 +239,14 @@ def _split_groups(ptr, terms, kind, parts: int) -> np.ndarray:
 
 @nb.njit(parallel=True, cache=True)
 def _sweep_parts(bounds, ptr, terms, gbase, gstride, kind, value, sign, vec, w_in,
-                 ob, ostr, n_out, coef, lt_end, le_end, table, idx, same):
-    """:func:`_sweep` over runs of groups [bounds[i], bounds[i+1]) on parallel threads, each
-    into its own output vector (runs write to overlapping sequences), summed at the end."""
+                 ob, ostr, coef, lt_end, le_end, table, idx, same, outs):
+    """:func:`_sweep` over runs of groups [bounds[i], bounds[i+1]) on parallel threads, run i
+    into ``outs[i]`` (zeros; runs write to overlapping sequences); returns their sum."""
     n = len(bounds) - 1
-    outs = np.empty((n, n_out))
     for i in nb.prange(n):
         lo, hi = bounds[i], bounds[i + 1]
-        outs[i] = _sweep(ptr[lo:hi + 1], terms, gbase[lo:hi], gstride[lo:hi], kind, value, sign, vec, w_in,
-                         ob, ostr, n_out, coef, lt_end, le_end, table, idx, same)
+        _sweep(ptr[lo:hi + 1], terms, gbase[lo:hi], gstride[lo:hi], kind, value, sign, vec, w_in,
+               ob, ostr, coef, lt_end, le_end, table, idx, same, outs[i])
     out = outs[0]
     for i in range(1, n):
         out += outs[i]
@@ -285,8 +285,8 @@ def _card_tables(cards_in, cards_own, lt_end, le_end, same_own):
 
 @nb.njit(cache=True)
 def _sweep(ptr, terms, gbase, gstride, kind, value, sign, vec, w_in,
-           ob, ostr, n_out, coef, lt_end, le_end, table, idx, same):
-    """sum_t out[own seq of t] += sum over compatible other hands of payoff * prob * vec[other seq].
+           ob, ostr, coef, lt_end, le_end, table, idx, same, out):
+    """out[own seq of t] += sum over compatible other hands of payoff * prob * vec[other seq].
 
     Terminals are visited by groups that share an input sequence; per group, the input
     weights v are gathered once with their prefix sums P (hands weakest first) and per-card
@@ -297,10 +297,10 @@ def _sweep(ptr, terms, gbase, gstride, kind, value, sign, vec, w_in,
         at_most[h] = P[le_end] - cum_c1(< le_end) - cum_c2(< le_end) + v[same combo]
 
     and a showdown pays win - (compat - at_most). Every step is a gather or a prefix sum
-    (no read-modify-write chains). ``sign`` is +1 when the output player is player 0 and -1
-    for player 1 (showdown payoffs are player 0's: sign(s0 - s1) * stake).
+    (no read-modify-write chains). A group whose input is all zero (a betting line the
+    other player's plan never takes, common once CFR+ has settled) is skipped. ``sign`` is +1 when the output player is player 0 and -1
+    for player 1 (showdown payoffs are player 0's: sign(s0 - s1) * stake). Returns ``out``.
     """
-    out = np.zeros(n_out)
     n_in = len(w_in)
     n_own = len(coef)
     K = table.shape[0]
@@ -313,11 +313,15 @@ def _sweep(ptr, terms, gbase, gstride, kind, value, sign, vec, w_in,
         b, s = gbase[g], gstride[g]
         total = 0.0
         P[0] = 0.0
+        reached = False
         for i in range(n_in):
             vi = w_in[i] * vec[b + i * s]
             v[i] = vi
             total += vi
             P[i + 1] = total
+            reached |= vi != 0.0
+        if not reached:  # no input hand reaches this sequence: the group adds exactly nothing
+            continue
         for k in range(K):  # 52 independent running sums, advanced row by row
             o = k * 52
             for c in range(52):

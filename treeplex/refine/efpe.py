@@ -129,8 +129,7 @@ class _PerturbedRegret:
         T = self.problem.treeplexes[p]
         pos, neg, floor, kappa, lam, _ = coef
         b = getattr(self, f"b{p}")
-        _perturbed_regret_pass(T.start, T.end, T.parent, g, b, getattr(self, f"R{p}"), getattr(self, f"r{p}"),
-                               pos, neg, floor, kappa, lam, self.lower[p], self._lsum[p])
+        _perturbed_regret_pass(T.start, T.end, T.parent, g, b, getattr(self, f"R{p}"), pos, neg, floor, kappa, lam, self.lower[p], self._lsum[p])
         plan_pass(T.start, T.end, T.parent, b, getattr(self, f"x{p}"), getattr(self, f"xsum{p}"), *avg)
 
     def warm_start(self, x, y, weight: float = 1.0) -> None:
@@ -141,7 +140,7 @@ class _PerturbedRegret:
 
 
 @nb.njit(cache=True)
-def _perturbed_regret_pass(start, end, parent, v, b, R, r, pos, neg, floor, kappa, lam, lower, lsum):
+def _perturbed_regret_pass(start, end, parent, v, b, R, pos, neg, floor, kappa, lam, lower, lsum):
     """:func:`treeplex.solvers.regret_kernels.regret_pass` (regret matching) on Delta^l.
 
     ``b`` is the played local strategy l + (1 - L) p (in) and the next one (out); the
@@ -160,7 +159,6 @@ def _perturbed_regret_pass(start, end, parent, v, b, R, r, pos, neg, floor, kapp
         total = 0.0
         for s in range(a, e):
             inst = v[s] - value
-            r[s] = inst
             acc = R[s] * (pos if R[s] > 0.0 else neg) + inst
             if acc < floor:
                 acc = floor

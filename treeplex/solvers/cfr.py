@@ -30,8 +30,7 @@ import numpy as np
 from ..errors import InputError
 from ..problem import Problem, SparsePayoff
 from .base import Solver, register
-from .regret_kernels import (average_plan, cfr_iteration, counterfactual_values, plan_pass, plan_pass_parallel,
-                             regret_pass, regret_pass_parallel)
+from .regret_kernels import average_plan, cfr_iteration, counterfactual_values, plan_pass, regret_pass, update_parts
 
 TINY = 1e-300  # floor for log(prior) in Hedge recentering
 PARALLEL_SEQS = 20000  # treeplexes this large run their passes on numba's threads, by subtrees
@@ -72,7 +71,6 @@ class RegretSolver(Solver):
             setattr(self, f"x{p}", T.plan_from_behavioral(getattr(self, f"b{p}")))  # its plan
             setattr(self, f"xsum{p}", np.zeros(n))  # weighted sum of played plans
             setattr(self, f"R{p}", np.zeros(n))  # cumulative (discounted) regrets
-            setattr(self, f"r{p}", np.zeros(n))  # last instantaneous regrets
             setattr(self, f"logprior{p}", np.zeros(0))  # Hedge recentering, set by a warm start
         if prior is not None:
             self.warm_start(*prior, weight=self.prior_weight)
@@ -97,8 +95,8 @@ class RegretSolver(Solver):
         if isinstance(A, SparsePayoff):  # the same step, fused into one numba call
             X, Y = self.problem.treeplexes
             cfr_iteration((X.start, X.end, X.parent), (Y.start, Y.end, Y.parent), *A.csr,
-                          (self.b0, self.R0, self.r0, self.x0, self.xsum0, self.logprior0),
-                          (self.b1, self.R1, self.r1, self.x1, self.xsum1, self.logprior1),
+                          (self.b0, self.R0, self.x0, self.xsum0, self.logprior0),
+                          (self.b1, self.R1, self.x1, self.xsum1, self.logprior1),
                           coef, avg, self.alternating)
             A.gradients += 2
         elif self.alternating:
@@ -116,14 +114,13 @@ class RegretSolver(Solver):
 
     def _update(self, p: int, g: np.ndarray, coef, avg) -> None:
         T = self.problem.treeplexes[p]
-        b, x, R, r, xsum = (getattr(self, f"{k}{p}") for k in ("b", "x", "R", "r", "xsum"))
+        b, x, R, xsum, logprior = (getattr(self, f"{k}{p}") for k in ("b", "x", "R", "xsum", "logprior"))
         parts = self._parts[p]
         if parts is None:
-            regret_pass(T.start, T.end, T.parent, g, b, R, r, *coef, getattr(self, f"logprior{p}"))
+            regret_pass(T.start, T.end, T.parent, g, b, R, *coef, logprior)
             plan_pass(T.start, T.end, T.parent, b, x, xsum, *avg)
         else:  # the same numbers (sequence 0's value summed in another order)
-            regret_pass_parallel(parts, T.start, T.end, T.parent, g, b, R, r, *coef, getattr(self, f"logprior{p}"))
-            plan_pass_parallel(parts, T.start, T.end, T.parent, b, x, xsum, *avg)
+            update_parts(parts, T.start, T.end, T.parent, g, b, R, x, xsum, *coef, logprior, *avg)
 
     def average(self) -> tuple[np.ndarray, np.ndarray]:
         """Weighted average of the played plans (the current iterate before any step)."""
@@ -182,7 +179,6 @@ class RegretSolver(Solver):
             getattr(self, f"b{p}")[:] = b
             getattr(self, f"x{p}")[:] = T.plan_from_behavioral(b)
             getattr(self, f"xsum{p}")[:] = 0.0
-            getattr(self, f"r{p}")[:] = 0.0
         self.epoch = self.iteration - 1  # the prior counts as iteration 1 of the new epoch
 
     def restart(self) -> None:

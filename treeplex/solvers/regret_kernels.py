@@ -36,12 +36,12 @@ from ..problem import _csr_matvec
 
 
 @nb.njit(cache=True)
-def regret_pass(start, end, parent, v, b, R, r, pos, neg, floor, kappa, lam, eta, logprior):
+def regret_pass(start, end, parent, v, b, R, pos, neg, floor, kappa, lam, eta, logprior):
     """One bottom-up regret update; returns sum_s g[s] x[s] (the player's payoff of b).
 
     ``v`` holds the gradient g on entry and the counterfactual values on exit; ``b`` the
-    local strategy played (in) and the next one (out); ``R`` the cumulative regrets (in/out);
-    ``r`` receives the instantaneous regrets. Scalars as in the module docstring;
+    local strategy played (in) and the next one (out); ``R`` the cumulative regrets (in/out).
+    Scalars as in the module docstring;
     ``logprior`` (log p per sequence, or an empty array for p = 1) is used by Hedge only.
     """
     centered = len(logprior) > 0
@@ -54,7 +54,6 @@ def regret_pass(start, end, parent, v, b, R, r, pos, neg, floor, kappa, lam, eta
         top = -np.inf
         for s in range(a, e):
             inst = v[s] - value
-            r[s] = inst
             acc = max(R[s] * (pos if R[s] > 0.0 else neg) + inst, floor)
             R[s] = acc
             q = kappa * acc + lam * inst
@@ -82,31 +81,37 @@ def regret_pass(start, end, parent, v, b, R, r, pos, neg, floor, kappa, lam, eta
 
 
 @nb.njit(cache=True, parallel=True)
-def regret_pass_parallel(parts, start, end, parent, v, b, R, r, pos, neg, floor, kappa, lam, eta, logprior):
-    """:func:`regret_pass` with independent subtrees on parallel threads.
-
-    The per-infoset body is written out here and in :func:`regret_pass` on purpose: factored
-    into one ``inline="always"`` helper, the serial pass measured 1.5-1.6x slower on the
-    Endgame-2 river (serial CFR+ pass 0.63 -> 1.0 ms, PCFR+ 1.6 -> 2.4 ms, same machine and load).
+def update_parts(parts, start, end, parent, v, b, R, x, xsum, pos, neg, floor, kappa, lam, eta, logprior, rho, omega):
+    """:func:`regret_pass` then :func:`plan_pass`, one part of independent subtrees at a time,
+    parts on parallel threads; returns the player's payoff of b as :func:`regret_pass` does.
 
     ``parts`` = (lo, hi, ptr) from :meth:`~treeplex.treeplex.Treeplex.subtree_parts`: part k
     is the infoset runs [lo[q], hi[q]) for q in [ptr[k], ptr[k+1]), whole subtrees below the
     empty sequence, so parts write disjoint sequences except sequence 0, which gets the
-    parts' sums in part order. Every other output equals :func:`regret_pass`'s bit for bit.
+    parts' sums in part order. A part small enough for the core's cache is walked up and
+    then down while its sequences are still there (one trip through memory instead of two).
+    Every other output equals the serial passes' bit for bit.
+
+    The per-infoset body is written out here and in :func:`regret_pass` on purpose: factored
+    into one ``inline="always"`` helper, the serial pass measured 1.5-1.6x slower on the
+    Endgame-2 river (serial CFR+ pass 0.63 -> 1.0 ms, PCFR+ 1.6 -> 2.4 ms, same machine and load).
     """
     lo, hi, ptr = parts
     n = len(ptr) - 1
     tops = np.empty(n)
+    xsum[0] = rho * xsum[0] + omega * x[0]
+    x[0] = 1.0
     for k in nb.prange(n):
-        tops[k] = _regret_runs(lo, hi, ptr[k], ptr[k + 1], start, end, parent, v, b, R, r,
+        tops[k] = _regret_runs(lo, hi, ptr[k], ptr[k + 1], start, end, parent, v, b, R,
                                pos, neg, floor, kappa, lam, eta, logprior)
+        _plan_runs(lo, hi, ptr[k], ptr[k + 1], start, end, parent, b, x, xsum, rho, omega)
     for k in range(n):
         v[0] += tops[k]
     return v[0]
 
 
 @nb.njit(cache=True)
-def _regret_runs(lo, hi, q0, q1, start, end, parent, v, b, R, r, pos, neg, floor, kappa, lam, eta, logprior):
+def _regret_runs(lo, hi, q0, q1, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, eta, logprior):
     """The regret update at every infoset of the runs q1-1, ..., q0, each [lo[q], hi[q])
     walked backwards, adding its value to its parent sequence; the values of the infosets
     below the empty sequence are summed and returned instead of added to v[0].
@@ -116,7 +121,7 @@ def _regret_runs(lo, hi, q0, q1, start, end, parent, v, b, R, r, pos, neg, floor
     with fewer branches, ~15% faster on the river.
     """
     if pos == neg and kappa == 1.0 and lam == 0.0 and eta == 0.0:
-        return _plain_runs(lo, hi, q0, q1, start, end, parent, v, b, R, r, pos, floor)
+        return _plain_runs(lo, hi, q0, q1, start, end, parent, v, b, R, pos, floor)
     centered = len(logprior) > 0
     root = 0.0
     for q in range(q1 - 1, q0 - 1, -1):
@@ -129,7 +134,6 @@ def _regret_runs(lo, hi, q0, q1, start, end, parent, v, b, R, r, pos, neg, floor
             top = -np.inf
             for s in range(a, e):
                 inst = v[s] - value
-                r[s] = inst
                 acc = max(R[s] * (pos if R[s] > 0.0 else neg) + inst, floor)
                 R[s] = acc
                 q_s = kappa * acc + lam * inst
@@ -161,7 +165,7 @@ def _regret_runs(lo, hi, q0, q1, start, end, parent, v, b, R, r, pos, neg, floor
 
 
 @nb.njit(cache=True)
-def _plain_runs(lo, hi, q0, q1, start, end, parent, v, b, R, r, pos, floor):
+def _plain_runs(lo, hi, q0, q1, start, end, parent, v, b, R, pos, floor):
     """:func:`_regret_runs` for plain regret matching (R <- max(pos R + r, floor), b = R^+
     normalized): the same arithmetic."""
     root = 0.0
@@ -174,7 +178,6 @@ def _plain_runs(lo, hi, q0, q1, start, end, parent, v, b, R, r, pos, floor):
             total = 0.0
             for s in range(a, e):
                 inst = v[s] - value
-                r[s] = inst
                 acc = max(R[s] * pos + inst, floor)
                 R[s] = acc
                 acc = max(acc, 0.0)
@@ -210,17 +213,6 @@ def plan_pass(start, end, parent, b, x, xsum, rho, omega):
             x[s] = px * b[s]
 
 
-@nb.njit(cache=True, parallel=True)
-def plan_pass_parallel(parts, start, end, parent, b, x, xsum, rho, omega):
-    """:func:`plan_pass` with the subtree parts of :func:`regret_pass_parallel` on parallel
-    threads (a part reads x[0] and its own sequences only); bit for bit the same."""
-    lo, hi, ptr = parts
-    xsum[0] = rho * xsum[0] + omega * x[0]
-    x[0] = 1.0
-    for k in nb.prange(len(ptr) - 1):
-        _plan_runs(lo, hi, ptr[k], ptr[k + 1], start, end, parent, b, x, xsum, rho, omega)
-
-
 @nb.njit(cache=True)
 def _plan_runs(lo, hi, q0, q1, start, end, parent, b, x, xsum, rho, omega):
     """:func:`plan_pass` over the infoset runs [lo[q], hi[q]), q = q0, ..., q1-1, except
@@ -232,6 +224,7 @@ def _plan_runs(lo, hi, q0, q1, start, end, parent, b, x, xsum, rho, omega):
                 xsum[s] = rho * xsum[s] + omega * x[s]
                 x[s] = px * b[s]
 
+
 @nb.njit(cache=True)
 def cfr_iteration(X, Y, a, at, sx, sy, coef, avg, alternating):
     """One whole iteration on a CSR payoff matrix in a single numba call.
@@ -239,22 +232,22 @@ def cfr_iteration(X, Y, a, at, sx, sy, coef, avg, alternating):
     The same operations as the generic path (gradient, :func:`regret_pass`, :func:`plan_pass`
     for player 0 then player 1), without the Python overhead that dominates small games.
     ``X``, ``Y`` are (start, end, parent); ``a``, ``at`` the CSR triples of A and A^T; ``sx``,
-    ``sy`` the players' (b, R, r, x, xsum, logprior); ``coef`` = (pos, neg, floor, kappa, lam,
+    ``sy`` the players' (b, R, x, xsum, logprior); ``coef`` = (pos, neg, floor, kappa, lam,
     eta) and ``avg`` = (rho, omega) as in the module docstring.
     """
     pos, neg, floor, kappa, lam, eta = coef
     rho, omega = avg
-    g0 = _csr_matvec(a[0], a[1], a[2], sy[3])
+    g0 = _csr_matvec(a[0], a[1], a[2], sy[2])
     if not alternating:
-        g1 = _csr_matvec(at[0], at[1], at[2], sx[3])
-    regret_pass(X[0], X[1], X[2], g0, sx[0], sx[1], sx[2], pos, neg, floor, kappa, lam, eta, sx[5])
-    plan_pass(X[0], X[1], X[2], sx[0], sx[3], sx[4], rho, omega)
+        g1 = _csr_matvec(at[0], at[1], at[2], sx[2])
+    regret_pass(X[0], X[1], X[2], g0, sx[0], sx[1], pos, neg, floor, kappa, lam, eta, sx[4])
+    plan_pass(X[0], X[1], X[2], sx[0], sx[2], sx[3], rho, omega)
     if alternating:
-        g1 = _csr_matvec(at[0], at[1], at[2], sx[3])
+        g1 = _csr_matvec(at[0], at[1], at[2], sx[2])
     for i in range(len(g1)):
         g1[i] = -g1[i]
-    regret_pass(Y[0], Y[1], Y[2], g1, sy[0], sy[1], sy[2], pos, neg, floor, kappa, lam, eta, sy[5])
-    plan_pass(Y[0], Y[1], Y[2], sy[0], sy[3], sy[4], rho, omega)
+    regret_pass(Y[0], Y[1], Y[2], g1, sy[0], sy[1], pos, neg, floor, kappa, lam, eta, sy[4])
+    plan_pass(Y[0], Y[1], Y[2], sy[0], sy[2], sy[3], rho, omega)
 
 
 @nb.njit(cache=True)
