@@ -35,6 +35,7 @@ def test_subtree_parts_cover_every_infoset_once_and_close_under_descendants(part
         for k in range(parts):
             for q in range(ptr[k], ptr[k + 1]):
                 assert np.all(part[lo[q]:hi[q]] == -1)
+                assert len(set(T.end[lo[q]:hi[q]] - T.start[lo[q]:hi[q]])) == 1  # one size per run
                 part[lo[q]:hi[q]] = k
         assert np.all(part >= 0)
         below = T.parent > 0  # an infoset under a sequence is in the part of that sequence's infoset

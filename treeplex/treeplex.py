@@ -144,7 +144,8 @@ class Treeplex:
         it); passes over different subtrees touch disjoint sequences except sequence 0.
         Consecutive roots are grouped into parts of about equal sequence counts. Returns
         (lo, hi, ptr): part k is the runs of consecutive infosets [lo[q], hi[q]) for
-        q in [ptr[k], ptr[k+1]), in increasing (topological) order.
+        q in [ptr[k], ptr[k+1]), in increasing (topological) order; the infosets of a run
+        all have the same number of actions (the kernels specialize on it).
         """
         root = _subtree_roots(self.parent, self.seq_infoset)
         size = np.bincount(root, weights=self.end - self.start, minlength=self.n_infosets)
@@ -155,7 +156,8 @@ class Treeplex:
             part_of_root[roots] = np.minimum(((work - size[roots]) * parts) // work[-1], parts - 1)
         part = part_of_root[root]
         order = np.argsort(part, kind="stable")
-        cut = np.flatnonzero((np.diff(order) != 1) | (np.diff(part[order]) != 0)) + 1
+        actions = (self.end - self.start)[order]
+        cut = np.flatnonzero((np.diff(order) != 1) | (np.diff(part[order]) != 0) | (np.diff(actions) != 0)) + 1
         first = np.concatenate(([0], cut)).astype(np.int64)
         last = np.concatenate((cut, [len(order)])).astype(np.int64) - 1
         lo, hi = order[first].astype(np.int32), (order[last] + 1).astype(np.int32)

@@ -41,8 +41,8 @@ def regret_pass(start, end, parent, v, b, R, pos, neg, floor, kappa, lam, eta, l
 
     ``v`` holds the gradient g on entry and the counterfactual values on exit; ``b`` the
     local strategy played (in) and the next one (out); ``R`` the cumulative regrets (in/out).
-    Scalars as in the module docstring;
-    ``logprior`` (log p per sequence, or an empty array for p = 1) is used by Hedge only.
+    Scalars as in the module docstring; ``logprior`` (log p per sequence, or an empty array
+    for p = 1) is used by Hedge only.
     """
     centered = len(logprior) > 0
     for j in range(len(start) - 1, -1, -1):
@@ -80,123 +80,6 @@ def regret_pass(start, end, parent, v, b, R, pos, neg, floor, kappa, lam, eta, l
     return v[0]
 
 
-@nb.njit(cache=True, parallel=True)
-def update_parts(parts, start, end, parent, v, b, R, x, xsum, pos, neg, floor, kappa, lam, eta, logprior, rho, omega):
-    """:func:`regret_pass` then :func:`plan_pass`, one part of independent subtrees at a time,
-    parts on parallel threads; returns the player's payoff of b as :func:`regret_pass` does.
-
-    ``parts`` = (lo, hi, ptr) from :meth:`~treeplex.treeplex.Treeplex.subtree_parts`: part k
-    is the infoset runs [lo[q], hi[q]) for q in [ptr[k], ptr[k+1]), whole subtrees below the
-    empty sequence, so parts write disjoint sequences except sequence 0, which gets the
-    parts' sums in part order. A part small enough for the core's cache is walked up and
-    then down while its sequences are still there (one trip through memory instead of two).
-    Every other output equals the serial passes' bit for bit.
-
-    The per-infoset body is written out here and in :func:`regret_pass` on purpose: factored
-    into one ``inline="always"`` helper, the serial pass measured 1.5-1.6x slower on the
-    Endgame-2 river (serial CFR+ pass 0.63 -> 1.0 ms, PCFR+ 1.6 -> 2.4 ms, same machine and load).
-    """
-    lo, hi, ptr = parts
-    n = len(ptr) - 1
-    tops = np.empty(n)
-    xsum[0] = rho * xsum[0] + omega * x[0]
-    x[0] = 1.0
-    for k in nb.prange(n):
-        tops[k] = _regret_runs(lo, hi, ptr[k], ptr[k + 1], start, end, parent, v, b, R,
-                               pos, neg, floor, kappa, lam, eta, logprior)
-        _plan_runs(lo, hi, ptr[k], ptr[k + 1], start, end, parent, b, x, xsum, rho, omega)
-    for k in range(n):
-        v[0] += tops[k]
-    return v[0]
-
-
-@nb.njit(cache=True)
-def _regret_runs(lo, hi, q0, q1, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, eta, logprior):
-    """The regret update at every infoset of the runs q1-1, ..., q0, each [lo[q], hi[q])
-    walked backwards, adding its value to its parent sequence; the values of the infosets
-    below the empty sequence are summed and returned instead of added to v[0].
-
-    Regret matching without prediction or sign-dependent discount (CFR, CFR+, LCFR:
-    pos = neg, kappa = 1, lam = 0, eta = 0) takes :func:`_plain_runs`: the same arithmetic
-    with fewer branches, ~15% faster on the river.
-    """
-    if pos == neg and kappa == 1.0 and lam == 0.0 and eta == 0.0:
-        return _plain_runs(lo, hi, q0, q1, start, end, parent, v, b, R, pos, floor)
-    centered = len(logprior) > 0
-    root = 0.0
-    for q in range(q1 - 1, q0 - 1, -1):
-        for j in range(hi[q] - 1, lo[q] - 1, -1):
-            a, e = start[j], end[j]
-            value = 0.0
-            for s in range(a, e):
-                value += b[s] * v[s]
-            total = 0.0
-            top = -np.inf
-            for s in range(a, e):
-                inst = v[s] - value
-                acc = max(R[s] * (pos if R[s] > 0.0 else neg) + inst, floor)
-                R[s] = acc
-                q_s = kappa * acc + lam * inst
-                if eta > 0.0:  # Hedge: keep the exponent, subtract its max below
-                    q_s = eta * q_s + (logprior[s] if centered else 0.0)
-                    top = max(top, q_s)
-                else:  # regret matching: keep q^+ (branch-free; the signs are unpredictable)
-                    q_s = max(q_s, 0.0)
-                    total += q_s
-                b[s] = q_s
-            if eta > 0.0:
-                for s in range(a, e):
-                    b[s] = np.exp(b[s] - top)
-                    total += b[s]
-                for s in range(a, e):
-                    b[s] /= total
-            elif total > 0.0:
-                for s in range(a, e):
-                    b[s] = b[s] / total
-            else:
-                for s in range(a, e):
-                    b[s] = 1.0 / (e - a)
-            p = parent[j]
-            if p == 0:
-                root += value
-            else:
-                v[p] += value
-    return root
-
-
-@nb.njit(cache=True)
-def _plain_runs(lo, hi, q0, q1, start, end, parent, v, b, R, pos, floor):
-    """:func:`_regret_runs` for plain regret matching (R <- max(pos R + r, floor), b = R^+
-    normalized): the same arithmetic."""
-    root = 0.0
-    for q in range(q1 - 1, q0 - 1, -1):
-        for j in range(hi[q] - 1, lo[q] - 1, -1):
-            a, e = start[j], end[j]
-            value = 0.0
-            for s in range(a, e):
-                value += b[s] * v[s]
-            total = 0.0
-            for s in range(a, e):
-                inst = v[s] - value
-                acc = max(R[s] * pos + inst, floor)
-                R[s] = acc
-                acc = max(acc, 0.0)
-                total += acc
-                b[s] = acc
-            if total > 0.0:
-                for s in range(a, e):
-                    b[s] = b[s] / total
-            else:
-                for s in range(a, e):
-                    b[s] = 1.0 / (e - a)
-            p = parent[j]
-            if p == 0:
-                root += value
-            else:
-                v[p] += value
-    return root
-
-
 @nb.njit(cache=True)
 def plan_pass(start, end, parent, b, x, xsum, rho, omega):
     """xsum <- rho * xsum + omega * x (the plan just played), then x <- plan of ``b``.
@@ -213,16 +96,152 @@ def plan_pass(start, end, parent, b, x, xsum, rho, omega):
             x[s] = px * b[s]
 
 
+@nb.njit(cache=True, parallel=True)
+def update_parts(parts, start, end, parent, v, b, R, x, xsum, pos, neg, floor, kappa, lam, eta, logprior, rho, omega):
+    """:func:`regret_pass` then :func:`plan_pass`, one part of independent subtrees at a time,
+    parts on parallel threads; returns the player's payoff of b as :func:`regret_pass` does.
+
+    ``parts`` = (lo, hi, ptr) from :meth:`~treeplex.treeplex.Treeplex.subtree_parts`: part k
+    is the runs of infosets of equal size [lo[q], hi[q]) for q in [ptr[k], ptr[k+1]), whole
+    subtrees below the empty sequence, so parts write disjoint sequences except sequence 0,
+    which gets the parts' sums in part order. Every other output equals the serial passes'
+    bit for bit (the same arithmetic in the same order).
+    """
+    lo, hi, ptr = parts
+    n = len(ptr) - 1
+    tops = np.empty(n)
+    xsum[0] = rho * xsum[0] + omega * x[0]
+    x[0] = 1.0
+    for k in nb.prange(n):
+        tops[k] = _regret_runs(lo, hi, ptr[k], ptr[k + 1], start, end, parent, v, b, R,
+                               pos, neg, floor, kappa, lam, eta, logprior)
+        _plan_runs(lo, hi, ptr[k], ptr[k + 1], start, end, parent, b, x, xsum, rho, omega)
+    for k in range(n):
+        v[0] += tops[k]
+    return v[0]
+
+
+# Runs of infosets of one size k: the dispatchers below call the inline run bodies with k a
+# literal for the common sizes, so that their loops over actions unroll (the regret pass of the
+# Endgame-2 river measured about 2x faster than with a loop bound read per infoset).
+
+
+@nb.njit(cache=True)
+def _regret_runs(lo, hi, q0, q1, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, eta, logprior):
+    """The regret update at every infoset of the runs q1-1, ..., q0, each [lo[q], hi[q])
+    walked backwards, adding its value to its parent sequence; the values of the infosets
+    below the empty sequence are summed and returned instead of added to v[0]."""
+    if eta > 0.0:
+        return _hedge_runs(lo, hi, q0, q1, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, eta, logprior)
+    root = 0.0
+    for q in range(q1 - 1, q0 - 1, -1):
+        j0, j1 = lo[q], hi[q]
+        k = end[j0] - start[j0]
+        if k == 2:
+            root += _rm_run(j0, j1, 2, start, parent, v, b, R, pos, neg, floor, kappa, lam)
+        elif k == 3:
+            root += _rm_run(j0, j1, 3, start, parent, v, b, R, pos, neg, floor, kappa, lam)
+        elif k == 4:
+            root += _rm_run(j0, j1, 4, start, parent, v, b, R, pos, neg, floor, kappa, lam)
+        elif k == 5:
+            root += _rm_run(j0, j1, 5, start, parent, v, b, R, pos, neg, floor, kappa, lam)
+        else:
+            root += _rm_run(j0, j1, k, start, parent, v, b, R, pos, neg, floor, kappa, lam)
+    return root
+
+
+@nb.njit(inline="always")
+def _rm_run(j0, j1, k, start, parent, v, b, R, pos, neg, floor, kappa, lam):
+    """Regret matching (every variant but Hedge) at infosets j1-1, ..., j0, each of k actions:
+    :func:`regret_pass`'s arithmetic. Returns the summed values of those below sequence 0."""
+    root = 0.0
+    for j in range(j1 - 1, j0 - 1, -1):
+        a = start[j]
+        value = 0.0
+        for i in range(k):
+            value += b[a + i] * v[a + i]
+        total = 0.0
+        for i in range(k):
+            s = a + i
+            inst = v[s] - value
+            acc = max(R[s] * (pos if R[s] > 0.0 else neg) + inst, floor)
+            R[s] = acc
+            q = max(kappa * acc + lam * inst, 0.0)
+            total += q
+            b[s] = q
+        if total > 0.0:
+            for i in range(k):
+                b[a + i] = b[a + i] / total
+        else:
+            for i in range(k):
+                b[a + i] = 1.0 / k
+        p = parent[j]
+        if p == 0:
+            root += value
+        else:
+            v[p] += value
+    return root
+
+
+@nb.njit(cache=True)
+def _hedge_runs(lo, hi, q0, q1, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, eta, logprior):
+    """:func:`_regret_runs` for Hedge (eta > 0): :func:`regret_pass`'s arithmetic."""
+    centered = len(logprior) > 0
+    root = 0.0
+    for q in range(q1 - 1, q0 - 1, -1):
+        for j in range(hi[q] - 1, lo[q] - 1, -1):
+            a, e = start[j], end[j]
+            value = 0.0
+            for s in range(a, e):
+                value += b[s] * v[s]
+            top = -np.inf
+            for s in range(a, e):
+                inst = v[s] - value
+                acc = max(R[s] * (pos if R[s] > 0.0 else neg) + inst, floor)
+                R[s] = acc
+                q_s = eta * (kappa * acc + lam * inst) + (logprior[s] if centered else 0.0)
+                top = max(top, q_s)
+                b[s] = q_s
+            total = 0.0
+            for s in range(a, e):
+                b[s] = np.exp(b[s] - top)
+                total += b[s]
+            for s in range(a, e):
+                b[s] /= total
+            p = parent[j]
+            if p == 0:
+                root += value
+            else:
+                v[p] += value
+    return root
+
+
 @nb.njit(cache=True)
 def _plan_runs(lo, hi, q0, q1, start, end, parent, b, x, xsum, rho, omega):
-    """:func:`plan_pass` over the infoset runs [lo[q], hi[q]), q = q0, ..., q1-1, except
-    sequence 0 (a separate function: the body of a prange loop is compiled slower)."""
+    """:func:`plan_pass` over the runs [lo[q], hi[q]), q = q0, ..., q1-1, except sequence 0."""
     for q in range(q0, q1):
-        for j in range(lo[q], hi[q]):
-            px = x[parent[j]]
-            for s in range(start[j], end[j]):
-                xsum[s] = rho * xsum[s] + omega * x[s]
-                x[s] = px * b[s]
+        j0, j1 = lo[q], hi[q]
+        k = end[j0] - start[j0]
+        if k == 2:
+            _plan_run(j0, j1, 2, start, parent, b, x, xsum, rho, omega)
+        elif k == 3:
+            _plan_run(j0, j1, 3, start, parent, b, x, xsum, rho, omega)
+        elif k == 4:
+            _plan_run(j0, j1, 4, start, parent, b, x, xsum, rho, omega)
+        elif k == 5:
+            _plan_run(j0, j1, 5, start, parent, b, x, xsum, rho, omega)
+        else:
+            _plan_run(j0, j1, k, start, parent, b, x, xsum, rho, omega)
+
+
+@nb.njit(inline="always")
+def _plan_run(j0, j1, k, start, parent, b, x, xsum, rho, omega):
+    for j in range(j0, j1):
+        a = start[j]
+        px = x[parent[j]]
+        for i in range(k):
+            xsum[a + i] = rho * xsum[a + i] + omega * x[a + i]
+            x[a + i] = px * b[a + i]
 
 
 @nb.njit(cache=True)
