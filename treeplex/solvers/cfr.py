@@ -33,7 +33,7 @@ from .base import Solver, register
 from .regret_kernels import average_plan, cfr_iteration, counterfactual_values, plan_pass, regret_pass, update_parts
 
 TINY = 1e-300  # floor for log(prior) in Hedge recentering
-PARALLEL_SEQS = 20000  # treeplexes this large run their passes on numba's threads, by subtrees
+PARALLEL_SEQS = 20000  # treeplexes this large run update_parts: one part of subtrees per thread
 
 
 class RegretSolver(Solver):
@@ -59,8 +59,7 @@ class RegretSolver(Solver):
         self.prior_weight = float(prior_weight)
         self.restart_weight = float(restart_weight)
         self.epoch = 0  # iteration at the last (re)start: schedules count t from there
-        threads = nb.get_num_threads()
-        self._parts = tuple(T.subtree_parts(threads) if threads > 1 and T.n_seqs > PARALLEL_SEQS else None
+        self._parts = tuple(T.subtree_parts(nb.get_num_threads()) if T.n_seqs > PARALLEL_SEQS else None
                             for T in problem.treeplexes)  # independent subtrees per thread, or serial
         for p, T in enumerate(problem.treeplexes):
             n = T.n_seqs
