@@ -1,6 +1,7 @@
 """Libratus-sized river endgame: CFR+ through the structured payoff operator.
 
     .venv/bin/python benchmarks/river.py [--seed 2] [--target-mbb 1] [--time-limit 600] [--variants dcfr,pdcfr+]
+    .venv/bin/python benchmarks/river.py --steady 400   # only: ms per steady-state CFR+ iteration
 
 The instance is Endgame-2-sized (EGT paper, section 7): pot 2100, stacks 20,000, big blind
 100, the Libratus river abstraction, ranges of 921 and 947 hands (random board and weights,
@@ -18,7 +19,9 @@ It prints, each with its unit:
    fits in memory (the full one does not fit in 2 GB), for contrast;
 6. the OpenSpiel cross-check (universal_poker, fcpa) where pyspiel is installed.
 
-The machine is shared: the load average is printed with the timings.
+The machine is shared: the load average is printed with the timings. To compare two versions,
+run ``--steady`` in two checkouts, alternating, a few rounds each (the median per iteration of
+one process is stable; the speed of the machine from one hour to the next is not).
 """
 
 import argparse
@@ -28,7 +31,7 @@ import time
 
 import numpy as np
 
-from treeplex.driver import solve
+from treeplex.driver import make_solver, solve
 from treeplex.lp import solve_lp
 from treeplex.metrics import to_mbb
 from treeplex.poker.river import PAPER_ENDGAMES, RiverGame, generated_endgame
@@ -56,6 +59,21 @@ def first_below(trace, gap) -> dict | None:
     return next((row for row in trace if row["gap_average"] <= gap), None)
 
 
+def steady(args) -> None:
+    """Median, quartile and minimum of single CFR+ steps on the benchmark instance."""
+    spec = PAPER_ENDGAMES[2]
+    solver = make_solver(generated_endgame(spec["pot"], spec["hands"], seed=args.seed).problem(), "cfr+")
+    for _ in range(20):  # compile, and leave the uniform start
+        solver.step()
+    ms = []
+    for _ in range(args.steady):
+        t = time.perf_counter()
+        solver.step()
+        ms.append(1000 * (time.perf_counter() - t))
+    print(f"CFR+ steady state, iterations 21-{20 + args.steady}: median {np.median(ms):.3f} ms per iteration "
+          f"(quartile {np.percentile(ms, 25):.3f}, min {min(ms):.3f}); {load()}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=2)
@@ -64,7 +82,10 @@ def main():
     ap.add_argument("--variants", default="dcfr,pdcfr+", help="comma-separated solvers also timed to the target")
     ap.add_argument("--contrast-hands", type=int, default=300, help="hands per player of the explicit-CSR run")
     ap.add_argument("--contrast-iters", type=int, default=100)
+    ap.add_argument("--steady", type=int, default=0, help="only time this many CFR+ iterations after 20")
     args = ap.parse_args()
+    if args.steady:
+        return steady(args)
 
     spec = PAPER_ENDGAMES[2]
     t0 = time.perf_counter()
