@@ -134,7 +134,12 @@ def main():
     print(f"peak memory (process RSS)  {mem:.0f} MB")
     for goal in (10.0, 2.0, 1.0):
         row = first_below(res.trace, goal * bb / 1000)
-        where = (f"iteration {row['iteration']}, {row['seconds']:.1f} s solver time" if row else "not reached")
+        where = "not reached"
+        if row:
+            before = [r for r in res.trace if r["iteration"] < row["iteration"]]
+            where = (f"iteration {row['iteration']}, {row['seconds']:.1f} s solver time"
+                     + (f" (check before: iteration {before[-1]['iteration']}, gap "
+                        f"{to_mbb(before[-1]['gap_average'], bb):.2f} mbb)" if before else ""))
         print(f"  first check with gap <= {goal:4.1f} mbb: {where}")
     ms = 1000 * res.seconds / res.iterations
     print(f"  at the paper's ~400 iterations: {build + 0.4 * ms:.1f} s (build + 400 x {ms:.2f} ms); "
