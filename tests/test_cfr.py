@@ -5,7 +5,7 @@ import pytest
 from random_games import random_game
 
 import treeplex as tp
-from treeplex.driver import solve
+from treeplex.driver import _toward_target, solve
 from treeplex.solvers import ALGORITHMS
 from treeplex.strategy import behavioral_dict
 
@@ -357,3 +357,37 @@ def test_gradient_grid_stops_at_budget_and_passes_every_grid_point():
     grid = np.unique(np.geomspace(4, 100, 10).astype(int))
     assert counts[-1] == 100
     assert counts == sorted({int(g + g % 2) for g in grid})
+
+
+def test_checks_move_toward_the_target():
+    # gap = 0.2 / t: from (100, 2e-3) and (200, 1e-3), a target of 0.95e-3 is crossed at t = 210.5
+    assert _toward_target(200, 220, (100, 2e-3), 1e-3, 0.95e-3) == 211
+    assert _toward_target(200, 220, (100, 2e-3), 1e-3, 0.9e-3) == 220  # crossing 222.2: the schedule comes first
+    assert _toward_target(200, 220, (100, 2e-3), 1e-3, 0.999e-3) == 202  # crossing 200.2: at least 1% on
+    assert _toward_target(200, 220, (100, 2e-3), 1e-3, 0.4e-3) == 220  # gap > 2x target: schedule only
+    assert _toward_target(200, 220, (100, 1e-3), 2e-3, 1.5e-3) == 220  # gap went up: no extrapolation
+    assert _toward_target(200, 220, None, 1e-3, 0.95e-3) == 220
+
+
+def test_target_runs_stop_at_the_first_check_below_the_target(games):
+    p, _ = games["leduc"]
+    r = solve(p, "cfr+", target_gap=1e-3)
+    assert r.stopped_by == "target" and r.gap <= 1e-3
+    assert all(row["gap_average"] > 1e-3 for row in r.trace[:-1])
+
+
+def test_resume_of_a_target_run_keeps_its_check_schedule(tmp_path, games):
+    p, _ = games["leduc"]
+    full = solve(p, "cfr+", target_gap=1e-3)
+    crash_at = full.trace[-2]["iteration"]  # resumes from the check before, which aimed at this one
+    path = str(tmp_path / "run.npz")
+
+    def crash(solver, row):
+        if row["iteration"] == crash_at:
+            raise Crash
+
+    with pytest.raises(Crash):
+        solve(p, "cfr+", target_gap=1e-3, checkpoint=path, on_check=crash)
+    resumed = solve(p, "cfr+", target_gap=1e-3, resume=path)
+    assert [r["iteration"] for r in resumed.trace] == [r["iteration"] for r in full.trace]
+    np.testing.assert_array_equal(resumed.x, full.x)
