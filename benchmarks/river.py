@@ -148,7 +148,7 @@ def main():
 
     # ---------------------------------------------------------------- other CFR variants
     print(f"\nother CFR variants to exploitability <= {args.target_mbb} mbb/g (gap checks on the driver's "
-          f"geometric schedule, about every 10% of the iterations)")
+          f"schedule: every ~10% of the iterations, closer near the target)")
     print(f"{'algorithm':10s} {'iterations':>10s} {'wall s':>7s} {'solver s':>9s} {'gap mbb':>8s}  load")
     for algo in filter(None, args.variants.split(",")):
         t0 = time.perf_counter()
