@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/river.py [--seed 2] [--target-mbb 1] [--time-limit 600] [--variants dcfr,pdcfr+]
     .venv/bin/python benchmarks/river.py --steady 400   # only: ms per steady-state CFR+ iteration
+    .venv/bin/python benchmarks/river.py --check-cost 20   # only: how much a gap check slows the steps after it
 
 The instance is Endgame-2-sized (EGT paper, section 7): pot 2100, stacks 20,000, big blind
 100, the Libratus river abstraction, ranges of 921 and 947 hands (random board and weights,
@@ -33,7 +34,7 @@ import numpy as np
 
 from treeplex.driver import make_solver, solve
 from treeplex.lp import solve_lp
-from treeplex.metrics import to_mbb
+from treeplex.metrics import evaluate, to_mbb
 from treeplex.poker.river import PAPER_ENDGAMES, RiverGame, generated_endgame
 from treeplex.problem import Problem, SparsePayoff
 
@@ -74,6 +75,32 @@ def steady(args) -> None:
           f"(quartile {np.percentile(ms, 25):.3f}, min {min(ms):.3f}); {load()}")
 
 
+def check_cost(args) -> None:
+    """Median step time by position after a gap check, and the excess over the last 10."""
+    spec = PAPER_ENDGAMES[2]
+    p = generated_endgame(spec["pot"], spec["hands"], seed=args.seed).problem()
+    solver = make_solver(p, "cfr+")
+    for _ in range(300):
+        solver.step()
+    ms = np.empty((args.check_cost, 40))
+    check = []
+    for row in ms:
+        t = time.perf_counter()
+        evaluate(p, *solver.average())
+        evaluate(p, *solver.current())
+        check.append(1000 * (time.perf_counter() - t))
+        for k in range(40):
+            t = time.perf_counter()
+            solver.step()
+            row[k] = 1000 * (time.perf_counter() - t)
+    med = np.median(ms, axis=0)
+    print(f"{args.check_cost} checks of CFR+ (average and current) on the Endgame-2 instance; {load()}")
+    print(f"check itself: median {np.median(check):.1f} ms")
+    print("median step ms at positions 1-40 after a check: " + " ".join(f"{x:.2f}" for x in med))
+    print(f"median at positions 31-40: {np.median(ms[:, 30:]):.2f} ms; excess of the 40 steps after a check: "
+          f"{(med - np.median(ms[:, 30:])).sum():.1f} ms")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=2)
@@ -83,9 +110,12 @@ def main():
     ap.add_argument("--contrast-hands", type=int, default=300, help="hands per player of the explicit-CSR run")
     ap.add_argument("--contrast-iters", type=int, default=100)
     ap.add_argument("--steady", type=int, default=0, help="only time this many CFR+ iterations after 20")
+    ap.add_argument("--check-cost", type=int, default=0, help="only time the 40 steps after each of this many checks")
     args = ap.parse_args()
     if args.steady:
         return steady(args)
+    if args.check_cost:
+        return check_cost(args)
 
     spec = PAPER_ENDGAMES[2]
     t0 = time.perf_counter()

@@ -25,7 +25,7 @@ import numba as nb
 import numpy as np
 
 from ..errors import InputError
-from ..metrics import Evaluation
+from ..metrics import Evaluation, dot
 from ..problem import Problem
 from ..solvers import ALGORITHMS, Solver
 from ..solvers.cfr import RegretSolver
@@ -51,7 +51,7 @@ def perturbed_evaluation(problem: Problem, lower: tuple[np.ndarray, np.ndarray],
     ATx = problem.A.rmatvec(x, count=False)
     br0, _ = PerturbedTreeplex(problem.X, lower[0]).best_response(Ay)
     neg, _ = PerturbedTreeplex(problem.Y, lower[1]).best_response(-ATx)
-    return Evaluation(value=float(x @ Ay), br0=float(br0), br1=float(-neg))
+    return Evaluation(value=dot(x, Ay), br0=float(br0), br1=float(-neg))
 
 
 def perturbed_gap(problem: Problem, lower: tuple[np.ndarray, np.ndarray], x, y) -> float:
