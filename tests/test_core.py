@@ -131,6 +131,8 @@ def test_best_response_equals_brute_force():
             assert v == pytest.approx(brute, abs=1e-12)
             assert g @ x == pytest.approx(v, abs=1e-12)
             assert set(np.unique(x)) <= {0.0, 1.0} and T.is_plan(x)
+            assert T.best_response_value(g) == v  # the same arithmetic, without the plan
+            assert T.best_response_value(-g, sign=-1.0) == v
 
 
 def test_behavioral_round_trip_and_uniform():

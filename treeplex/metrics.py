@@ -43,8 +43,8 @@ def evaluate(problem: Problem, x: np.ndarray, y: np.ndarray) -> Evaluation:
     """Value, both best-response values and the gap of the profile (x, y)."""
     Ay = problem.A.matvec(y, count=False)
     ATx = problem.A.rmatvec(x, count=False)
-    br0, _ = problem.X.best_response(Ay)
-    neg, _ = problem.Y.best_response(-ATx)
+    br0 = problem.X.best_response_value(Ay)
+    neg = problem.Y.best_response_value(ATx, sign=-1.0)
     return Evaluation(value=dot(x, Ay), br0=float(br0), br1=float(-neg))
 
 

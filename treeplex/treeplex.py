@@ -99,6 +99,11 @@ class Treeplex:
         value = _best_response(self.start, self.end, self.parent, g, x, np.empty(self.n_infosets, np.int32))
         return value, x
 
+    def best_response_value(self, g: np.ndarray, sign: float = 1.0) -> float:
+        """max_{x in Q} <sign * g, x>, the value of :meth:`best_response` without its plan
+        (one scratch array instead of three: gap checks on large games are allocation-bound)."""
+        return _best_response_value(self.start, self.end, self.parent, np.asarray(g, dtype=np.float64), float(sign))
+
     def best_response_behavioral(self, g: np.ndarray) -> tuple[float, np.ndarray]:
         """Like :meth:`best_response`, as a pure behavioral strategy that plays the argmax of the
         continuation value at *every* infoset, also those its own best response never reaches
@@ -202,6 +207,18 @@ def _behavioral_from_plan(start, end, parent, x, b):
         n = end[j] - start[j]
         for s in range(start[j], end[j]):
             b[s] = x[s] / px if px > 0.0 else 1.0 / n
+
+
+@nb.njit(cache=True)
+def _best_response_value(start, end, parent, g, sign):
+    """Bottom-up only: v[p_j] += max_{s in j} v[s] with v = sign * g; returns v[0]."""
+    v = sign * g
+    for j in range(len(start) - 1, -1, -1):
+        best = v[start[j]]
+        for s in range(start[j] + 1, end[j]):
+            best = max(best, v[s])
+        v[parent[j]] += best
+    return v[0]
 
 
 @nb.njit(cache=True)
