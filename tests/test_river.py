@@ -7,6 +7,7 @@ explicit matrix of the same game, or by OpenSpiel's universal_poker (when instal
 
 import json
 
+import numba as nb
 import numpy as np
 import pytest
 
@@ -222,11 +223,14 @@ def test_cfr_plus_reaches_the_lp_value():
 
 def test_memory_is_linear():
     # An Endgame-2-sized game (all 1081 hands each, Libratus abstraction at pot 2100):
-    # the structured operator holds per-hand and per-terminal arrays only.
+    # the structured operator holds per-hand and per-terminal arrays, plus one partial
+    # product per thread (8 bytes per sequence each) as scratch when it runs on threads.
     p = RiverGame(pot=2100, board=BOARD, abstraction="libratus").problem()
     assert p.X.n_seqs == 1 + 1081 * 152  # 152 actions over player 0's betting nodes
     assert p.stats["leaves"] == 203 * 1081 * 990  # 203 terminal sequences x C(47,2) x C(45,2)
-    assert p.A.nbytes < 1_000_000
+    scratch = sum(a.nbytes for a in p.A._partials)
+    assert scratch <= 8 * nb.get_num_threads() * (p.X.n_seqs + p.Y.n_seqs)
+    assert p.A.nbytes - scratch < 1_000_000
     assert p.X.nbytes + p.Y.nbytes < 10_000_000
 
 

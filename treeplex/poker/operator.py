@@ -46,6 +46,8 @@ class RiverPayoff(PayoffOperator):
     ``hands`` are per player: ``cards[p]`` int32[n_p, 2], ``weight[p]`` float64[n_p] (> 0),
     ``strength[p]`` int32[n_p]. ``terminals`` are arrays over terminal betting sequences:
     ``kind`` (0 fold, 1 showdown), ``value`` (chips), ``base[p]``, ``stride[p]``.
+    Products share scratch arrays: one call at a time per operator (numba's threads run
+    inside a call).
     """
 
     def __init__(self, n_seqs, cards, weight, strength, kind, value, base, stride, method: str = "sweep"):
@@ -77,6 +79,10 @@ class RiverPayoff(PayoffOperator):
         # card-removal tables by output player (own hands against the other's)
         self._tables = [_card_tables(self.cards[1 - p], self.cards[p], self.lt_end[p], self.le_end[p], self.same[p])
                         for p in (0, 1)]
+        # per-thread partial products by output player (8 B per sequence and thread; none on one
+        # thread), zeroed by their threads on every call: 8% faster products than fresh zeros
+        runs = [len(self._parts[1 - p]) - 1 for p in (0, 1)]
+        self._partials = [np.zeros((r if r > 1 else 0, self.shape[p])) for p, r in zip((0, 1), runs)]
 
     # ------------------------------------------------------------ products
 
@@ -95,10 +101,9 @@ class RiverPayoff(PayoffOperator):
         args = (*self._groups[oth], self.kind, self.value, 1.0 if own == 0 else -1.0, vec, self.weight[oth],
                 self.base[own], self.stride[own], self.coef[own], self.lt_end[own], self.le_end[own],
                 *self._tables[own])
-        runs = len(self._parts[oth]) - 1
-        if runs == 1:  # one thread: the serial kernel (measured 2x faster than one part)
+        if len(self._parts[oth]) == 2:  # one thread: the serial kernel (measured 2x faster than one part)
             return _sweep(*args, np.zeros(self.shape[own]))
-        return _sweep_parts(self._parts[oth], *args, np.zeros((runs, self.shape[own])))
+        return _sweep_parts(self._parts[oth], *args, self._partials[own])
 
     def _apply_dense(self, vec, own, out):
         oth = 1 - own
@@ -170,7 +175,7 @@ class RiverPayoff(PayoffOperator):
     def nbytes(self) -> int:
         arrays = [self.kind, self.value, *self.base, *self.stride, *self.cards, *self.strength, *self.weight,
                   *self.coef, *self.lt_end, *self.le_end, *self.same, *(a for g in self._groups for a in g), *self._parts,
-                  *(a for t in self._tables for a in t)]
+                  *(a for t in self._tables for a in t), *self._partials]
         n = sum(a.nbytes for a in arrays)
         if self._dense is not None:
             n += sum(M.nbytes for M in self._dense)
@@ -241,13 +246,14 @@ def _split_groups(ptr, terms, kind, parts: int) -> np.ndarray:
 def _sweep_parts(bounds, ptr, terms, gbase, gstride, kind, value, sign, vec, w_in,
                  ob, ostr, coef, lt_end, le_end, table, idx, same, outs):
     """:func:`_sweep` over runs of groups [bounds[i], bounds[i+1]) on parallel threads, run i
-    into ``outs[i]`` (zeros; runs write to overlapping sequences); returns their sum."""
+    into ``outs[i]`` (scratch; runs write to overlapping sequences); returns their sum, new."""
     n = len(bounds) - 1
     for i in nb.prange(n):
         lo, hi = bounds[i], bounds[i + 1]
+        outs[i][:] = 0.0
         _sweep(ptr[lo:hi + 1], terms, gbase[lo:hi], gstride[lo:hi], kind, value, sign, vec, w_in,
                ob, ostr, coef, lt_end, le_end, table, idx, same, outs[i])
-    out = outs[0]
+    out = outs[0].copy()
     for i in range(1, n):
         out += outs[i]
     return out
