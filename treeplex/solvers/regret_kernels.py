@@ -255,6 +255,7 @@ def _plan_runs(lo, hi, q0, q1, start, end, parent, b, x, xsum, rho, omega):
 
 @nb.njit(inline="always")
 def _plan_run(j0, j1, k, start, parent, b, x, xsum, rho, omega):
+    """:func:`plan_pass`'s arithmetic at infosets j0, ..., j1-1, each of k actions."""
     for j in range(j0, j1):
         a = start[j]
         px = x[parent[j]]
