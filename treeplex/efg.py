@@ -227,22 +227,29 @@ class _Reader:
         comment = self.label("the comment") if toks[self.i][:1] == '"' else ""
         return title, players, comment
 
-    def action_list(self, is_chance: bool) -> tuple[list[str], tuple[float, ...] | None]:
-        """``{ "a" "b" ... }``, or ``{ "a" p "b" q ... }`` at chance nodes."""
-        toks, open_at = self.toks, self.i
+    def braced(self, what: str):
+        """Positions of the entries of the ``{ ... }`` list whose '{' is at the cursor (commas
+        skipped); the cursor ends after the '}'. The caller may consume tokens after an entry."""
+        open_at = self.i
         self.i += 1
-        labels: list[str] = []
-        probs: list[float] = []
         while True:
             at = self.i
             if at >= self.n:
-                self.fail("unexpected end of file in an action list (missing '}')", open_at)
-            t = toks[at]
+                self.fail(f"unexpected end of file in {what} (missing '}}')", open_at)
+            t = self.toks[at]
             self.i = at + 1
             if t == "}":
-                break
-            if t == ",":
-                continue
+                return
+            if t != ",":
+                yield at
+
+    def action_list(self, is_chance: bool) -> tuple[list[str], tuple[float, ...] | None]:
+        """``{ "a" "b" ... }``, or ``{ "a" p "b" q ... }`` at chance nodes."""
+        toks, open_at = self.toks, self.i
+        labels: list[str] = []
+        probs: list[float] = []
+        for at in self.braced("an action list"):
+            t = toks[at]
             if t[:1] != '"' or len(t) < 2:
                 self.fail(
                     f"expected an action label in quotes or '}}' in the action list, found {_show(t)}"
@@ -321,18 +328,9 @@ class _Reader:
     def payoffs(self) -> tuple[float, float]:
         """``{ u1 u2 }`` (commas optional)."""
         toks, values, open_at = self.toks, self.values, self.i
-        self.i += 1
         pay: list[float] = []
-        while True:
-            at = self.i
-            if at >= self.n:
-                self.fail("unexpected end of file in a payoff list (missing '}')", open_at)
+        for at in self.braced("a payoff list"):
             t = toks[at]
-            self.i = at + 1
-            if t == "}":
-                break
-            if t == ",":
-                continue
             v = values.get(t)
             if v is None:
                 v = self.value(t)
