@@ -150,15 +150,19 @@ def time_per_iteration(runners: dict, blocks: int, block_seconds: float) -> dict
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 
+def loaded(specs: list[str]):
+    """(spec, problem) for each game that loads; a line saying why for each that does not."""
+    for spec in specs:
+        try:
+            yield spec, load_problem(spec)
+        except RuntimeError as e:
+            print(f"{spec:46s} skipped: {e}")
+
+
 def speed_table(games: list[str], blocks: int, block_seconds: float, with_peers: bool) -> None:
     print("1. Time per iteration (median over interleaved blocks; one iteration updates both players)")
     print(f"{'game':46s} {'seqs/player':>12s} {'solver':22s} {'us/iter':>10s} {'x our cfr+':>11s}")
-    for spec in games:
-        try:
-            p = load_problem(spec)
-        except RuntimeError as e:
-            print(f"{spec:46s} skipped: {e}")
-            continue
+    for spec, p in loaded(games):
         runners = {f"treeplex {a}": make_solver(p, a) for a in OURS}
         notes: list[str] = []
         if with_peers:
@@ -177,12 +181,7 @@ def speed_table(games: list[str], blocks: int, block_seconds: float, with_peers:
 def target_table() -> None:
     print("2. Time to exploitability 1e-6 (gap <= 2e-6), solver seconds (gap checks excluded)")
     print(f"{'game':46s} {'algorithm':10s} {'iterations':>10s} {'seconds':>9s} {'exploitability':>15s}")
-    for spec in TARGET_GAMES:
-        try:
-            p = load_problem(spec)
-        except RuntimeError as e:
-            print(f"{spec:46s} skipped: {e}")
-            continue
+    for spec, p in loaded(TARGET_GAMES):
         for a in TARGET_ALGORITHMS:
             solve(p, a, max_iters=3)  # numba compile outside the timing
             r = solve(p, a, target_gap=2e-6, max_iters=1_000_000, time_limit=60, check_every=100)
