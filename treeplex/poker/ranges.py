@@ -23,11 +23,10 @@ Errors name the range and the bad token.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, nonnegative
 from .cards import HAND_INDEX, N_HANDS, RANKS, SUITS, hand_name, parse_card
 
 
@@ -133,7 +132,7 @@ def make_range(spec, name: str = "range") -> np.ndarray:
                 h = _token_combos(str(combo))
             except (ValueError, InputError) as e:
                 raise InputError(f"{name}: bad combo {combo!r}: {e}") from None
-            w[h] = _weight(weight, f"{name}: combo {combo!r}")
+            w[h] = nonnegative(weight, f"{name}: the weight of combo {combo!r}")
         return w
     w = np.asarray(spec, dtype=np.float64)
     if w.shape != (N_HANDS,):
@@ -142,13 +141,3 @@ def make_range(spec, name: str = "range") -> np.ndarray:
     if len(bad):
         raise InputError(f"{name}: weight {w[bad[0]]!r} of hand {hand_name(bad[0])} (index {bad[0]}) is negative or not finite")
     return w.copy()
-
-
-def _weight(v, where: str) -> float:
-    try:
-        v = float(v)
-    except (TypeError, ValueError):
-        raise InputError(f"{where}: weight {v!r} is not a number") from None
-    if not math.isfinite(v) or v < 0:
-        raise InputError(f"{where}: weight {v!r} is negative or not finite")
-    return v

@@ -34,7 +34,7 @@ import numba as nb
 import numpy as np
 
 from ..dilated_entropy import _log_sizes, dilated_weights, max_l1_norm
-from ..errors import InputError
+from ..errors import InputError, nonnegative
 from ..treeplex import Treeplex
 
 WEIGHTS = ("egt", "thm2", "thm3", "thm4")
@@ -66,11 +66,11 @@ def lower_bounds(T: Treeplex, xi, player: int = 0) -> np.ndarray:
                     if a not in labels:
                         raise InputError(f"perturbation names action {a!r} of player {player} infoset {key!r}; "
                                          f"it has {list(labels)}")
-                    lo[T.start[j] + labels.index(a)] = _number(v, key)
+                    lo[T.start[j] + labels.index(a)] = nonnegative(v, f"perturbation for {key!r}")
             else:
-                lo[T.start[j] : T.end[j]] = _number(val, key)
+                lo[T.start[j] : T.end[j]] = nonnegative(val, f"perturbation for {key!r}")
     elif np.ndim(xi) == 0:
-        lo[1:] = _number(xi, "all infosets")
+        lo[1:] = nonnegative(xi, "perturbation for all infosets")
     else:
         arr = np.asarray(xi, dtype=np.float64)
         if arr.shape != (T.n_seqs,):
@@ -89,16 +89,6 @@ def lower_bounds(T: Treeplex, xi, player: int = 0) -> np.ndarray:
         raise InputError(f"perturbation too large at player {player} infoset {T.infoset_keys[j]!r} "
                          f"({n} actions): {what} >= 1, so no strategy can play every action that often")
     return lo
-
-
-def _number(v, where) -> float:
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        raise InputError(f"perturbation for {where!r} must be a number, got {v!r}") from None
-    if not np.isfinite(f) or f < 0:
-        raise InputError(f"perturbation for {where!r} must be finite and >= 0, got {v!r}")
-    return f
 
 
 def _infoset_sums(T: Treeplex, lower: np.ndarray) -> np.ndarray:
