@@ -352,20 +352,21 @@ def _fallback(j, m, kind, parent, size, edge_prob, edge_seq, seq, payoff, player
     # bottom-up over the sub-treeplex below j (descendants are numbered after j, in order)
     for d in range(dptr[j + 1] - 1, dptr[j] - 1, -1):
         kk = desc[d]
-        best = -np.inf
-        cur = 0.0
-        for s in range(start[kk], end[kk]):
-            best = max(best, gb[s])
-            cur += b_own[s] * gc[s]
-            gb[s] = 0.0
-            gc[s] = 0.0
+        best, cur = _best_and_played(start[kk], end[kk], gb, gc, b_own)
         gb[tparent[kk]] += best
         gc[tparent[kk]] += cur
+    best, cur = _best_and_played(start[j], end[j], gb, gc, b_own)
+    return (best - cur) / w
+
+
+@nb.njit(inline="always")
+def _best_and_played(a, e, gb, gc, b_own):
+    """(max_s gb[s], sum_s b_own[s] gc[s]) over sequences [a, e), which are then cleared."""
     best = -np.inf
     cur = 0.0
-    for s in range(start[j], end[j]):
+    for s in range(a, e):
         best = max(best, gb[s])
         cur += b_own[s] * gc[s]
         gb[s] = 0.0
         gc[s] = 0.0
-    return (best - cur) / w
+    return best, cur
