@@ -60,28 +60,36 @@ def first_below(trace, gap) -> dict | None:
     return next((row for row in trace if row["gap_average"] <= gap), None)
 
 
-def steady(args) -> None:
-    """Median, quartile and minimum of single CFR+ steps on the benchmark instance."""
+def endgame2(seed: int, **kwargs):
+    """The benchmark instance: Endgame-2-sized, generated with ``seed``."""
     spec = PAPER_ENDGAMES[2]
-    solver = make_solver(generated_endgame(spec["pot"], spec["hands"], seed=args.seed).problem(), "cfr+")
-    for _ in range(20):  # compile, and leave the uniform start
-        solver.step()
-    ms = []
-    for _ in range(args.steady):
+    return generated_endgame(spec["pot"], spec["hands"], seed=seed, **kwargs)
+
+
+def step_ms(solver, n: int) -> np.ndarray:
+    """Milliseconds of each of ``n`` single steps."""
+    ms = np.empty(n)
+    for k in range(n):
         t = time.perf_counter()
         solver.step()
-        ms.append(1000 * (time.perf_counter() - t))
+        ms[k] = 1000 * (time.perf_counter() - t)
+    return ms
+
+
+def steady(args) -> None:
+    """Median, quartile and minimum of single CFR+ steps on the benchmark instance."""
+    solver = make_solver(endgame2(args.seed).problem(), "cfr+")
+    step_ms(solver, 20)  # compile, and leave the uniform start
+    ms = step_ms(solver, args.steady)
     print(f"CFR+ steady state, iterations 21-{20 + args.steady}: median {np.median(ms):.3f} ms per iteration "
-          f"(quartile {np.percentile(ms, 25):.3f}, min {min(ms):.3f}); {load()}")
+          f"(quartile {np.percentile(ms, 25):.3f}, min {ms.min():.3f}); {load()}")
 
 
 def check_cost(args) -> None:
     """Median step time by position after a gap check, and the excess over the last 10."""
-    spec = PAPER_ENDGAMES[2]
-    p = generated_endgame(spec["pot"], spec["hands"], seed=args.seed).problem()
+    p = endgame2(args.seed).problem()
     solver = make_solver(p, "cfr+")
-    for _ in range(300):
-        solver.step()
+    step_ms(solver, 300)
     ms = np.empty((args.check_cost, 40))
     check = []
     for row in ms:
@@ -89,10 +97,7 @@ def check_cost(args) -> None:
         evaluate(p, *solver.average())
         evaluate(p, *solver.current())
         check.append(1000 * (time.perf_counter() - t))
-        for k in range(40):
-            t = time.perf_counter()
-            solver.step()
-            row[k] = 1000 * (time.perf_counter() - t)
+        row[:] = step_ms(solver, 40)
     med = np.median(ms, axis=0)
     print(f"{args.check_cost} checks of CFR+ (average and current) on the Endgame-2 instance; {load()}")
     print(f"check itself: median {np.median(check):.1f} ms")
@@ -119,7 +124,7 @@ def main():
 
     spec = PAPER_ENDGAMES[2]
     t0 = time.perf_counter()
-    game = generated_endgame(spec["pot"], spec["hands"], seed=args.seed)
+    game = endgame2(args.seed)
     p = game.problem()
     build = time.perf_counter() - t0
     st = p.stats
@@ -130,8 +135,9 @@ def main():
     print(f"terminal betting sequences {st['terminal_betting_sequences']}")
     print(f"leaves                     {st['leaves']:,}   (paper: 176M)")
     print(f"build time                 {build:.2f} s")
-    print(f"operator memory            {p.A.nbytes / 1e6:.2f} MB ({p.A.nbytes / st['terminal_betting_sequences']:.0f} "
-          f"B per terminal betting sequence)")
+    scratch = sum(a.nbytes for a in p.A._partials)
+    print(f"operator memory            {(p.A.nbytes - scratch) / 1e6:.2f} MB of tables, plus {scratch / 1e6:.2f} MB of "
+          f"per-thread scratch (8 B per sequence and thread)")
     tree_bytes = p.X.nbytes + p.Y.nbytes
     print(f"treeplex memory            {tree_bytes / 1e6:.2f} MB ({tree_bytes / (p.X.n_seqs + p.Y.n_seqs):.1f} "
           f"B per sequence)")
@@ -140,7 +146,7 @@ def main():
     # ---------------------------------------------------------------- products
     x, y = p.X.uniform(), p.Y.uniform()
     sweep_ms = per_product_ms(p.A, x, y)
-    dense = generated_endgame(spec["pot"], spec["hands"], seed=args.seed, showdown="dense").operator()
+    dense = endgame2(args.seed, showdown="dense").operator()
     dense_ms = per_product_ms(dense, x, y)
     print(f"\none product (mean of A y and A^T x): sweep {sweep_ms:.2f} ms, dense sign matrix {dense_ms:.2f} ms "
           f"({dense.nbytes / 1e6:.0f} MB); {load()}")
