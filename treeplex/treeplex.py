@@ -42,9 +42,8 @@ class Treeplex:
         if np.any(self.parent >= self.start):
             raise ValueError("infosets must be in topological order (parent sequence first)")
         # infoset that owns each sequence (-1 for the empty sequence)
-        self.seq_infoset = np.full(self.n_seqs, -1, dtype=np.int32)
-        for j in range(self.n_infosets):
-            self.seq_infoset[self.start[j] : self.end[j]] = j
+        self.seq_infoset = np.concatenate(([-1], np.repeat(np.arange(self.n_infosets, dtype=np.int32),
+                                                           self.end - self.start))).astype(np.int32)
         self.depth = _depths(self.parent, self.seq_infoset)
 
     @property
@@ -54,10 +53,7 @@ class Treeplex:
     @property
     def seq_parent(self) -> np.ndarray:
         """Parent sequence of every sequence (-1 for the empty one)."""
-        out = np.full(self.n_seqs, -1, dtype=np.int32)
-        for j in range(self.n_infosets):
-            out[self.start[j] : self.end[j]] = self.parent[j]
-        return out
+        return np.concatenate(([-1], np.repeat(self.parent, self.end - self.start))).astype(np.int32)
 
     @property
     def nbytes(self) -> int:
@@ -74,10 +70,8 @@ class Treeplex:
 
     def uniform(self) -> np.ndarray:
         """Realization plan of the uniform behavioral strategy."""
-        b = np.empty(self.n_seqs)
-        b[0] = 1.0
-        for j in range(self.n_infosets):
-            b[self.start[j] : self.end[j]] = 1.0 / (self.end[j] - self.start[j])
+        sizes = self.end - self.start
+        b = np.concatenate(([1.0], np.repeat(1.0 / sizes, sizes)))
         return self.plan_from_behavioral(b)
 
     def plan_from_behavioral(self, b: np.ndarray) -> np.ndarray:
@@ -170,6 +164,7 @@ class Treeplex:
         return lo, hi, ptr
 
 
+@nb.njit(cache=True)
 def _depths(parent: np.ndarray, seq_infoset: np.ndarray) -> np.ndarray:
     depth = np.zeros(len(parent), dtype=np.int32)
     for j in range(len(parent)):

@@ -1,0 +1,526 @@
+"""Postflop hold'em subgames from the flop, the turn or the river (one public-tree engine).
+
+The game: the board (3, 4 or 5 cards, which sets the starting street) is public, ``pot``
+chips are in the middle (half from each player) and each player has ``stack`` chips behind.
+Chance deals hole cards (h0, h1) with probability proportional to ``range0[h0] * range1[h1]``
+over card-disjoint pairs (each range is the conditional hand distribution, as in PioSOLVER
+and postflop-solver), then the streets are played: betting (:mod:`.sizes`,
+:mod:`.public_tree`), a turn card, betting, a river card, betting, showdown. Player 0 holds
+``range0`` and is out of position (acts first on every street).
+
+Units: payoffs are player 0's chips relative to the start of the hand, so the game is
+zero-sum; ``ev`` per hand in the output is the chips a hand ends with out of the pot (pot
+share, so both players' EVs add up to the pot), as poker solvers print it. Exploitability is
+given in chips, in % of the starting pot (gap / 2 / pot) and in mbb/g (big blind
+``big_blind`` chips).
+
+Sequence form: player p's decision nodes in depth-first order; within node v, hand h (index
+into p's hands: the range's hands the starting board leaves, with weight > 0) owns
+sequences ``base_v + h * k_v + a``. Below a dealt card, the hands holding it keep their
+infosets, which no deal reaches (zero rows of A). A river start uses the river endgame
+operator (:class:`.operator.RiverPayoff`, hands sorted by strength); turn and flop starts use
+:class:`.streets_operator.StreetsPayoff`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from ..game import RulesState
+from ..problem import Problem
+from ..treeplex import Treeplex
+from .cards import HAND_CARDS, RANKS, SUITS, board_mask, card_name, hand_name, parse_board, parse_cards
+from .operator import RiverPayoff
+from .public_tree import CHANCE, DECISION, STREETS, TERMINAL, TreeConfig, build_public_tree
+from .ranges import make_range
+from .sizes import StreetSizes, parse_sizes
+from .streets_operator import StreetsPayoff
+
+DEFAULT_SIZES = {"bet": "33%,75%", "raise": "2.5x"}
+SPEC_KEYS = {"game", "board", "pot", "stack", "range0", "range1", "sizes", "bet", "raise", "donk",
+             "add_allin_threshold", "force_allin_threshold", "raise_cap", "big_blind", "deck"}
+# bytes per sequence: CFR state (4 float64 arrays), the gradient and a product's output,
+# the treeplex's seq_infoset; per-thread partial outputs of the operator come on top
+BYTES_PER_SEQ = 6 * 8 + 4
+
+
+def read_sizes(spec: dict, streets: list[str]) -> list[tuple[StreetSizes, StreetSizes]]:
+    """Per-street (OOP, IP) sizes from ``sizes`` ({street: {bet, raise, donk, oop: {...}, ip:
+    {...}}}) or the flat keys ``bet``/``raise``/``donk`` (every street); defaults: 33%,75% / 2.5x."""
+    nested = spec.get("sizes")
+    flat = {k: spec[k] for k in ("bet", "raise", "donk") if spec.get(k) is not None}
+    if nested is not None and flat:
+        raise InputError("postflop: give sizes either as 'sizes' per street or as bet/raise/donk, not both")
+    if nested is not None and not isinstance(nested, dict):
+        raise InputError("postflop: 'sizes' must map streets (flop, turn, river) to {bet, raise, donk}")
+    if nested is not None:
+        unknown = set(nested) - set(STREETS)
+        if unknown:
+            raise InputError(f"postflop: sizes has unknown streets {sorted(unknown)}; use flop, turn, river")
+    out = []
+    for street in streets:
+        where = f"sizes.{street}"
+        if nested is None:
+            d = {**DEFAULT_SIZES, **flat}
+            where = "postflop"
+        elif street not in nested:
+            raise InputError(f"postflop: sizes.{street} is missing (this board plays the {', '.join(streets)})")
+        else:
+            d = nested[street]
+        if not isinstance(d, dict):
+            raise InputError(f"{where}: expected an object with bet, raise, donk (and optional oop/ip)")
+        bad = set(d) - {"bet", "raise", "donk", "oop", "ip"}
+        if bad:
+            raise InputError(f"{where}: unknown keys {sorted(bad)}; use bet, raise, donk, oop, ip")
+        players = []
+        for side in ("oop", "ip"):
+            s = d.get(side, {})
+            if not isinstance(s, dict) or set(s) - {"bet", "raise", "donk"}:
+                raise InputError(f"{where}.{side}: expected an object with bet, raise, donk")
+            merged = {**{k: d[k] for k in ("bet", "raise", "donk") if k in d}, **s}
+            donk = merged.get("donk")
+            players.append(StreetSizes(
+                parse_sizes(merged.get("bet", ""), f"{where}.bet"),
+                parse_sizes(merged.get("raise", ""), f"{where}.raise", raise_sizes=True),
+                None if donk is None else parse_sizes(donk, f"{where}.donk")))
+        out.append(tuple(players))
+    return out
+
+
+def parse_deck(deck) -> tuple[int, ...]:
+    """None: all 52 cards. A string of ranks (``"9TJQKA"``: every suit of those) or of cards."""
+    if deck is None:
+        return tuple(range(52))
+    s = str(deck).replace(",", "").replace(" ", "")
+    if s and all(ch.upper() in RANKS for ch in s):
+        ranks = {RANKS.index(ch.upper()) for ch in s}
+        return tuple(c for c in range(52) if c // 4 in ranks)
+    return tuple(sorted(parse_cards(s, "deck")))
+
+
+@dataclass
+class PostflopProblem(Problem):
+    """A :class:`Problem` that remembers its :class:`PostflopGame` (for results and summaries)."""
+
+    game: "PostflopGame | None" = None
+
+    def strategy_dict(self, x, y) -> dict:
+        return self.game.strategy_dict(x, y)
+
+    def summary(self, x, y) -> str:
+        return self.game.summary(x, y)
+
+
+class LazyKeys(Sequence):
+    """Infoset keys ``"AsKd:history"`` computed on demand (a flop tree has tens of millions)."""
+
+    def __init__(self, game: "PostflopGame", p: int):
+        self.game, self.p = game, p
+        nodes = game.tree.nodes_of(p)
+        self.nodes = np.array(nodes, dtype=np.int64)
+        self.first = np.arange(len(nodes) + 1, dtype=np.int64) * len(game.hands[p])
+
+    def __len__(self):
+        return int(self.first[-1])
+
+    def __getitem__(self, j):
+        if isinstance(j, slice):
+            return [self[i] for i in range(*j.indices(len(self)))]
+        if not -len(self) <= j < len(self):
+            raise IndexError(j)
+        j %= len(self)
+        n = len(self.game.hands[self.p])
+        v = int(self.nodes[j // n])
+        return f"{hand_name(self.game.hands[self.p][j % n])}:{self.game.tree.history[v]}"
+
+
+class LazyLabels(Sequence):
+    def __init__(self, game: "PostflopGame", p: int):
+        self.game, self.nodes, self.n = game, game.tree.nodes_of(p), len(game.hands[p])
+
+    def __len__(self):
+        return len(self.nodes) * self.n
+
+    def __getitem__(self, j):
+        if isinstance(j, slice):
+            return [self[i] for i in range(*j.indices(len(self)))]
+        return self.game.tree.actions[self.nodes[j // self.n]]
+
+
+class PostflopGame:
+    """A postflop subgame; see the module docstring for the game, its units and its layout.
+
+    ``board`` (``"QsJh2h"``), ``pot``, ``stack`` (effective, behind), ``range0`` (OOP) and
+    ``range1`` (IP) as Pio strings, 1326-arrays or dicts; sizes per street (``sizes``) or for
+    every street (``bet``, ``raise``, ``donk``), see :func:`read_sizes` and :mod:`.sizes`;
+    ``add_allin_threshold``, ``force_allin_threshold``, ``raise_cap``; ``big_blind`` (chips,
+    for mbb/g); ``deck`` (None: 52 cards; ``"9TJQKA"`` for a short deck, small tests).
+    """
+
+    payoff_unit = "chips"
+
+    def __init__(self, board=None, pot=None, stack=None, range0=None, range1=None, sizes=None, bet=None,
+                 donk=None, add_allin_threshold=1.5, force_allin_threshold=0.15, raise_cap=None, big_blind=10,
+                 deck=None, **kw):
+        rs = kw.pop("raise", None)
+        if kw:
+            raise InputError(f"postflop: unknown parameters {sorted(kw)}; allowed: {sorted(SPEC_KEYS - {'game'})}")
+        if board is None:
+            raise InputError("postflop: board is required (3, 4 or 5 cards, e.g. board=QsJh2h)")
+        cards = parse_cards(board, "board") if isinstance(board, str) else parse_board(board, len(board))
+        if len(cards) not in (3, 4, 5):
+            raise InputError(f"board: {board!r} has {len(cards)} cards; a postflop board has 3, 4 or 5")
+        self.deck = parse_deck(deck)
+        off = [card_name(c) for c in cards if c not in self.deck]
+        if off:
+            raise InputError(f"board: card {off[0]} is not in the deck")
+        self.board = tuple(cards)
+        self.pot, self.stack, self.big_blind = (_chips(v, k) for k, v in
+                                                (("pot", pot), ("stack", stack), ("big_blind", big_blind)))
+        thr = {}
+        for k, v in (("add_allin_threshold", add_allin_threshold), ("force_allin_threshold", force_allin_threshold)):
+            try:
+                thr[k] = float(v)
+            except (TypeError, ValueError):
+                thr[k] = float("nan")
+            if not (0 <= thr[k] < math.inf):
+                raise InputError(f"postflop: {k} must be a finite number >= 0, got {v!r}")
+        if raise_cap is not None and (not isinstance(raise_cap, int) or isinstance(raise_cap, bool) or raise_cap < 0):
+            raise InputError(f"postflop: raise_cap must be a whole number >= 0 (raises per street), got {raise_cap!r}")
+        self.streets = list(STREETS[len(self.board) - 3:])
+        self.sizes = read_sizes({"sizes": sizes, "bet": bet, "raise": rs, "donk": donk}, self.streets)
+        self.config = TreeConfig(int(self.pot), int(self.stack), self.sizes, thr["add_allin_threshold"],
+                                 thr["force_allin_threshold"], raise_cap)
+        if self.pot != int(self.pot) or self.stack != int(self.stack):
+            raise InputError("postflop: pot and stack must be whole chips")
+        self.hands, self.weight = [], []
+        in_deck = np.zeros(52, dtype=bool)
+        in_deck[list(self.deck)] = True
+        alive = board_mask(self.board) & in_deck[HAND_CARDS[:, 0]] & in_deck[HAND_CARDS[:, 1]]
+        for p, spec in enumerate((range0, range1)):
+            w = make_range(spec, f"range{p}")
+            keep = np.flatnonzero((w > 0) & alive)
+            if len(keep) == 0:
+                raise InputError(f"range{p}: no hand left once the board {self.board_text} is removed")
+            self.hands.append(keep)
+            self.weight.append(w[keep])
+        if len(self.board) == 5:  # the river operator sweeps hands weakest first
+            from .cards import hand_strength
+
+            strength = hand_strength(list(self.board))
+            for p in (0, 1):
+                order = np.argsort(strength[self.hands[p]], kind="stable")
+                self.hands[p], self.weight[p] = self.hands[p][order], self.weight[p][order]
+            self.strength = [strength[h] for h in self.hands]
+        self.tree = build_public_tree(self.config, self.board, self.deck)
+        self._base = (self.layout(0), self.layout(1))
+        self.name = f"postflop(board={self.board_text},pot={_num(self.pot)},stack={_num(self.stack)})"
+
+    # ----------------------------------------------------------- sizes
+
+    @property
+    def board_text(self) -> str:
+        return "".join(card_name(c) for c in self.board)
+
+    @property
+    def n_hands(self) -> tuple[int, int]:
+        return (len(self.hands[0]), len(self.hands[1]))
+
+    def layout(self, p: int) -> dict[int, int]:
+        """First sequence of each of player p's decision nodes (within it: h * k_v + a)."""
+        base, nxt, n = {}, 1, len(self.hands[p])
+        for v in self.tree.nodes_of(p):
+            base[v] = nxt
+            nxt += n * len(self.tree.actions[v])
+        return base
+
+    def n_seqs(self, p: int) -> int:
+        return 1 + len(self.hands[p]) * sum(len(self.tree.actions[v]) for v in self.tree.nodes_of(p))
+
+    def memory_estimate(self) -> int:
+        """Bytes a CFR-family solve needs, from the tree and hand counts, before allocating."""
+        import numba as nb
+
+        seqs = self.n_seqs(0) + self.n_seqs(1)
+        threads = nb.get_num_threads()
+        return seqs * (BYTES_PER_SEQ + (8 * threads if threads > 1 else 0)) + 120 * self.tree.n_terminals
+
+    def stats(self) -> dict:
+        t = self.tree
+        return {"board": self.board_text, "pot": self.pot, "stack": self.stack, "streets": len(self.streets),
+                "hands": list(self.n_hands), "public_decision_nodes": t.n_nodes, "public_chance_nodes": t.n_chance,
+                "public_terminals": t.n_terminals, "boards": len(t.boards),
+                "sequences": [self.n_seqs(0), self.n_seqs(1)], "memory_estimate_bytes": self.memory_estimate()}
+
+    # ----------------------------------------------------------- sequence form
+
+    def treeplex(self, p: int) -> Treeplex:
+        t, n = self.tree, len(self.hands[p])
+        base = self._base[p]
+        hands = np.arange(n)
+        starts, parents = [], []
+        for v in t.nodes_of(p):
+            k = len(t.actions[v])
+            starts.append(base[v] + hands * k)
+            last = t.node_last[v][p]
+            parents.append(np.zeros(n, dtype=np.int64) if last is None
+                           else base[last[0]] + hands * len(t.actions[last[0]]) + last[1])
+        start = np.concatenate(starts) if starts else np.zeros(0, np.int64)
+        sizes = np.repeat([len(t.actions[v]) for v in t.nodes_of(p)], n)
+        return Treeplex(start, start + sizes, np.concatenate(parents) if parents else start,
+                        LazyKeys(self, p), LazyLabels(self, p))
+
+    def _terminal_arrays(self):
+        t = self.tree
+        base = [np.zeros(t.n_terminals, dtype=np.int64) for _ in (0, 1)]
+        stride = [np.zeros(t.n_terminals, dtype=np.int64) for _ in (0, 1)]
+        for i, last in enumerate(t.last):
+            for p in (0, 1):
+                if last[p] is not None:
+                    v, a = last[p]
+                    base[p][i] = self._base[p][v] + a
+                    stride[p][i] = len(t.actions[v])
+        kind = np.array([0 if k == "fold" else 1 for k in t.kind], dtype=np.int8)
+        value = np.array([(t.payoff0[i] if t.kind[i] == "fold" else t.stake[i]) * t.chance[i]
+                          for i in range(t.n_terminals)])
+        return kind, value, base, stride
+
+    def operator(self):
+        kind, value, base, stride = self._terminal_arrays()
+        n_seqs = (self.n_seqs(0), self.n_seqs(1))
+        cards = [HAND_CARDS[h] for h in self.hands]
+        if len(self.board) == 5:
+            return RiverPayoff(n_seqs, cards, self.weight, self.strength, kind, value, base, stride)
+        return StreetsPayoff(n_seqs, cards, self.weight, self._boards(), self._river_orders(), kind, value,
+                             np.array(self.tree.term_board), base, stride)
+
+    def _boards(self) -> np.ndarray:
+        out = np.full((len(self.tree.boards), 5), -1, dtype=np.int32)
+        for b, cards in enumerate(self.tree.boards):
+            out[b, :len(cards)] = cards
+        return out
+
+    def _river_orders(self):
+        """Per river board and player: (ptr, hand indices weakest first, strengths)."""
+        from phevaluator import evaluate_cards
+
+        boards = self.tree.boards
+        union = np.union1d(self.hands[0], self.hands[1])
+        pos = [np.searchsorted(union, h) for h in self.hands]
+        hc = HAND_CARDS[union].tolist()
+        out = []
+        strengths = {}
+        for b, cards in enumerate(boards):
+            if len(cards) == 5:
+                bc = [int(c) for c in cards]
+                dead = set(bc)
+                strengths[b] = np.array([-1 if (c1 in dead or c2 in dead) else 7463 - evaluate_cards(c1, c2, *bc)
+                                         for c1, c2 in hc], dtype=np.int32)
+        for p in (0, 1):
+            ptr, idx, st = [0], [], []
+            for b in range(len(boards)):
+                if b in strengths:
+                    s = strengths[b][pos[p]]
+                    alive = np.flatnonzero(s >= 0)
+                    alive = alive[np.argsort(s[alive], kind="stable")]
+                    idx.append(alive)
+                    st.append(s[alive])
+                ptr.append(ptr[-1] + (len(idx[-1]) if b in strengths else 0))
+            out.append((np.array(ptr, dtype=np.int64),
+                        np.concatenate(idx).astype(np.int64) if idx else np.zeros(0, np.int64),
+                        np.concatenate(st).astype(np.int32) if st else np.zeros(0, np.int32)))
+        return out
+
+    def problem(self, max_memory: float | None = None) -> PostflopProblem:
+        """The sequence-form problem with the structured operator; refuses, before allocating,
+        a game whose :meth:`memory_estimate` is above ``max_memory`` bytes."""
+        need = self.memory_estimate()
+        if max_memory is not None and need > max_memory:
+            raise InputError(f"postflop: this spot needs about {need / 2**30:.2f} GiB "
+                             f"({self.n_seqs(0) + self.n_seqs(1):,} sequences), above --max-memory "
+                             f"{max_memory / 2**30:.2f} GiB")
+        t0 = time.perf_counter()
+        A = self.operator()
+        X, Y = self.treeplex(0), self.treeplex(1)
+        stats = self.stats()
+        stats["compile_seconds"] = time.perf_counter() - t0
+        return PostflopProblem(X, Y, A, name=self.name, stats=stats, payoff_unit="chips", big_blind=self.big_blind,
+                               game=self)
+
+    # ----------------------------------------------------------- rules game
+
+    def initial_state(self) -> "PostflopState":
+        """Rules view for :func:`treeplex.compile_game` (small games and cross-checks)."""
+        return PostflopState(self, None, (DECISION, 0))
+
+    def deals(self):
+        c0, c1 = HAND_CARDS[self.hands[0]], HAND_CARDS[self.hands[1]]
+        out = [(i, j, self.weight[0][i] * self.weight[1][j]) for i in range(len(c0)) for j in range(len(c1))
+               if len({*c0[i], *c1[j]}) == 4]
+        z = sum(p for _, _, p in out)
+        return [(i, j, p / z) for i, j, p in out]
+
+    # ----------------------------------------------------------- results
+
+    def behavioral(self, p: int, plan: np.ndarray, v: int):
+        """(float[n_hands, k] action probabilities, own reach of each hand) at node v."""
+        n, k = len(self.hands[p]), len(self.tree.actions[v])
+        block = plan[self._base[p][v]: self._base[p][v] + n * k].reshape(n, k)
+        reach = block.sum(axis=1)
+        probs = np.where(reach[:, None] > 0, block / np.where(reach > 0, reach, 1.0)[:, None], 1.0 / k)
+        return probs, reach
+
+    def node_alive(self, p: int, v: int) -> np.ndarray:
+        """bool[n_hands]: player p's hands the board at node v leaves."""
+        return board_mask(self.tree.boards[self.tree.board[v]])[self.hands[p]]
+
+    def strategy_dict(self, x: np.ndarray, y: np.ndarray, streets: int = 1) -> dict:
+        """Per-hand strategy at every decision node of the first ``streets`` streets, plus each
+        node's range-weighted action frequencies (``frequencies``) and the share of the acting
+        player's range weight that reaches it (``reach``)."""
+        plans = (x, y)
+        nodes = []
+        keep = len(self.board) + streets - 1
+        for v in range(self.tree.n_nodes):
+            if len(self.tree.boards[self.tree.board[v]]) > keep:
+                continue
+            p = self.tree.actor[v]
+            probs, reach = self.behavioral(p, plans[p], v)
+            alive = self.node_alive(p, v)
+            freq, share = self._frequencies(p, probs, reach * alive)
+            nodes.append({
+                "node": v, "history": self.tree.history[v], "player": p,
+                "board": "".join(card_name(c) for c in self.tree.boards[self.tree.board[v]]),
+                "actions": list(self.tree.actions[v]), "pot": float(sum(self.tree.contrib[v])),
+                "reach": share, "frequencies": freq,
+                "hands": {hand_name(h): [round(float(q), 6) for q in probs[i]]
+                          for i, h in enumerate(self.hands[p]) if alive[i] and reach[i] > 0},
+            })
+        return {"game": self.name, "board": self.board_text, "pot": self.pot, "stack": self.stack,
+                "big_blind": self.big_blind,
+                "sizes": {s: [z.to_dict() for z in pair] for s, pair in zip(self.streets, self.sizes)},
+                "units": "chips; action labels bN = bet/raise to N chips this street; player 0 = OOP",
+                "nodes": nodes}
+
+    def _frequencies(self, p, probs, reach):
+        w = self.weight[p] * reach
+        total = w.sum()
+        share = float(total / self.weight[p].sum())
+        freq = (w @ probs / total).tolist() if total > 0 else [float("nan")] * probs.shape[1]
+        return freq, share
+
+    def summary(self, x: np.ndarray, y: np.ndarray) -> str:
+        """Aggregate action frequencies at the starting street's nodes."""
+        lines = [f"{self.name}: hands {self.n_hands[0]} (OOP) vs {self.n_hands[1]} (IP), "
+                 f"{self.tree.n_nodes:,} public decision nodes",
+                 "node (history)                          player  reach   frequencies"]
+        for nd in self.strategy_dict(x, y)["nodes"]:
+            acts = ("  ".join(f"{a} {100 * f:5.1f}%" for a, f in zip(nd["actions"], nd["frequencies"]))
+                    if nd["reach"] > 0 else "(never reached)")
+            lines.append(f"{(nd['history'] or '<root>'):40s} {nd['player']:>4d}  {100 * nd['reach']:5.1f}%  {acts}")
+        return "\n".join(lines)
+
+
+class PostflopState(RulesState):
+    """Rules state: ``deal`` None at the root chance node, then (i0, i1); ``at`` a tree child code."""
+
+    __slots__ = ("game", "deal", "at")
+
+    def __init__(self, game, deal, at):
+        self.game, self.deal, self.at = game, deal, at
+
+    def is_chance(self):
+        return self.deal is None or self.at[0] == CHANCE
+
+    def is_terminal(self):
+        return self.deal is not None and self.at[0] == TERMINAL
+
+    def chance_outcomes(self):
+        g = self.game
+        if self.deal is None:
+            return [(f"{hand_name(g.hands[0][i])}|{hand_name(g.hands[1][j])}", p) for i, j, p in g.deals()]
+        held = {*HAND_CARDS[g.hands[0][self.deal[0]]], *HAND_CARDS[g.hands[1][self.deal[1]]]}
+        cards = [c for c in g.tree.chance_cards[self.at[1]] if c not in held]
+        return [(card_name(c), 1.0 / len(cards)) for c in cards]
+
+    def player(self):
+        return self.game.tree.actor[self.at[1]]
+
+    def infoset_key(self):
+        p = self.player()
+        return f"{hand_name(self.game.hands[p][self.deal[p]])}:{self.game.tree.history[self.at[1]]}"
+
+    def legal_actions(self):
+        return self.game.tree.actions[self.at[1]]
+
+    def apply(self, action):
+        g, t = self.game, self.game.tree
+        if self.deal is None:
+            a, b = action.split("|")
+            pos = [{hand_name(h): i for i, h in enumerate(g.hands[q])} for q in (0, 1)]
+            return PostflopState(g, (pos[0][a], pos[1][b]), (DECISION, 0))
+        if self.at[0] == CHANCE:
+            c = self.at[1]
+            return PostflopState(g, self.deal, t.chance_children[c][t.chance_cards[c].index(parse_cards(action)[0])])
+        v = self.at[1]
+        return PostflopState(g, self.deal, t.children[v][t.actions[v].index(action)])
+
+    def payoff(self):
+        from phevaluator import evaluate_cards
+
+        g, t = self.game, self.game.tree
+        i = self.at[1]
+        if t.kind[i] == "fold":
+            return t.payoff0[i]
+        board = [int(c) for c in t.boards[t.term_board[i]]]
+        s = [evaluate_cards(*(int(c) for c in HAND_CARDS[g.hands[p][self.deal[p]]]), *board) for p in (0, 1)]
+        return t.stake[i] * (1.0 if s[0] < s[1] else -1.0 if s[0] > s[1] else 0.0)  # phevaluator: lower is better
+
+
+def load_postflop_spec(path_or_dict, where: str | None = None) -> PostflopGame:
+    """A postflop game from a JSON or TOML spec file (or a dict) with :class:`PostflopGame`'s keys."""
+    spec = path_or_dict
+    where = where or (path_or_dict if isinstance(path_or_dict, str) else "postflop spec")
+    if not isinstance(spec, dict):
+        if not os.path.isfile(spec):
+            raise InputError(f"no such file: {spec}")
+        try:
+            if str(spec).endswith(".toml"):
+                import tomllib
+
+                with open(spec, "rb") as f:
+                    spec = tomllib.load(f)
+            else:
+                with open(spec) as f:
+                    spec = json.load(f)
+        except (ValueError, UnicodeDecodeError) as e:
+            raise InputError(f"{where}: cannot parse ({e})") from None
+    if not isinstance(spec, dict):
+        raise InputError(f"{where}: a postflop spec is an object with board, pot, stack, range0, range1, sizes")
+    unknown = set(spec) - SPEC_KEYS
+    if unknown:
+        raise InputError(f"{where}: unknown keys {sorted(unknown)}; allowed: {sorted(SPEC_KEYS)}")
+    spec = {k: v for k, v in spec.items() if k != "game"}
+    return PostflopGame(**spec)
+
+
+def _chips(v, name: str) -> float:
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        raise InputError(f"postflop: {name} must be a number of chips, got {v!r}") from None
+    if not (x > 0) or x == math.inf:
+        raise InputError(f"postflop: {name} must be a positive number of chips, got {v!r}")
+    return x
+
+
+def _num(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else f"{v:g}"

@@ -1,0 +1,245 @@
+"""The payoff operator of a multi-street postflop subgame: A @ y and A.T @ x without A.
+
+Layout (see :mod:`.postflop`): player p's sequences are grouped by p's decision node v; within
+v, hand h's infoset owns ``base_v + h * k_v + a``. Terminal t ends on board B_t, after player
+p's last sequence ``base_p[t] + h * stride_p[t]`` (stride 0: the empty sequence). A deal of
+compatible hands (h0, h1), neither holding a card of B_t, reaches t with chance probability
+``w0[h0] w1[h1] / Z * chance_t`` (:mod:`.public_tree`), so
+
+    A[seq0(t, h0), seq1(t, h1)] = w0[h0] w1[h1] / Z * chance_t * u0(t, h0, h1),
+
+u0 = the fold payoff, or stake * sign(s0 - s1) with strengths s on the river board B_t.
+
+Per group of terminals that share a board and an input sequence, the input v (weights x
+reach, zero for hands the board blocks) is gathered once. Folds need, for each own hand h
+with cards c1, c2, the compatible mass V - V_c1 - V_c2 + v[h itself] (inclusion-exclusion,
+V_c = mass of hands holding c). Showdowns need the compatible mass of weaker hands minus that
+of stronger ones: one pass up and one down the board's strength order (own and input hands
+merged), keeping the running total and its 52 per-card parts, as postflop-solver and
+DeepStack do. O(n0 + n1 + 52) per group; the river endgame operator (:mod:`.operator`) is the
+one-board case with its hands presorted.
+
+Groups are split into one run per thread, each writing its own partial output (terminals of
+different runs may share an output sequence, e.g. after an all-in); the runs are summed.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from .. import threads  # noqa: F401  (before any parallel kernel runs)
+from ..problem import PayoffOperator
+from .operator import _normalizer, _same_combo
+
+FOLD, SHOWDOWN = 0, 1
+
+
+class StreetsPayoff(PayoffOperator):
+    """A of a postflop subgame over many boards; see the module docstring.
+
+    ``cards[p]`` int32[n_p, 2], ``weight[p]`` float64[n_p]; ``boards`` int32[n_boards, 5]
+    (-1 padded); ``order[p]`` = (ptr, idx, strength): for river board b, player p's hands the
+    board leaves, weakest first, are ``idx[ptr[b]:ptr[b+1]]`` with ``strength`` alongside.
+    Terminals: ``kind``, ``value`` (player 0's chips x chance_t: the fold payoff or the
+    showdown stake), ``board``, ``base[p]``, ``stride[p]``.
+    """
+
+    def __init__(self, n_seqs, cards, weight, boards, order, kind, value, board, base, stride):
+        self.shape = (int(n_seqs[0]), int(n_seqs[1]))
+        self.gradients = 0
+        self.cards = [np.ascontiguousarray(c, dtype=np.int32) for c in cards]
+        self.weight = [np.ascontiguousarray(w, dtype=np.float64) for w in weight]
+        self.Z = _normalizer(self.cards, self.weight)
+        self.coef = [w / self.Z for w in self.weight]
+        self.same = [np.where(s >= 0, s, len(self.cards[1 - p])).astype(np.int64)
+                     for p, s in enumerate(_same_combo(self.cards))]
+        self.boards = np.ascontiguousarray(boards, dtype=np.int32)
+        self.order = [tuple(np.ascontiguousarray(a) for a in o) for o in order]
+        self.kind = np.ascontiguousarray(kind, dtype=np.int8)
+        self.value = np.ascontiguousarray(value, dtype=np.float64)
+        self.board = np.ascontiguousarray(board, dtype=np.int64)
+        self.base = [np.ascontiguousarray(b, dtype=np.int64) for b in base]
+        self.stride = [np.ascontiguousarray(s, dtype=np.int64) for s in stride]
+        self._groups = [_groups(self.board, self.base[p], self.stride[p]) for p in (0, 1)]  # by input player
+        n_threads = nb.get_num_threads()
+        self._parts = [_split(g[0], len(self.cards[p]) + len(self.cards[1 - p]), n_threads)
+                       for p, g in enumerate(self._groups)]
+        runs = [len(self._parts[1 - p]) - 1 for p in (0, 1)]
+        self._partials = [np.zeros((r if r > 1 else 0, self.shape[p])) for p, r in zip((0, 1), runs)]
+
+    def _matvec(self, y):
+        return self._apply(np.asarray(y, dtype=np.float64), own=0)
+
+    def _rmatvec(self, x):
+        return self._apply(np.asarray(x, dtype=np.float64), own=1)
+
+    def _apply(self, vec, own: int) -> np.ndarray:
+        oth = 1 - own
+        args = (*self._groups[oth], self.kind, self.value, 1.0 if own == 0 else -1.0, vec,
+                self.weight[oth], self.cards[oth], *self.order[oth], self.coef[own], self.cards[own], self.same[own],
+                *self.order[own], self.boards, self.base[own], self.stride[own])
+        parts = self._parts[oth]
+        if len(parts) == 2:
+            out = np.zeros(self.shape[own])
+            _apply_groups(0, len(self._groups[oth][0]) - 1, *args, out)
+            return out
+        return _apply_parts(parts, *args, self._partials[own])
+
+    def max_abs_entry(self) -> float:
+        """An upper bound on max |A_ij| (EGT's mu scale): |value_t| x max coef0 x max w1 x
+        (hands of a player that share its sequence: all of them where it never acted)."""
+        m = float(np.abs(self.value).max()) if len(self.value) else 0.0
+        return m * float(self.coef[0].max()) * float(self.weight[1].max()) * max(len(self.cards[0]), len(self.cards[1]))
+
+    def to_sparse(self):
+        """The explicit A, one product per column of A: for small games and cross-checks only."""
+        import scipy.sparse as sp
+
+        cols = []
+        e = np.zeros(self.shape[1])
+        for j in range(self.shape[1]):
+            e[j] = 1.0
+            cols.append(sp.csc_matrix(self._matvec(e)[:, None]))
+            e[j] = 0.0
+        return sp.hstack(cols).tocsr()
+
+    @property
+    def n_terminals(self) -> int:
+        return len(self.kind)
+
+    @property
+    def nnz(self) -> int:
+        """Entries an explicit A would hold: compatible deals per terminal (an upper bound:
+        deals blocked by a terminal's board are counted)."""
+        ones = [np.ones(len(w)) for w in self.weight]
+        return int(round(_normalizer(self.cards, ones))) * self.n_terminals
+
+    @property
+    def nbytes(self) -> int:
+        arrays = [self.kind, self.value, self.board, *self.base, *self.stride, *self.cards, *self.weight, *self.coef,
+                  *self.same, self.boards, *(a for o in self.order for a in o), *(a for g in self._groups for a in g),
+                  *self._parts, *self._partials]
+        return sum(a.nbytes for a in arrays)
+
+
+def _groups(board, base, stride):
+    """Terminals grouped by (board, input sequence): (ptr, terminals, board, base, stride)."""
+    keys = np.lexsort((stride, base, board))
+    b, s, d = base[keys], stride[keys], board[keys]
+    new = np.ones(len(keys), dtype=bool)
+    new[1:] = (b[1:] != b[:-1]) | (s[1:] != s[:-1]) | (d[1:] != d[:-1])
+    first = np.flatnonzero(new)
+    ptr = np.append(first, len(keys)).astype(np.int64)
+    return ptr, keys.astype(np.int64), d[first].astype(np.int64), b[first].astype(np.int64), s[first].astype(np.int64)
+
+
+def _split(ptr, work_per_group: int, parts: int) -> np.ndarray:
+    """Group boundaries cutting the groups into ``parts`` runs of about equal work."""
+    n = len(ptr) - 1
+    work = np.cumsum(work_per_group + 4.0 * np.diff(ptr))
+    if n == 0:
+        return np.array([0, 0], dtype=np.int64)
+    cuts = np.searchsorted(work, work[-1] * np.arange(1, parts) / parts)
+    return np.unique(np.concatenate([[0], cuts, [n]])).astype(np.int64)
+
+
+@nb.njit(parallel=True, cache=True)
+def _apply_parts(bounds, ptr, terms, gboard, gbase, gstride, kind, value, sign, vec, w_in, cards_in, iptr, iidx,
+                 istr, coef, cards_own, same, optr, oidx, ostr_, boards, ob, ostr, outs):
+    n = len(bounds) - 1
+    for r in nb.prange(n):
+        outs[r][:] = 0.0
+        _apply_groups(bounds[r], bounds[r + 1], ptr, terms, gboard, gbase, gstride, kind, value, sign, vec, w_in,
+                      cards_in, iptr, iidx, istr, coef, cards_own, same, optr, oidx, ostr_, boards, ob, ostr, outs[r])
+    out = outs[0].copy()
+    for r in range(1, n):
+        out += outs[r]
+    return out
+
+
+@nb.njit(cache=True)
+def _apply_groups(lo, hi, ptr, terms, gboard, gbase, gstride, kind, value, sign, vec, w_in, cards_in, iptr, iidx,
+                  istr, coef, cards_own, same, optr, oidx, ostr_, boards, ob, ostr, out):
+    """out[own seq of t] += value_t * coef[h] * (compatible input mass, or weaker minus stronger)
+    for the groups [lo, hi); see the module docstring."""
+    n_in, n_own = len(w_in), len(coef)
+    v = np.zeros(n_in + 1)  # slot n_in: "no identical combo"
+    fw = np.zeros(n_own)
+    sw = np.zeros(n_own)
+    card = np.zeros(52)
+    dead = np.zeros(52, dtype=np.bool_)
+    for g in range(lo, hi):
+        bd = gboard[g]
+        for k in range(5):
+            if boards[bd, k] >= 0:
+                dead[boards[bd, k]] = True
+        b, s = gbase[g], gstride[g]
+        total = 0.0
+        for i in range(n_in):
+            c1, c2 = cards_in[i, 0], cards_in[i, 1]
+            x = 0.0 if (dead[c1] or dead[c2]) else w_in[i] * vec[b + i * s]
+            v[i] = x
+            total += x
+        has_fold, has_show = False, False
+        for k in range(ptr[g], ptr[g + 1]):
+            if kind[terms[k]] == 0:
+                has_fold = True
+            else:
+                has_show = True
+        if total != 0.0:
+            if has_fold:
+                card[:] = 0.0
+                for i in range(n_in):
+                    card[cards_in[i, 0]] += v[i]
+                    card[cards_in[i, 1]] += v[i]
+                for h in range(n_own):
+                    c1, c2 = cards_own[h, 0], cards_own[h, 1]
+                    if dead[c1] or dead[c2]:
+                        fw[h] = 0.0
+                    else:
+                        fw[h] = coef[h] * (total - card[c1] - card[c2] + v[same[h]])
+            if has_show:
+                sw[:] = 0.0
+                i0, i1, o0, o1 = iptr[bd], iptr[bd + 1], optr[bd], optr[bd + 1]
+                # up: compatible input mass strictly weaker than each own hand
+                card[:] = 0.0
+                run = 0.0
+                j = i0
+                for q in range(o0, o1):
+                    h = oidx[q]
+                    while j < i1 and istr[j] < ostr_[q]:
+                        i = iidx[j]
+                        run += v[i]
+                        card[cards_in[i, 0]] += v[i]
+                        card[cards_in[i, 1]] += v[i]
+                        j += 1
+                    sw[h] = coef[h] * (run - card[cards_own[h, 0]] - card[cards_own[h, 1]])
+                # down: minus the compatible mass strictly stronger
+                card[:] = 0.0
+                run = 0.0
+                j = i1 - 1
+                for q in range(o1 - 1, o0 - 1, -1):
+                    h = oidx[q]
+                    while j >= i0 and istr[j] > ostr_[q]:
+                        i = iidx[j]
+                        run += v[i]
+                        card[cards_in[i, 0]] += v[i]
+                        card[cards_in[i, 1]] += v[i]
+                        j -= 1
+                    sw[h] -= coef[h] * (run - card[cards_own[h, 0]] - card[cards_own[h, 1]])
+            for k in range(ptr[g], ptr[g + 1]):
+                t = terms[k]
+                ob_t, os_t = ob[t], ostr[t]
+                if kind[t] == 0:
+                    val = value[t]
+                    for h in range(n_own):
+                        out[ob_t + h * os_t] += val * fw[h]
+                else:
+                    val = value[t] * sign
+                    for h in range(n_own):
+                        out[ob_t + h * os_t] += val * sw[h]
+        for k in range(5):
+            if boards[bd, k] >= 0:
+                dead[boards[bd, k]] = False
+    return out
