@@ -25,12 +25,16 @@ def load_game(spec: str, **overrides):
 
     ``overrides`` (e.g. ``range0``/``range1`` from the command line) replace game parameters.
     """
-    if spec.endswith(".json"):
+    if spec.endswith((".json", ".toml")):
+        from .poker.postflop import load_postflop_spec
         from .poker.river import load_spec
 
         if not os.path.isfile(spec):
             raise GameError(f"no such file: {spec}")
-        return load_spec({**_read_json(spec), **overrides}, where=spec)
+        data = _read_toml(spec) if spec.endswith(".toml") else _read_json(spec)
+        if isinstance(data, dict) and data.get("game") == "postflop":
+            return load_postflop_spec({**data, **overrides}, where=spec)
+        return load_spec({**data, **overrides}, where=spec)
     if spec.endswith(".efg") or os.path.isfile(spec):
         from .efg import read_efg
 
@@ -46,6 +50,16 @@ def _read_json(path: str) -> dict:
             return json.load(f)
     except ValueError as e:
         raise GameError(f"{path}: bad JSON ({e})") from None
+
+
+def _read_toml(path: str) -> dict:
+    import tomllib
+
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise GameError(f"{path}: bad TOML ({e})") from None
 
 
 def load_problem(spec: str, **overrides):

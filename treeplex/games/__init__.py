@@ -11,6 +11,7 @@ from .leduc import Leduc
 from .rps_plus import RPSPlus
 from .simple_poker import SimplePoker
 from ..poker.nlfh import NLFH
+from ..poker.postflop import PostflopGame
 from ..poker.river import RiverGame
 
 GAMES = {
@@ -20,6 +21,7 @@ GAMES = {
     "rps_plus": RPSPlus,
     "nlfh": NLFH,
     "river": RiverGame,  # builds its own structured Problem: RiverGame(...).problem()
+    "postflop": PostflopGame,  # flop, turn or river start, from the board's length
 }
 
 _NAME = re.compile(r"^\s*([A-Za-z_][\w]*)\s*(?:\((.*)\))?\s*$", re.S)
@@ -48,16 +50,24 @@ def parse_game_name(spec: str) -> tuple[str, dict]:
 
 
 def _plain_params(spec: str, args: str) -> dict:
-    """Fallback for values Python cannot parse, e.g. ``board=7h2cAsKd3s``: split on commas."""
-    params: dict = {}
+    """Fallback for values Python cannot parse, e.g. ``board=7h2cAsKd3s``: split on commas.
+    Commas inside a value stay in it (``bet=33%,75%,a``): a part without ``=`` continues the
+    previous value."""
+    pairs: list[list[str]] = []
     for part in args.split(","):
         key, eq, value = part.partition("=")
-        if not eq or not key.strip().isidentifier():
+        if eq and key.strip().isidentifier():
+            pairs.append([key.strip(), value.strip()])
+        elif pairs and not eq:
+            pairs[-1][1] += "," + part.strip()
+        else:
             raise GameError(f"cannot parse parameters of {spec!r}; expected key=value, ...")
+    params: dict = {}
+    for key, value in pairs:
         try:
-            params[key.strip()] = ast.literal_eval(value.strip())
+            params[key] = ast.literal_eval(value)
         except (ValueError, SyntaxError):
-            params[key.strip()] = value.strip()
+            params[key] = value
     return params
 
 

@@ -254,8 +254,13 @@ class PostflopGame:
         return seqs * (BYTES_PER_SEQ + (8 * threads if threads > 1 else 0)) + 120 * self.tree.n_terminals
 
     def stats(self) -> dict:
+        from .operator import _normalizer
+
         t = self.tree
-        return {"board": self.board_text, "pot": self.pot, "stack": self.stack, "streets": len(self.streets),
+        deals = int(round(_normalizer([HAND_CARDS[h] for h in self.hands], [np.ones(len(h)) for h in self.hands])))
+        return {"histories": 1 + deals * (t.n_nodes + t.n_chance + t.n_terminals), "terminals": deals * t.n_terminals,
+                "chance_nodes": 1 + deals * t.n_chance, "decision_nodes": deals * t.n_nodes, "deals": deals,
+                "counted": "public nodes x compatible deals (deals blocked by later cards included)","board": self.board_text, "pot": self.pot, "stack": self.stack, "streets": len(self.streets),
                 "hands": list(self.n_hands), "public_decision_nodes": t.n_nodes, "public_chance_nodes": t.n_chance,
                 "public_terminals": t.n_terminals, "boards": len(t.boards),
                 "sequences": [self.n_seqs(0), self.n_seqs(1)], "memory_estimate_bytes": self.memory_estimate()}
@@ -341,9 +346,11 @@ class PostflopGame:
 
     def problem(self, max_memory: float | None = None) -> PostflopProblem:
         """The sequence-form problem with the structured operator; refuses, before allocating,
-        a game whose :meth:`memory_estimate` is above ``max_memory`` bytes."""
+        a game whose :meth:`memory_estimate` is above ``max_memory`` bytes (default: the
+        memory available now)."""
         need = self.memory_estimate()
-        if max_memory is not None and need > max_memory:
+        max_memory = available_memory() if max_memory is None else max_memory
+        if need > max_memory:
             raise InputError(f"postflop: this spot needs about {need / 2**30:.2f} GiB "
                              f"({self.n_seqs(0) + self.n_seqs(1):,} sequences), above --max-memory "
                              f"{max_memory / 2**30:.2f} GiB")
@@ -510,6 +517,18 @@ def load_postflop_spec(path_or_dict, where: str | None = None) -> PostflopGame:
         raise InputError(f"{where}: unknown keys {sorted(unknown)}; allowed: {sorted(SPEC_KEYS)}")
     spec = {k: v for k, v in spec.items() if k != "game"}
     return PostflopGame(**spec)
+
+
+def available_memory() -> float:
+    """Bytes of memory available now (MemAvailable in /proc/meminfo; unlimited if unknown)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return math.inf
 
 
 def _chips(v, name: str) -> float:

@@ -1,0 +1,143 @@
+"""The multi-street postflop engine against the generic compiler + exact LP, and its input checks."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import treeplex as tp
+from treeplex.errors import InputError
+from treeplex.poker.postflop import PostflopGame
+from treeplex.poker.sizes import parse_sizes, street_actions
+
+TURN_RANGES = dict(range0="AsKh,QdJd,TsTc,AhJh", range1="AcAd,9s9h,KdQs,JsTs,Jc9c")
+
+
+def _lp_values(game):
+    """(value from the structured operator's LP, value from the compiled rules game's LP)."""
+    structured = tp.solve_lp(game.problem())
+    compiled = tp.solve_lp(tp.compile_game(game))
+    return structured.value, compiled.value
+
+
+@pytest.mark.parametrize("board, deck, kw", [
+    ("KsQh9d8c2s", None, dict(range0="AsKh,QdJd,TsTc,AhJh,8h8d", range1="AcAd,9s9h,KdQs,JsTs,Qc2c",
+                              bet="50%,a", **{"raise": "2x"})),
+    ("KsQh9d8c", "89TJQKA", dict(bet="50%,a", **{"raise": "2x"}, **TURN_RANGES)),
+    ("KsQhTd", "TJQKA", dict(range0="AsKh,QdJd,TsTc", range1="AcAd,JsTs,KdQs", bet="a")),
+])
+def test_value_equals_compiled_game_lp(board, deck, kw):
+    """River, turn and flop starts: the public-tree x hands engine (its own layout, chance
+    weights and showdown sweeps) has the value of the explicit game tree the generic
+    compiler builds from the rules view (hole cards, then every card dealt, phevaluator at
+    every leaf)."""
+    g = PostflopGame(board=board, pot=20, stack=30, deck=deck, **kw)
+    structured, compiled = _lp_values(g)
+    assert structured == pytest.approx(compiled, abs=1e-7)
+    assert -30 <= structured <= 30
+
+
+def test_products_equal_explicit_matrix_on_random_plans():
+    """A @ y and A.T @ x of the structured turn operator equal the compiled game's matrix
+    products, matched through the infoset keys (the compiled game leaves out infosets that no
+    deal reaches)."""
+    g = PostflopGame(board="KsQh9d8c", pot=20, stack=30, deck="89TJQKA", bet="50%,a", **{"raise": "2x"},
+                     **TURN_RANGES)
+    P, Q = g.problem(), tp.compile_game(g)
+    rng = np.random.default_rng(1)
+    seq_of = []
+    for T, U in zip(P.treeplexes, Q.treeplexes):  # compiled sequence -> structured sequence
+        pos = {k: j for j, k in enumerate(T.infoset_keys)}
+        m = np.zeros(U.n_seqs, dtype=np.int64)
+        for j, key in enumerate(U.infoset_keys):
+            i = pos[key]
+            m[U.start[j]:U.end[j]] = np.arange(T.start[i], T.end[i])
+        seq_of.append(m)
+    bx = rng.uniform(0.1, 1, P.X.n_seqs)
+    by = rng.uniform(0.1, 1, P.Y.n_seqs)
+    x, y = P.X.plan_from_behavioral(bx), P.Y.plan_from_behavioral(by)
+    Ay, ATx = P.A.matvec(y), P.A.rmatvec(x)
+    A = Q.A.to_sparse() if hasattr(Q.A, "to_sparse") else Q.A.A
+    assert np.allclose(Ay[seq_of[0]], A @ y[seq_of[1]], atol=1e-12)
+    assert np.allclose(ATx[seq_of[1]], A.T @ x[seq_of[0]], atol=1e-12)
+
+
+def test_cfr_converges_to_the_lp_value():
+    g = PostflopGame(board="KsQh9d8c", pot=20, stack=30, deck="89TJQKA", bet="50%,a", **{"raise": "2x"},
+                     **TURN_RANGES)
+    P = g.problem()
+    lp = tp.solve_lp(P)
+    res = tp.solve(P, "dcfr", target_gap=1e-4, max_iters=20000)
+    assert res.gap <= 1e-4
+    assert abs(res.value - lp.value) <= res.gap
+
+
+def test_size_syntax():
+    s = parse_sizes("33%, 75%,e,a", "bet")
+    assert [str(z) for z in s] == ["33%", "75%", "e", "a"]
+    with pytest.raises(InputError, match="sizes.turn.bet: cannot read size 'abc'"):
+        parse_sizes("33%,abc", "sizes.turn.bet")
+    with pytest.raises(InputError, match="raise size"):
+        parse_sizes("2.5x", "bet")
+    # pot 100, 100 behind: 33% -> 33, 75% -> 75, all-in 100 (postflop-solver's rounding)
+    assert street_actions(s[:2] + s[3:], False, 100, 0, 0, 100, 1, 1, 1.5, 0.0, True) == [33, 75, 100]
+    # geometric over 2 streets, pot 100, 300 behind: f = ((2*3+1)^(1/2) - 1)/2 = 0.8229 -> 82
+    assert street_actions(parse_sizes("e", "b"), False, 100, 0, 0, 300, 1, 2, 0.0, 0.0, True) == [82]
+
+
+def test_river_tree_follows_postflop_solver_rules():
+    """Pot 100, stack 100, bets 33%,75%,a, raise 2.5x, add-all-in 1.5, force-all-in 0.15:
+    a 75 bet leaves 25 behind, at most 0.15 x the new pot (250, rounded 38), so it becomes
+    all-in; facing 33 the 2.5x raise (to 83) leaves 17 behind, at most 0.15 x 266, all-in too."""
+    g = PostflopGame(board="Td9d6hQc2s", pot=100, stack=100, range0="AA", range1="KK", bet="33%,75%,a",
+                     **{"raise": "2.5x"})
+    t = g.tree
+    assert t.actions[0] == ("x", "b33", "b100")
+    v = t.children[0][1][1]
+    assert t.actions[v] == ("f", "c", "b100")
+
+
+def test_spec_file_example_from_the_issue(tmp_path):
+    spec = {"game": "postflop", "board": "Ah8d5c2s", "pot": 550, "stack": 1200,
+            "range0": "99-22,A5s-A2s,K9s+,QTs+,87s,76s", "range1": "AA-TT,AJs+,KQs,AQo+",
+            "sizes": {"turn": {"bet": "50%,a", "raise": "2.5x"},
+                      "river": {"bet": "50%,125%,a", "raise": "100%,a", "donk": "33%"}},
+            "add_allin_threshold": 1.5, "force_allin_threshold": 0.15}
+    path = tmp_path / "spot.json"
+    path.write_text(json.dumps(spec))
+    out = subprocess.run([sys.executable, "-m", "treeplex.cli", "info", str(path), "--json"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    info = json.loads(out.stdout)
+    assert info["streets"] == 2 and info["boards"] == 1 + 48  # the turn board and 48 river cards
+    toml = tmp_path / "spot.toml"
+    toml.write_text('game = "postflop"\nboard = "Ah8d5c2s"\npot = 550\nstack = 1200\nrange0 = "99-22"\n'
+                    'range1 = "AA-TT"\n[sizes.turn]\nbet = "50%"\nraise = "2.5x"\n[sizes.river]\nbet = "a"\n')
+    out = subprocess.run([sys.executable, "-m", "treeplex.cli", "info", str(toml), "--json"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(bet="33%,huge"), "cannot read size 'huge'"),
+    (dict(sizes={"turn": {"bet": "50%"}}), "sizes.river is missing"),
+    (dict(board="KsKsQh9d"), "card Ks appears twice"),
+    (dict(board="KsXh9d8c"), "bad card 'Xh'"),
+    (dict(range0="KsQs"), "range0: no hand left once the board"),
+    (dict(pot=0), "pot must be a positive number"),
+    (dict(stack=-5), "stack must be a positive number"),
+    (dict(add_allin_threshold="x"), "add_allin_threshold must be a finite number"),
+])
+def test_bad_input_names_the_field(kw, message):
+    base = dict(board="KsQh9d8c", pot=20, stack=30, range0="AA", range1="KK")
+    with pytest.raises(InputError, match=message):
+        PostflopGame(**{**base, **kw})
+
+
+def test_oversized_spot_is_refused_before_allocation():
+    g = PostflopGame(board="KsQh9d8c", pot=20, stack=30, range0="AA,KK", range1="QQ")
+    need = g.memory_estimate()
+    with pytest.raises(InputError, match="needs about .* above --max-memory"):
+        g.problem(max_memory=need - 1)
