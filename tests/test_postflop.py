@@ -141,3 +141,26 @@ def test_oversized_spot_is_refused_before_allocation():
     need = g.memory_estimate()
     with pytest.raises(InputError, match="needs about .* above --max-memory"):
         g.problem(max_memory=need - 1)
+
+
+def test_range_ev_at_the_root_is_the_game_value():
+    """The per-hand EVs (counterfactual values / reach probabilities), averaged over the
+    range, give back the LP's game value: value + pot/2 for OOP, -value + pot/2 for IP."""
+    g = PostflopGame(board="KsQh9d8c", pot=20, stack=30, bet="50%,a", **{"raise": "2x"}, deck="89TJQKA",
+                     **TURN_RANGES)
+    lp = tp.solve_lp(g.problem())
+    nodes = {n["history"]: n for n in g.strategy_dict(lp.x, lp.y)["nodes"]}
+    assert nodes[""]["range_ev"] == pytest.approx(lp.value + 10, abs=1e-7)
+    x_line = nodes["x"]  # IP after OOP checks: all of OOP's range checks or not, IP's EV is its payoff there
+    assert x_line["player"] == 1 and x_line["range_ev"] is not None
+
+
+def test_check_down_ev_is_equity_times_pot():
+    """With no bets, a hand's EV is its equity x pot: the operator's counterfactual values
+    against the enumeration of every runout with phevaluator."""
+    g = PostflopGame(board="KsQh9d8c", pot=20, stack=30, bet="", **{"raise": ""}, add_allin_threshold=0, **TURN_RANGES)
+    lp = tp.solve_lp(g.problem())
+    root = g.strategy_dict(lp.x, lp.y)["nodes"][0]
+    for hand, ev in root["ev"].items():
+        assert ev == pytest.approx(20 * root["equity"][hand], abs=2e-5)  # both rounded to 1e-6
+    assert root["range_ev"] == pytest.approx(lp.value + 10, abs=1e-7)

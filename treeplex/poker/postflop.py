@@ -348,6 +348,8 @@ class PostflopGame:
         """The sequence-form problem with the structured operator; refuses, before allocating,
         a game whose :meth:`memory_estimate` is above ``max_memory`` bytes (default: the
         memory available now)."""
+        if getattr(self, "_problem", None) is not None:
+            return self._problem
         need = self.memory_estimate()
         max_memory = available_memory() if max_memory is None else max_memory
         if need > max_memory:
@@ -359,8 +361,9 @@ class PostflopGame:
         X, Y = self.treeplex(0), self.treeplex(1)
         stats = self.stats()
         stats["compile_seconds"] = time.perf_counter() - t0
-        return PostflopProblem(X, Y, A, name=self.name, stats=stats, payoff_unit="chips", big_blind=self.big_blind,
+        self._problem = PostflopProblem(X, Y, A, name=self.name, stats=stats, payoff_unit="chips", big_blind=self.big_blind,
                                game=self)
+        return self._problem
 
     # ----------------------------------------------------------- rules game
 
@@ -389,32 +392,97 @@ class PostflopGame:
         """bool[n_hands]: player p's hands the board at node v leaves."""
         return board_mask(self.tree.boards[self.tree.board[v]])[self.hands[p]]
 
+    def opponent_reach(self, p: int, plan_opp: np.ndarray, v: int) -> np.ndarray:
+        """The other player's range at node v: weight x own reach x not blocked by v's board."""
+        q = 1 - p
+        last = self.tree.node_last[v][q]
+        n = len(self.hands[q])
+        if last is None:
+            reach = np.ones(n)
+        else:
+            u, a = last
+            k = len(self.tree.actions[u])
+            reach = plan_opp[self._base[q][u] + np.arange(n) * k + a]
+        return self.weight[q] * reach * self.node_alive(q, v)
+
+    def node_values(self, x: np.ndarray, y: np.ndarray, nodes) -> dict[int, dict]:
+        """Per hand at each node v of ``nodes``: ``ev`` and ``equity`` of the acting player.
+
+        ev = counterfactual value / probability of (hand, v's runout, the opponent reaching v),
+        in chips of the pot the hand ends with (payoff + pot/2: both players' EVs add up to the
+        starting pot at the root). equity = the share of the pot the hand wins if all remaining
+        cards are dealt with no more betting, against the opponent's range at v (card removal
+        counted, every runout equally likely). NaN where the hand never gets to v.
+        """
+        from ..solvers.regret_kernels import counterfactual_values
+
+        prob = self.problem()
+        plans = (x, y)
+        values = []
+        for p, T in enumerate(prob.treeplexes):
+            g = prob.A.matvec(y, count=False) if p == 0 else -prob.A.rmatvec(x, count=False)
+            counterfactual_values(T.start, T.end, T.parent, g, T.behavioral_from_plan(plans[p]))
+            values.append(g)
+        out = {}
+        cards = [HAND_CARDS[h] for h in self.hands]
+        runouts = {}
+        for v in nodes:
+            p = self.tree.actor[v]
+            probs, _ = self.behavioral(p, plans[p], v)
+            n, k = probs.shape
+            block = values[p][self._base[p][v]: self._base[p][v] + n * k].reshape(n, k)
+            cfv = (probs * block).sum(axis=1)
+            opp = self.opponent_reach(p, plans[1 - p], v)
+            mass = _compatible_mass(cards[p], cards[1 - p], opp) * self.node_alive(p, v)
+            norm = prob.A.coef[p] * self.tree.node_chance[v] * mass
+            with np.errstate(invalid="ignore", divide="ignore"):
+                ev = np.where(norm > 0, cfv / np.where(norm > 0, norm, 1.0), np.nan) + self.pot / 2
+            b = self.tree.boards[self.tree.board[v]]
+            if b not in runouts:
+                runouts[b] = _runout_strengths(b, self.deck, self.hands)
+            out[v] = {"ev": ev, "equity": _equity(runouts[b], cards, p, opp) * np.where(mass > 0, 1.0, np.nan),
+                      "mass": mass}
+        return out
+
     def strategy_dict(self, x: np.ndarray, y: np.ndarray, streets: int = 1) -> dict:
-        """Per-hand strategy at every decision node of the first ``streets`` streets, plus each
-        node's range-weighted action frequencies (``frequencies``) and the share of the acting
-        player's range weight that reaches it (``reach``)."""
+        """Per-hand strategy, EV, equity and weight at every decision node of the first
+        ``streets`` streets, plus each node's range-weighted action frequencies
+        (``frequencies``), the range's EV and equity, and the share of the acting player's
+        range weight that reaches it (``reach``). ``weight`` = range weight x own reach; range
+        aggregates weight each hand by its probability at v (weight x compatible opponent mass)."""
         plans = (x, y)
         nodes = []
         keep = len(self.board) + streets - 1
-        for v in range(self.tree.n_nodes):
-            if len(self.tree.boards[self.tree.board[v]]) > keep:
-                continue
+        chosen = [v for v in range(self.tree.n_nodes) if len(self.tree.boards[self.tree.board[v]]) <= keep]
+        vals = self.node_values(x, y, chosen)
+        for v in chosen:
             p = self.tree.actor[v]
             probs, reach = self.behavioral(p, plans[p], v)
             alive = self.node_alive(p, v)
             freq, share = self._frequencies(p, probs, reach * alive)
+            w = self.weight[p] * reach * alive
+            ev, eq = vals[v]["ev"], vals[v]["equity"]
+            ok = (w > 0) & np.isfinite(ev)
+            prob_h = w * vals[v]["mass"]  # a hand's share of the deals reaching v
+            shown = [i for i in range(len(w)) if w[i] > 0]
             nodes.append({
                 "node": v, "history": self.tree.history[v], "player": p,
                 "board": "".join(card_name(c) for c in self.tree.boards[self.tree.board[v]]),
                 "actions": list(self.tree.actions[v]), "pot": float(sum(self.tree.contrib[v])),
                 "reach": share, "frequencies": freq,
-                "hands": {hand_name(h): [round(float(q), 6) for q in probs[i]]
-                          for i, h in enumerate(self.hands[p]) if alive[i] and reach[i] > 0},
+                "range_ev": float(prob_h[ok] @ ev[ok] / prob_h[ok].sum()) if ok.any() else None,
+                "range_equity": float(prob_h[ok] @ eq[ok] / prob_h[ok].sum()) if ok.any() else None,
+                "hands": {hand_name(self.hands[p][i]): [round(float(q), 6) for q in probs[i]] for i in shown},
+                "ev": {hand_name(self.hands[p][i]): _round(ev[i]) for i in shown},
+                "equity": {hand_name(self.hands[p][i]): _round(eq[i]) for i in shown},
+                "weight": {hand_name(self.hands[p][i]): round(float(w[i]), 6) for i in shown},
             })
         return {"game": self.name, "board": self.board_text, "pot": self.pot, "stack": self.stack,
                 "big_blind": self.big_blind,
                 "sizes": {s: [z.to_dict() for z in pair] for s, pair in zip(self.streets, self.sizes)},
-                "units": "chips; action labels bN = bet/raise to N chips this street; player 0 = OOP",
+                "units": ("chips; action labels bN = bet/raise to N chips this street; player 0 = OOP; "
+                          "ev = chips of the pot a hand ends with (payoff + pot/2); equity = share of the "
+                          "pot won by checking down"),
                 "nodes": nodes}
 
     def _frequencies(self, p, probs, reach):
@@ -517,6 +585,58 @@ def load_postflop_spec(path_or_dict, where: str | None = None) -> PostflopGame:
         raise InputError(f"{where}: unknown keys {sorted(unknown)}; allowed: {sorted(SPEC_KEYS)}")
     spec = {k: v for k, v in spec.items() if k != "game"}
     return PostflopGame(**spec)
+
+
+def _round(v) -> float | None:
+    return None if not np.isfinite(v) else round(float(v), 6)
+
+
+def _compatible_mass(own_cards, opp_cards, w) -> np.ndarray:
+    """For each own hand: sum of ``w`` over the other's hands sharing no card with it."""
+    per_card = np.zeros(52)
+    np.add.at(per_card, opp_cards[:, 0], w)
+    np.add.at(per_card, opp_cards[:, 1], w)
+    key = {(int(a), int(b)): i for i, (a, b) in enumerate(opp_cards)}
+    same = np.array([w[key[(int(a), int(b))]] if (int(a), int(b)) in key else 0.0 for a, b in own_cards])
+    return w.sum() - per_card[own_cards[:, 0]] - per_card[own_cards[:, 1]] + same
+
+
+def _runout_strengths(board, deck, hands):
+    """[(runout cards, strength per player's hands or -1 if blocked)] for every way to deal the
+    board to 5 cards from ``deck`` (phevaluator; larger is better)."""
+    from itertools import combinations
+
+    from phevaluator import evaluate_cards
+
+    rest = [c for c in deck if c not in board]
+    out = []
+    for extra in combinations(rest, 5 - len(board)):
+        full = [int(c) for c in (*board, *extra)]
+        dead = set(full)
+        st = []
+        for h in hands:
+            st.append(np.array([-1 if (int(a) in dead or int(b) in dead) else 7463 - evaluate_cards(int(a), int(b), *full)
+                                for a, b in HAND_CARDS[h]], dtype=np.int32))
+        out.append((extra, st))
+    return out
+
+
+def _equity(runouts, cards, p, opp_w) -> np.ndarray:
+    """Player p's showdown equity per hand against weights ``opp_w`` over the other's hands,
+    averaged over runouts avoiding both hands (each equally likely)."""
+    q = 1 - p
+    compat = ~((cards[p][:, 0][:, None] == cards[q][None, :, 0]) | (cards[p][:, 0][:, None] == cards[q][None, :, 1])
+               | (cards[p][:, 1][:, None] == cards[q][None, :, 0]) | (cards[p][:, 1][:, None] == cards[q][None, :, 1]))
+    num = np.zeros(len(cards[p]))
+    den = np.zeros(len(cards[p]))
+    for _, st in runouts:
+        sp, sq = st[p], st[q]
+        ok = compat & (sp[:, None] >= 0) & (sq[None, :] >= 0)
+        share = np.where(sp[:, None] > sq[None, :], 1.0, np.where(sp[:, None] == sq[None, :], 0.5, 0.0))
+        num += (ok * share) @ opp_w
+        den += ok @ opp_w
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
 def available_memory() -> float:

@@ -54,7 +54,8 @@ class PublicTree:
     A child is ``(DECISION, v)``, ``(CHANCE, c)`` or ``(TERMINAL, t)``. Decision node v:
     ``actor``, ``board`` (board id), ``contrib``, ``actions`` (labels: ``f``, ``x``, ``c``,
     ``bN`` = bet/raise to N chips this street), ``children``, ``history`` and ``node_last[v][p]``
-    (p's last (node, action) before v, or None). Chance node c: ``chance_board``,
+    (p's last (node, action) before v, or None), ``node_chance`` (the chance weight of v's
+    runout, as ``chance`` of a terminal). Chance node c: ``chance_board``,
     ``chance_cards`` (dealt card of each child), ``chance_children``. Terminal t: ``kind``,
     ``term_board``, ``payoff0`` (fold), ``stake`` (showdown), ``chance`` (see module doc),
     ``last[t][p]`` and ``term_history``. ``boards[b]`` is a tuple of card ids; ``histories`` use
@@ -71,6 +72,7 @@ class PublicTree:
     children: list[list[tuple[int, int]]] = field(default_factory=list)
     history: list[str] = field(default_factory=list)
     node_last: list[tuple] = field(default_factory=list)
+    node_chance: list[float] = field(default_factory=list)
     chance_board: list[int] = field(default_factory=list)
     chance_cards: list[list[int]] = field(default_factory=list)
     chance_children: list[list[tuple[int, int]]] = field(default_factory=list)
@@ -141,6 +143,7 @@ def _decision(tree, b, actor, amount, st, allin, oop_called, hist, last, chance)
     tree.contrib.append((half + amount[0] + st.bets[0], half + amount[1] + st.bets[1]))
     tree.history.append(hist)
     tree.node_last.append(last)
+    tree.node_chance.append(chance)
     tree.actions.append(())
     tree.children.append([])
     me, opp = st.bets[actor], st.bets[1 - actor]

@@ -158,87 +158,124 @@ def _apply_parts(bounds, ptr, terms, gboard, gbase, gstride, kind, value, sign, 
     return out
 
 
+LANES = 8  # groups of one board processed side by side, one per SIMD lane
+
+
 @nb.njit(cache=True)
 def _apply_groups(lo, hi, ptr, terms, gboard, gbase, gstride, kind, value, sign, vec, w_in, cards_in, iptr, iidx,
                   istr, coef, cards_own, same, optr, oidx, ostr_, boards, ob, ostr, out):
     """out[own seq of t] += value_t * coef[h] * (compatible input mass, or weaker minus stronger)
-    for the groups [lo, hi); see the module docstring."""
+    for the groups [lo, hi); see the module docstring. Up to ``LANES`` consecutive groups on
+    the same board go through each pass together, one per lane (the strength walk and the
+    card bookkeeping are shared; the per-lane arithmetic vectorizes). Groups whose input is
+    all zero (lines the other player's plan never takes) are skipped."""
     n_in, n_own = len(w_in), len(coef)
-    v = np.zeros(n_in + 1)  # slot n_in: "no identical combo"
-    fw = np.zeros(n_own)
-    sw = np.zeros(n_own)
-    card = np.zeros(52)
+    v = np.zeros((n_in + 1, LANES))  # row n_in: "no identical combo"
+    fw = np.zeros((n_own, LANES))
+    sw = np.zeros((n_own, LANES))
+    card = np.zeros((52, LANES))
+    run = np.zeros(LANES)
+    total = np.zeros(LANES)
     dead = np.zeros(52, dtype=np.bool_)
-    for g in range(lo, hi):
+    lane_g = np.zeros(LANES, dtype=np.int64)
+    g = lo
+    while g < hi:
         bd = gboard[g]
         for k in range(5):
             if boards[bd, k] >= 0:
                 dead[boards[bd, k]] = True
-        b, s = gbase[g], gstride[g]
-        total = 0.0
-        for i in range(n_in):
-            c1, c2 = cards_in[i, 0], cards_in[i, 1]
-            x = 0.0 if (dead[c1] or dead[c2]) else w_in[i] * vec[b + i * s]
-            v[i] = x
-            total += x
+        m = 0  # gather up to LANES live groups of this board
         has_fold, has_show = False, False
-        for k in range(ptr[g], ptr[g + 1]):
-            if kind[terms[k]] == 0:
-                has_fold = True
-            else:
-                has_show = True
-        if total != 0.0:
-            if has_fold:
-                card[:] = 0.0
+        while g < hi and gboard[g] == bd and m < LANES:
+            b, s = gbase[g], gstride[g]
+            tot = 0.0
+            for i in range(n_in):
+                c1, c2 = cards_in[i, 0], cards_in[i, 1]
+                x = 0.0 if (dead[c1] or dead[c2]) else w_in[i] * vec[b + i * s]
+                v[i, m] = x
+                tot += x
+            if tot != 0.0:
+                total[m] = tot
+                lane_g[m] = g
+                for k in range(ptr[g], ptr[g + 1]):
+                    if kind[terms[k]] == 0:
+                        has_fold = True
+                    else:
+                        has_show = True
+                m += 1
+            g += 1
+        if m > 0:
+            for lane in range(m, LANES):
+                total[lane] = 0.0
                 for i in range(n_in):
-                    card[cards_in[i, 0]] += v[i]
-                    card[cards_in[i, 1]] += v[i]
+                    v[i, lane] = 0.0
+            if has_fold:
+                card[:, :] = 0.0
+                for i in range(n_in):
+                    c1, c2 = cards_in[i, 0], cards_in[i, 1]
+                    for lane in range(LANES):
+                        card[c1, lane] += v[i, lane]
+                        card[c2, lane] += v[i, lane]
                 for h in range(n_own):
                     c1, c2 = cards_own[h, 0], cards_own[h, 1]
+                    sm = same[h]
                     if dead[c1] or dead[c2]:
-                        fw[h] = 0.0
+                        for lane in range(LANES):
+                            fw[h, lane] = 0.0
                     else:
-                        fw[h] = coef[h] * (total - card[c1] - card[c2] + v[same[h]])
+                        ch = coef[h]
+                        for lane in range(LANES):
+                            fw[h, lane] = ch * (total[lane] - card[c1, lane] - card[c2, lane] + v[sm, lane])
             if has_show:
-                sw[:] = 0.0
+                sw[:, :] = 0.0
                 i0, i1, o0, o1 = iptr[bd], iptr[bd + 1], optr[bd], optr[bd + 1]
                 # up: compatible input mass strictly weaker than each own hand
-                card[:] = 0.0
-                run = 0.0
+                card[:, :] = 0.0
+                run[:] = 0.0
                 j = i0
                 for q in range(o0, o1):
                     h = oidx[q]
                     while j < i1 and istr[j] < ostr_[q]:
                         i = iidx[j]
-                        run += v[i]
-                        card[cards_in[i, 0]] += v[i]
-                        card[cards_in[i, 1]] += v[i]
+                        c1, c2 = cards_in[i, 0], cards_in[i, 1]
+                        for lane in range(LANES):
+                            run[lane] += v[i, lane]
+                            card[c1, lane] += v[i, lane]
+                            card[c2, lane] += v[i, lane]
                         j += 1
-                    sw[h] = coef[h] * (run - card[cards_own[h, 0]] - card[cards_own[h, 1]])
+                    c1, c2, ch = cards_own[h, 0], cards_own[h, 1], coef[h]
+                    for lane in range(LANES):
+                        sw[h, lane] = ch * (run[lane] - card[c1, lane] - card[c2, lane])
                 # down: minus the compatible mass strictly stronger
-                card[:] = 0.0
-                run = 0.0
+                card[:, :] = 0.0
+                run[:] = 0.0
                 j = i1 - 1
                 for q in range(o1 - 1, o0 - 1, -1):
                     h = oidx[q]
                     while j >= i0 and istr[j] > ostr_[q]:
                         i = iidx[j]
-                        run += v[i]
-                        card[cards_in[i, 0]] += v[i]
-                        card[cards_in[i, 1]] += v[i]
+                        c1, c2 = cards_in[i, 0], cards_in[i, 1]
+                        for lane in range(LANES):
+                            run[lane] += v[i, lane]
+                            card[c1, lane] += v[i, lane]
+                            card[c2, lane] += v[i, lane]
                         j -= 1
-                    sw[h] -= coef[h] * (run - card[cards_own[h, 0]] - card[cards_own[h, 1]])
-            for k in range(ptr[g], ptr[g + 1]):
-                t = terms[k]
-                ob_t, os_t = ob[t], ostr[t]
-                if kind[t] == 0:
-                    val = value[t]
-                    for h in range(n_own):
-                        out[ob_t + h * os_t] += val * fw[h]
-                else:
-                    val = value[t] * sign
-                    for h in range(n_own):
-                        out[ob_t + h * os_t] += val * sw[h]
+                    c1, c2, ch = cards_own[h, 0], cards_own[h, 1], coef[h]
+                    for lane in range(LANES):
+                        sw[h, lane] -= ch * (run[lane] - card[c1, lane] - card[c2, lane])
+            for lane in range(m):
+                gg = lane_g[lane]
+                for k in range(ptr[gg], ptr[gg + 1]):
+                    t = terms[k]
+                    ob_t, os_t = ob[t], ostr[t]
+                    if kind[t] == 0:
+                        val = value[t]
+                        for h in range(n_own):
+                            out[ob_t + h * os_t] += val * fw[h, lane]
+                    else:
+                        val = value[t] * sign
+                        for h in range(n_own):
+                            out[ob_t + h * os_t] += val * sw[h, lane]
         for k in range(5):
             if boards[bd, k] >= 0:
                 dead[boards[bd, k]] = False
