@@ -164,3 +164,26 @@ def test_check_down_ev_is_equity_times_pot():
     for hand, ev in root["ev"].items():
         assert ev == pytest.approx(20 * root["equity"][hand], abs=2e-5)  # both rounded to 1e-6
     assert root["range_ev"] == pytest.approx(lp.value + 10, abs=1e-7)
+
+
+def test_out_and_show_grid_match_the_strategy(tmp_path):
+    """solve --out writes per-hand strategies; show prints the 13x13 grid of one action whose
+    cells are the weighted frequencies of the JSON's combos (here: pairs, one class each)."""
+    out = tmp_path / "s.json"
+    spot = "postflop(board=KsQh9d8c,pot=20,stack=30,range0=JJ-22,range1=AA-TT,bet=50%,raise=2x)"
+    run = subprocess.run([sys.executable, "-m", "treeplex.cli", "solve", spot, "--algorithm", "dcfr",
+                          "--max-iters", "50", "--out", str(out), "--no-strategies"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    data = json.loads(out.read_text())
+    node = next(n for n in data["nodes"] if n["history"] == "x")  # IP after a check: check or bet
+    shown = subprocess.run([sys.executable, "-m", "treeplex.cli", "show", str(out), "x"],
+                           capture_output=True, text=True)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    grid = lines[lines.index("x: frequency per hand class (%)") + 2:][:13]
+    aa = [p for h, p in node["hands"].items() if h[0] == "A" and h[2] == "A"]
+    w = [node["weight"][h] for h in node["hands"] if h[0] == "A" and h[2] == "A"]
+    expect = 100 * sum(q[0] * wi for q, wi in zip(aa, w)) / sum(w)
+    assert float(grid[0].split()[1]) == pytest.approx(expect, abs=0.5)
+    bad = subprocess.run([sys.executable, "-m", "treeplex.cli", "show", str(out), "nope"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "no node 'nope'" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1

@@ -289,6 +289,14 @@ def cmd_export(args) -> int:
     return 0
 
 
+def cmd_show(args) -> int:
+    from .poker.show import find_node, format_node, load_solution
+
+    data = load_solution(args.file)
+    print(format_node(data, find_node(data, args.node)))
+    return 0
+
+
 def cmd_depth_limited(args) -> int:
     from .depth_limited.__main__ import main as depth_limited_main
 
@@ -321,6 +329,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="respond to an off-tree bet by depth-limited nested solving and state its cost")
     sp.add_argument("args", nargs=argparse.REMAINDER, help="see treeplex depth-limited --help")
     sp.set_defaults(func=cmd_depth_limited)
+    sp = sub.add_parser("show", help="print a node of a saved poker solution: 13x13 grids of action frequencies")
+    sp.add_argument("file", help="a solution written by solve --out (postflop or river)")
+    sp.add_argument("node", nargs="?", default=None, help="node number or history, e.g. x-b20 (default: root)")
+    sp.set_defaults(func=cmd_show)
     sp = sub.add_parser("export", help="write the game in another format")
     sp.add_argument("game")
     sp.add_argument("--format", choices=["efg"], default="efg")
