@@ -187,3 +187,16 @@ def test_out_and_show_grid_match_the_strategy(tmp_path):
     assert float(grid[0].split()[1]) == pytest.approx(expect, abs=0.5)
     bad = subprocess.run([sys.executable, "-m", "treeplex.cli", "show", str(out), "nope"], capture_output=True, text=True)
     assert bad.returncode == 2 and "no node 'nope'" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_float32_storage_converges_with_gaps_in_float64():
+    g = PostflopGame(board="KsQh9d8c", pot=20, stack=30, deck="89TJQKA", bet="50%,a", **{"raise": "2x"},
+                     **TURN_RANGES)
+    P = g.problem()
+    lp = tp.solve_lp(P)
+    from treeplex.driver import make_solver
+    solver = make_solver(P, "dcfr", storage="float32")
+    assert solver.R0.dtype == np.float32 and solver.xsum1.dtype == np.float32
+    res = tp.solve(P, "dcfr", target_gap=1e-3, max_iters=5000, storage="float32")
+    assert res.x.dtype == np.float64 and res.gap <= 1e-3
+    assert abs(res.value - lp.value) <= res.gap

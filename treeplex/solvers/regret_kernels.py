@@ -300,5 +300,5 @@ def counterfactual_values(start, end, parent, v, b):
 
 
 def average_plan(xsum: np.ndarray, fallback: np.ndarray) -> np.ndarray:
-    """The weighted average realization plan xsum / xsum[0] (``fallback`` while empty)."""
-    return xsum / xsum[0] if xsum[0] > 0.0 else fallback.copy()
+    """The weighted average realization plan xsum / xsum[0] (``fallback`` while empty), in float64."""
+    return xsum / np.float64(xsum[0]) if xsum[0] > 0.0 else fallback.astype(np.float64)
