@@ -75,6 +75,15 @@ def problem_for(game, spec: str):
     return problem
 
 
+def set_threads(n: int) -> None:
+    """Numba's thread count for this process (1 .. the cores numba started with)."""
+    import numba
+
+    if not 1 <= n <= numba.config.NUMBA_NUM_THREADS:
+        raise InputError(f"--threads must be between 1 and {numba.config.NUMBA_NUM_THREADS}, got {n}")
+    numba.set_num_threads(n)
+
+
 def _overrides(args) -> dict:
     return {k: v for k in ("range0", "range1") if (v := getattr(args, k, None)) is not None}
 
@@ -124,6 +133,7 @@ def add_solver_args(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--max-iters", type=int, default=None)
     sp.add_argument("--time-limit", type=float, default=None, help="seconds of solver time")
     sp.add_argument("--check-every", type=int, default=None, help="iterations between gap checks")
+    sp.add_argument("--threads", type=int, default=None, help="threads for the products and passes (default: all cores)")
     sp.add_argument("--trace", default=None, help="write the trace to this CSV file")
     sp.add_argument("--out", default=None, help="write the strategy profile (behavioral, JSON) here")
     sp.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -187,6 +197,8 @@ def cmd_solve(args) -> int:
     from .driver import solve, write_trace
     from .strategy import profile_dict, save_profile
 
+    if args.threads is not None:
+        set_threads(args.threads)
     t0 = time.perf_counter()
     game = load_game(args.game, **_overrides(args))
     p = problem_for(game, args.game)

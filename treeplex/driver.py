@@ -101,9 +101,10 @@ def solve(
 
     Stops when the gap of the average <= ``target_gap``, after ``max_iters`` iterations, or
     after ``time_limit`` seconds of solver time. With none given, runs 1000 iterations. The
-    gap is checked every ``check_every`` iterations (default: 1 up to 10 iterations, then
-    about 50 checks per run on a geometric schedule, with extra checks where the last two
-    predict the target: see :func:`_toward_target`). ``on_check(solver, row)`` is called
+    gap is checked every ``check_every`` iterations (default: every iteration up to 10 (every
+    10 on games of 1M sequences or more, :func:`_min_check_step`), then about 50 checks per
+    run on a geometric schedule, with extra checks where the last two predict the target:
+    see :func:`_toward_target`). ``on_check(solver, row)`` is called
     after every check.
 
     ``checkpoint=PATH`` saves the solver and the driver's progress at every check (and at
@@ -161,7 +162,8 @@ def solve(
                             {"best_x": best[0], "best_y": best[1]} if best else None)
 
     it = solver.iteration
-    next_check = it + (check_every or (max(1, it // 10) if it >= 10 else 1))
+    min_step = _min_check_step(problem)
+    next_check = it + (check_every or max(min_step, it // 10))
     if resume is not None and progress_state.get("next_check") and check_every is None:
         next_check = int(progress_state["next_check"])
     while True:
@@ -203,7 +205,7 @@ def solve(
                 on_check(solver, row)
             if target_gap is not None and gap <= target_gap:
                 stopped_by = "target"
-            next_check = it + (check_every or max(1, it // 10 if it >= 10 else 1))
+            next_check = it + (check_every or max(min_step, it // 10))
             if check_every is None and target_gap is not None:
                 next_check = _toward_target(it, next_check, last, gap, target_gap)
             last = (it, gap)
@@ -226,6 +228,18 @@ def solve(
         gradients=solver.gradients, seconds=seconds, check_seconds=check_seconds, trace=trace,
         current=solver.current(), stopped_by=stopped_by,
     )
+
+
+LARGE_SEQS = 10**6  # sequences (both players) from which gap checks start 10 iterations apart
+
+
+def _min_check_step(problem: Problem) -> int:
+    """Fewest iterations between default gap checks: 1, or 10 on games of at least
+    ``LARGE_SEQS`` sequences. A check evaluates the average and the current iterate (four
+    products and four best responses, about two iterations' work), so checking every early
+    iteration doubled the time to target of a postflop turn spot; 10 is postflop-solver's
+    own interval between exploitability checks."""
+    return 10 if problem.X.n_seqs + problem.Y.n_seqs >= LARGE_SEQS else 1
 
 
 def _toward_target(it: int, scheduled: int, last, gap: float, target: float) -> int:
