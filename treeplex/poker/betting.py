@@ -244,6 +244,11 @@ class BettingTree:
     def nodes_of(self, player: int) -> list[int]:
         return [v for v in range(self.n_nodes) if self.actor[v] == player]
 
+    @property
+    def chance(self) -> list[float]:
+        """Chance weight of each terminal's runout: 1 (one street, no cards dealt)."""
+        return [1.0] * self.n_terminals
+
 
 def build_tree(
     abstraction: BettingAbstraction,

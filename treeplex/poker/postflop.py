@@ -28,7 +28,6 @@ import json
 import math
 import os
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,8 +35,8 @@ import numpy as np
 from ..errors import InputError
 from ..game import RulesState
 from ..problem import Problem
-from ..treeplex import Treeplex
-from .cards import HAND_CARDS, RANKS, SUITS, board_mask, card_name, hand_name, parse_board, parse_cards
+from .cards import HAND_CARDS, RANKS, board_mask, card_name, hand_name, parse_board, parse_cards
+from .hands_game import HandsGame
 from .operator import RiverPayoff
 from .public_tree import CHANCE, DECISION, STREETS, TERMINAL, TreeConfig, build_public_tree
 from .ranges import make_range
@@ -119,43 +118,7 @@ class PostflopProblem(Problem):
         return self.game.summary(x, y)
 
 
-class LazyKeys(Sequence):
-    """Infoset keys ``"AsKd:history"`` computed on demand (a flop tree has tens of millions)."""
-
-    def __init__(self, game: "PostflopGame", p: int):
-        self.game, self.p = game, p
-        nodes = game.tree.nodes_of(p)
-        self.nodes = np.array(nodes, dtype=np.int64)
-        self.first = np.arange(len(nodes) + 1, dtype=np.int64) * len(game.hands[p])
-
-    def __len__(self):
-        return int(self.first[-1])
-
-    def __getitem__(self, j):
-        if isinstance(j, slice):
-            return [self[i] for i in range(*j.indices(len(self)))]
-        if not -len(self) <= j < len(self):
-            raise IndexError(j)
-        j %= len(self)
-        n = len(self.game.hands[self.p])
-        v = int(self.nodes[j // n])
-        return f"{hand_name(self.game.hands[self.p][j % n])}:{self.game.tree.history[v]}"
-
-
-class LazyLabels(Sequence):
-    def __init__(self, game: "PostflopGame", p: int):
-        self.game, self.nodes, self.n = game, game.tree.nodes_of(p), len(game.hands[p])
-
-    def __len__(self):
-        return len(self.nodes) * self.n
-
-    def __getitem__(self, j):
-        if isinstance(j, slice):
-            return [self[i] for i in range(*j.indices(len(self)))]
-        return self.game.tree.actions[self.nodes[j // self.n]]
-
-
-class PostflopGame:
+class PostflopGame(HandsGame):
     """A postflop subgame; see the module docstring for the game, its units and its layout.
 
     ``board`` (``"QsJh2h"``), ``pot``, ``stack`` (effective, behind), ``range0`` (OOP) and
@@ -221,7 +184,6 @@ class PostflopGame:
                 self.hands[p], self.weight[p] = self.hands[p][order], self.weight[p][order]
             self.strength = [strength[h] for h in self.hands]
         self.tree = build_public_tree(self.config, self.board, self.deck)
-        self._base = (self.layout(0), self.layout(1))
         self.name = f"postflop(board={self.board_text},pot={_num(self.pot)},stack={_num(self.stack)})"
 
     # ----------------------------------------------------------- sizes
@@ -229,21 +191,6 @@ class PostflopGame:
     @property
     def board_text(self) -> str:
         return "".join(card_name(c) for c in self.board)
-
-    @property
-    def n_hands(self) -> tuple[int, int]:
-        return (len(self.hands[0]), len(self.hands[1]))
-
-    def layout(self, p: int) -> dict[int, int]:
-        """First sequence of each of player p's decision nodes (within it: h * k_v + a)."""
-        base, nxt, n = {}, 1, len(self.hands[p])
-        for v in self.tree.nodes_of(p):
-            base[v] = nxt
-            nxt += n * len(self.tree.actions[v])
-        return base
-
-    def n_seqs(self, p: int) -> int:
-        return 1 + len(self.hands[p]) * sum(len(self.tree.actions[v]) for v in self.tree.nodes_of(p))
 
     def memory_estimate(self) -> int:
         """Bytes a CFR-family solve needs, from the tree and hand counts, before allocating."""
@@ -267,39 +214,8 @@ class PostflopGame:
 
     # ----------------------------------------------------------- sequence form
 
-    def treeplex(self, p: int) -> Treeplex:
-        t, n = self.tree, len(self.hands[p])
-        base = self._base[p]
-        hands = np.arange(n)
-        starts, parents = [], []
-        for v in t.nodes_of(p):
-            k = len(t.actions[v])
-            starts.append(base[v] + hands * k)
-            last = t.node_last[v][p]
-            parents.append(np.zeros(n, dtype=np.int64) if last is None
-                           else base[last[0]] + hands * len(t.actions[last[0]]) + last[1])
-        start = np.concatenate(starts) if starts else np.zeros(0, np.int64)
-        sizes = np.repeat([len(t.actions[v]) for v in t.nodes_of(p)], n)
-        return Treeplex(start, start + sizes, np.concatenate(parents) if parents else start,
-                        LazyKeys(self, p), LazyLabels(self, p))
-
-    def _terminal_arrays(self):
-        t = self.tree
-        base = [np.zeros(t.n_terminals, dtype=np.int64) for _ in (0, 1)]
-        stride = [np.zeros(t.n_terminals, dtype=np.int64) for _ in (0, 1)]
-        for i, last in enumerate(t.last):
-            for p in (0, 1):
-                if last[p] is not None:
-                    v, a = last[p]
-                    base[p][i] = self._base[p][v] + a
-                    stride[p][i] = len(t.actions[v])
-        kind = np.array([0 if k == "fold" else 1 for k in t.kind], dtype=np.int8)
-        value = np.array([(t.payoff0[i] if t.kind[i] == "fold" else t.stake[i]) * t.chance[i]
-                          for i in range(t.n_terminals)])
-        return kind, value, base, stride
-
     def operator(self):
-        kind, value, base, stride = self._terminal_arrays()
+        kind, value, base, stride = self.terminal_arrays()
         n_seqs = (self.n_seqs(0), self.n_seqs(1))
         cards = [HAND_CARDS[h] for h in self.hands]
         if len(self.board) == 5:
@@ -371,22 +287,7 @@ class PostflopGame:
         """Rules view for :func:`treeplex.compile_game` (small games and cross-checks)."""
         return PostflopState(self, None, (DECISION, 0))
 
-    def deals(self):
-        c0, c1 = HAND_CARDS[self.hands[0]], HAND_CARDS[self.hands[1]]
-        out = [(i, j, self.weight[0][i] * self.weight[1][j]) for i in range(len(c0)) for j in range(len(c1))
-               if len({*c0[i], *c1[j]}) == 4]
-        z = sum(p for _, _, p in out)
-        return [(i, j, p / z) for i, j, p in out]
-
     # ----------------------------------------------------------- results
-
-    def behavioral(self, p: int, plan: np.ndarray, v: int):
-        """(float[n_hands, k] action probabilities, own reach of each hand) at node v."""
-        n, k = len(self.hands[p]), len(self.tree.actions[v])
-        block = plan[self._base[p][v]: self._base[p][v] + n * k].reshape(n, k)
-        reach = block.sum(axis=1)
-        probs = np.where(reach[:, None] > 0, block / np.where(reach > 0, reach, 1.0)[:, None], 1.0 / k)
-        return probs, reach
 
     def node_alive(self, p: int, v: int) -> np.ndarray:
         """bool[n_hands]: player p's hands the board at node v leaves."""
@@ -402,7 +303,7 @@ class PostflopGame:
         else:
             u, a = last
             k = len(self.tree.actions[u])
-            reach = plan_opp[self._base[q][u] + np.arange(n) * k + a]
+            reach = plan_opp[self.bases[q][u] + np.arange(n) * k + a]
         return self.weight[q] * reach * self.node_alive(q, v)
 
     def node_values(self, x: np.ndarray, y: np.ndarray, nodes) -> dict[int, dict]:
@@ -430,7 +331,7 @@ class PostflopGame:
             p = self.tree.actor[v]
             probs, _ = self.behavioral(p, plans[p], v)
             n, k = probs.shape
-            block = values[p][self._base[p][v]: self._base[p][v] + n * k].reshape(n, k)
+            block = values[p][self.bases[p][v]: self.bases[p][v] + n * k].reshape(n, k)
             cfv = (probs * block).sum(axis=1)
             opp = self.opponent_reach(p, plans[1 - p], v)
             mass = _compatible_mass(cards[p], cards[1 - p], opp) * self.node_alive(p, v)
@@ -459,7 +360,7 @@ class PostflopGame:
             p = self.tree.actor[v]
             probs, reach = self.behavioral(p, plans[p], v)
             alive = self.node_alive(p, v)
-            freq, share = self._frequencies(p, probs, reach * alive)
+            freq, share = self.frequencies(p, probs, reach * alive)
             w = self.weight[p] * reach * alive
             ev, eq = vals[v]["ev"], vals[v]["equity"]
             ok = (w > 0) & np.isfinite(ev)
@@ -484,13 +385,6 @@ class PostflopGame:
                           "ev = chips of the pot a hand ends with (payoff + pot/2); equity = share of the "
                           "pot won by checking down"),
                 "nodes": nodes}
-
-    def _frequencies(self, p, probs, reach):
-        w = self.weight[p] * reach
-        total = w.sum()
-        share = float(total / self.weight[p].sum())
-        freq = (w @ probs / total).tolist() if total > 0 else [float("nan")] * probs.shape[1]
-        return freq, share
 
     def summary(self, x: np.ndarray, y: np.ndarray) -> str:
         """Aggregate action frequencies at the starting street's nodes."""
@@ -540,8 +434,7 @@ class PostflopState(RulesState):
         g, t = self.game, self.game.tree
         if self.deal is None:
             a, b = action.split("|")
-            pos = [{hand_name(h): i for i, h in enumerate(g.hands[q])} for q in (0, 1)]
-            return PostflopState(g, (pos[0][a], pos[1][b]), (DECISION, 0))
+            return PostflopState(g, (g.hand_position(0, a), g.hand_position(1, b)), (DECISION, 0))
         if self.at[0] == CHANCE:
             c = self.at[1]
             return PostflopState(g, self.deal, t.chance_children[c][t.chance_cards[c].index(parse_cards(action)[0])])

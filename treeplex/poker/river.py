@@ -31,9 +31,9 @@ import numpy as np
 from ..errors import InputError
 from ..game import RulesState
 from ..problem import Problem
-from ..treeplex import Treeplex
 from .betting import build_tree, make_abstraction
 from .cards import HAND_CARDS, board_mask, card_name, hand_name, hand_strength, parse_board
+from .hands_game import HandsGame
 from .operator import RiverPayoff
 from .ranges import make_range
 
@@ -51,8 +51,10 @@ class RiverProblem(Problem):
         return self.game.summary(x, y)
 
 
-class RiverGame:
-    """A river endgame; see the module docstring for the game, its units and its layout.
+class RiverGame(HandsGame):
+    """A river endgame; see the module docstring for the game, its units and its layout: the
+    one-street, one-board case of the public tree x hands engine (:mod:`.hands_game`), with a
+    betting abstraction (:mod:`.betting`) instead of postflop sizes.
 
     Parameters: ``pot`` (chips, split evenly), ``board`` (``"AsKd7h2c3s"`` or card ids),
     ``range0``/``range1`` (Pio strings, 1326-arrays, dicts, or None for uniform),
@@ -90,8 +92,6 @@ class RiverGame:
             self.hands.append(keep)
             self.weight.append(w[keep])
         self.strength = [strength[h] for h in self.hands]
-        self._base = (self.layout(0), self.layout(1))
-        self._positions = [{hand_name(h): i for i, h in enumerate(self.hands[q])} for q in (0, 1)]
         self.name = (f"river(pot={_num(self.pot)},board={self.board_text},abstraction={self.abstraction.name}"
                      + (f",first={first}" if first else "") + ")")
 
@@ -99,52 +99,10 @@ class RiverGame:
     def board_text(self) -> str:
         return "".join(card_name(c) for c in self.board)
 
-    @property
-    def n_hands(self) -> tuple[int, int]:
-        return (len(self.hands[0]), len(self.hands[1]))
-
-    # ----------------------------------------------------------- sequence form
-
-    def layout(self, p: int) -> dict[int, int]:
-        """First sequence of each of player p's betting nodes (within it: h * k_v + a)."""
-        base, nxt = {}, 1
-        for v in self.tree.nodes_of(p):
-            base[v] = nxt
-            nxt += len(self.hands[p]) * len(self.tree.actions[v])
-        return base
-
-    def treeplex(self, p: int) -> Treeplex:
-        t, n = self.tree, len(self.hands[p])
-        base = self._base[p]
-        starts, parents, keys, labels = [], [], [], []
-        names = [hand_name(h) for h in self.hands[p]]
-        hands = np.arange(n)
-        for v in t.nodes_of(p):
-            k = len(t.actions[v])
-            starts.append(base[v] + hands * k)
-            last = t.node_last[v][p]
-            parents.append(np.zeros(n, dtype=np.int64) if last is None
-                           else base[last[0]] + hands * len(t.actions[last[0]]) + last[1])
-            keys += [f"{nm}:{t.history[v]}" for nm in names]
-            labels += [t.actions[v]] * n
-        start = np.concatenate(starts)
-        sizes = np.array([len(a) for a in labels])
-        return Treeplex(start, start + sizes, np.concatenate(parents), keys, labels)
-
     def operator(self) -> RiverPayoff:
-        t = self.tree
-        n_seqs = [1 + len(self.hands[p]) * sum(len(t.actions[v]) for v in t.nodes_of(p)) for p in (0, 1)]
-        base = [np.zeros(t.n_terminals, dtype=np.int64) for _ in (0, 1)]
-        stride = [np.zeros(t.n_terminals, dtype=np.int64) for _ in (0, 1)]
-        for i, last in enumerate(t.last):
-            for p in (0, 1):
-                if last[p] is not None:
-                    v, a = last[p]
-                    base[p][i] = self._base[p][v] + a
-                    stride[p][i] = len(t.actions[v])
-        kind = np.array([0 if k == "fold" else 1 for k in t.kind], dtype=np.int8)
-        value = np.array([t.payoff0[i] if t.kind[i] == "fold" else t.stake[i] for i in range(t.n_terminals)])
+        kind, value, base, stride = self.terminal_arrays()
         cards = [HAND_CARDS[h] for h in self.hands]
+        n_seqs = (self.n_seqs(0), self.n_seqs(1))
         return RiverPayoff(n_seqs, cards, self.weight, self.strength, kind, value, base, stride, self.showdown)
 
     def problem(self) -> RiverProblem:
@@ -180,35 +138,6 @@ class RiverGame:
         """Rules view for :func:`treeplex.compile_game`: a chance node over all deals, then betting."""
         return RiverState(self)
 
-    def hand_position(self, p: int, name: str) -> int:
-        """Index of hand ``name`` (e.g. "AsKd") among player p's hands."""
-        return self._positions[p][name]
-
-    def deals(self) -> list[tuple[int, int, float]]:
-        """(hand index 0, hand index 1, probability) for every card-disjoint pair."""
-        c0, c1 = HAND_CARDS[self.hands[0]], HAND_CARDS[self.hands[1]]
-        out = []
-        for i in range(len(c0)):
-            for j in range(len(c1)):
-                if len({*c0[i], *c1[j]}) == 4:
-                    out.append((i, j, self.weight[0][i] * self.weight[1][j]))
-        z = sum(p for _, _, p in out)
-        return [(i, j, p / z) for i, j, p in out]
-
-    # ----------------------------------------------------------- results
-
-    def behavioral(self, p: int, plan: np.ndarray) -> dict[int, np.ndarray]:
-        """{node: float[n_hands, k] action probabilities} and reach of each hand (own plan)."""
-        t, n = self.tree, len(self.hands[p])
-        out = {}
-        for v in t.nodes_of(p):
-            k = len(t.actions[v])
-            block = plan[self._base[p][v] : self._base[p][v] + n * k].reshape(n, k)
-            reach = block.sum(axis=1)
-            probs = np.where(reach[:, None] > 0, block / np.where(reach > 0, reach, 1.0)[:, None], 1.0 / k)
-            out[v] = (probs, reach)
-        return out
-
     def strategy_dict(self, x: np.ndarray, y: np.ndarray) -> dict:
         """Per-hand strategy at every betting node, plus each node's range-weighted frequencies.
 
@@ -218,11 +147,10 @@ class RiverGame:
         """
         nodes = []
         plans = (x, y)
-        beh = [self.behavioral(p, plans[p]) for p in (0, 1)]
         for v in range(self.tree.n_nodes):
             p = self.tree.actor[v]
-            probs, reach = beh[p][v]
-            freq, share = self._frequencies(p, probs, reach)
+            probs, reach = self.behavioral(p, plans[p], v)
+            freq, share = self.frequencies(p, probs, reach)
             nodes.append({
                 "node": v,
                 "history": self.tree.history[v],
@@ -237,22 +165,14 @@ class RiverGame:
                 "big_blind": self.big_blind, "first": self.first, "abstraction": self.abstraction.to_dict(),
                 "units": "chips; action labels bN = bet/raise to N chips this round", "nodes": nodes}
 
-    def _frequencies(self, p, probs, reach):
-        w = self.weight[p] * reach
-        total = w.sum()
-        share = float(total / self.weight[p].sum())
-        freq = (w @ probs / total).tolist() if total > 0 else [float("nan")] * probs.shape[1]
-        return freq, share
-
     def summary(self, x: np.ndarray, y: np.ndarray, max_nodes: int | None = None) -> str:
         """Aggregate action frequencies per betting node, the way solver users read results."""
         lines = [f"{self.name}: pot {_num(self.pot)}, stacks {_num(self.stack)}, hands {self.n_hands[0]} vs "
                  f"{self.n_hands[1]}", "node (history)                          player  reach   frequencies"]
-        beh = [self.behavioral(p, (x, y)[p]) for p in (0, 1)]
         for v in range(self.tree.n_nodes if max_nodes is None else min(max_nodes, self.tree.n_nodes)):
             p = self.tree.actor[v]
-            probs, reach = beh[p][v]
-            freq, share = self._frequencies(p, probs, reach)
+            probs, reach = self.behavioral(p, (x, y)[p], v)
+            freq, share = self.frequencies(p, probs, reach)
             acts = ("  ".join(f"{a} {100 * f:5.1f}%" for a, f in zip(self.tree.actions[v], freq))
                     if share > 0 else "(never reached)")
             lines.append(f"{(self.tree.history[v] or '<root>'):40s} {p:>4d}  {100 * share:5.1f}%  {acts}")

@@ -1,0 +1,145 @@
+"""Public tree x hands: the sequence form shared by the river endgame and postflop subgames.
+
+A poker subgame is a public tree (betting nodes, perhaps chance nodes dealing board cards,
+terminals) and, for each player p, a list of hands (indices into :data:`.cards.HAND_CARDS`)
+with range weights. Player p's sequences are laid out by p's decision nodes in the tree's
+order; within node v, hand h's infoset owns ``base_v + h * k_v + a`` for its k_v actions,
+and its parent is the same hand's sequence at p's last (node, action) before v. The tree
+must provide ``nodes_of(p)``, ``actions``, ``node_last``, ``history`` and, per terminal,
+``last``, ``kind`` (``"fold"``/``"showdown"``), ``payoff0``, ``stake`` and ``chance`` (the
+runout's chance weight, 1 on a one-street tree).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+
+import numpy as np
+
+from ..treeplex import Treeplex
+from .cards import HAND_CARDS, hand_name
+
+
+class HandsGame:
+    """Base of :class:`.river.RiverGame` and :class:`.postflop.PostflopGame`: subclasses set
+    ``tree``, ``hands`` (int arrays of hand indices per player) and ``weight``."""
+
+    tree = None
+    hands: list[np.ndarray]
+    weight: list[np.ndarray]
+
+    @property
+    def n_hands(self) -> tuple[int, int]:
+        return (len(self.hands[0]), len(self.hands[1]))
+
+    @cached_property
+    def bases(self) -> tuple[dict[int, int], dict[int, int]]:
+        """:meth:`layout` of both players."""
+        return (self.layout(0), self.layout(1))
+
+    def layout(self, p: int) -> dict[int, int]:
+        """First sequence of each of player p's decision nodes (within it: h * k_v + a)."""
+        base, nxt, n = {}, 1, len(self.hands[p])
+        for v in self.tree.nodes_of(p):
+            base[v] = nxt
+            nxt += n * len(self.tree.actions[v])
+        return base
+
+    def n_seqs(self, p: int) -> int:
+        return 1 + len(self.hands[p]) * sum(len(self.tree.actions[v]) for v in self.tree.nodes_of(p))
+
+    def treeplex(self, p: int) -> Treeplex:
+        t, n = self.tree, len(self.hands[p])
+        base = self.bases[p]
+        nodes = t.nodes_of(p)
+        hands = np.arange(n)
+        starts, parents = [], []
+        for v in nodes:
+            starts.append(base[v] + hands * len(t.actions[v]))
+            last = t.node_last[v][p]
+            parents.append(np.zeros(n, dtype=np.int64) if last is None
+                           else base[last[0]] + hands * len(t.actions[last[0]]) + last[1])
+        start = np.concatenate(starts) if starts else np.zeros(0, np.int64)
+        sizes = np.repeat([len(t.actions[v]) for v in nodes], n)
+        return Treeplex(start, start + sizes, np.concatenate(parents) if parents else start,
+                        LazyKeys(self, p, nodes), LazyLabels(self, p, nodes))
+
+    def terminal_arrays(self):
+        """(kind 0 fold / 1 showdown, value = chips x chance, base[p], stride[p]) per terminal:
+        player p's last sequence before terminal t is ``base[p][t] + h * stride[p][t]``."""
+        t = self.tree
+        bases = self.bases
+        base = [np.zeros(t.n_terminals, dtype=np.int64) for _ in (0, 1)]
+        stride = [np.zeros(t.n_terminals, dtype=np.int64) for _ in (0, 1)]
+        for i, last in enumerate(t.last):
+            for p in (0, 1):
+                if last[p] is not None:
+                    v, a = last[p]
+                    base[p][i] = bases[p][v] + a
+                    stride[p][i] = len(t.actions[v])
+        kind = np.array([0 if k == "fold" else 1 for k in t.kind], dtype=np.int8)
+        value = np.array([(t.payoff0[i] if t.kind[i] == "fold" else t.stake[i]) * t.chance[i]
+                          for i in range(t.n_terminals)])
+        return kind, value, base, stride
+
+    def behavioral(self, p: int, plan: np.ndarray, v: int):
+        """(float[n_hands, k] action probabilities, own reach of each hand) at node v."""
+        n, k = len(self.hands[p]), len(self.tree.actions[v])
+        b = self.bases[p][v]
+        block = plan[b: b + n * k].reshape(n, k)
+        reach = block.sum(axis=1)
+        probs = np.where(reach[:, None] > 0, block / np.where(reach > 0, reach, 1.0)[:, None], 1.0 / k)
+        return probs, reach
+
+    def frequencies(self, p: int, probs: np.ndarray, reach: np.ndarray):
+        """(range-weighted action frequencies, share of p's range weight reaching) at a node."""
+        w = self.weight[p] * reach
+        total = w.sum()
+        share = float(total / self.weight[p].sum())
+        freq = (w @ probs / total).tolist() if total > 0 else [float("nan")] * probs.shape[1]
+        return freq, share
+
+    def deals(self) -> list[tuple[int, int, float]]:
+        """(hand index 0, hand index 1, probability) for every card-disjoint pair."""
+        c0, c1 = HAND_CARDS[self.hands[0]], HAND_CARDS[self.hands[1]]
+        out = [(i, j, self.weight[0][i] * self.weight[1][j]) for i in range(len(c0)) for j in range(len(c1))
+               if len({*c0[i], *c1[j]}) == 4]
+        z = sum(p for _, _, p in out)
+        return [(i, j, p / z) for i, j, p in out]
+
+    def hand_position(self, p: int, name: str) -> int:
+        """Index of hand ``name`` (e.g. "AsKd") among player p's hands."""
+        if not hasattr(self, "_positions"):
+            self._positions = [{hand_name(h): i for i, h in enumerate(hs)} for hs in self.hands]
+        return self._positions[p][name]
+
+
+class LazyKeys(Sequence):
+    """Infoset keys ``"AsKd:history"`` made on demand (a flop tree has tens of millions)."""
+
+    def __init__(self, game: HandsGame, p: int, nodes: list[int]):
+        self.game, self.p, self.nodes, self.n = game, p, nodes, len(game.hands[p])
+
+    def __len__(self):
+        return len(self.nodes) * self.n
+
+    def __getitem__(self, j):
+        if isinstance(j, slice):
+            return [self[i] for i in range(*j.indices(len(self)))]
+        if not -len(self) <= j < len(self):
+            raise IndexError(j)
+        j %= len(self)
+        v = self.nodes[j // self.n]
+        return f"{hand_name(self.game.hands[self.p][j % self.n])}:{self.game.tree.history[v]}"
+
+
+class LazyLabels(LazyKeys):
+    """Action labels of each infoset: its node's actions."""
+
+    def __getitem__(self, j):
+        if isinstance(j, slice):
+            return [self[i] for i in range(*j.indices(len(self)))]
+        if not -len(self) <= j < len(self):
+            raise IndexError(j)
+        return self.game.tree.actions[self.nodes[(j % len(self)) // self.n]]
