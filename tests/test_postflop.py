@@ -200,3 +200,16 @@ def test_float32_storage_converges_with_gaps_in_float64():
     res = tp.solve(P, "dcfr", target_gap=1e-3, max_iters=5000, storage="float32")
     assert res.x.dtype == np.float64 and res.gap <= 1e-3
     assert abs(res.value - lp.value) <= res.gap
+
+
+def test_turn_spot_equals_openspiel_universal_poker():
+    """A turn spot against OpenSpiel's universal_poker (fcpa, handReaches, 4 board cards):
+    OpenSpiel's own rules, river deal, hand evaluator and infosets, compiled and solved by LP,
+    have our engine's game value."""
+    pytest.importorskip("pyspiel")
+    from treeplex.poker.openspiel import OpenSpielGame, load_universal_poker
+
+    g = PostflopGame(board="Ks9h7d2c", pot=100, stack=200, range0="AsKh,Tc8c:0.5", range1="QsQh,9c8c",
+                     bet="100%,a", **{"raise": "100%,a"}, add_allin_threshold=0, force_allin_threshold=0)
+    theirs = tp.compile_game(OpenSpielGame(load_universal_poker(g)))
+    assert tp.solve_lp(g.problem()).value == pytest.approx(tp.solve_lp(theirs).value, abs=1e-6)

@@ -62,10 +62,32 @@ def universal_poker_params(game) -> dict:
     }
 
 
+def postflop_universal_poker_params(game) -> dict:
+    """``universal_poker`` parameters for a :class:`~.postflop.PostflopGame` whose sizes are
+    OpenSpiel's fcpa (bet and raise 100%, all-in; no add/force-all-in thresholds): the board
+    (3, 4 or 5 cards) starts the matching round, OOP (our player 0) acts first on every street,
+    blinds are pot / 2 each and the stack is what each player has in total (stack + pot / 2)."""
+    if game.pot % 2:
+        raise InputError("the OpenSpiel cross-check needs an even pot (blinds are set to pot / 2)")
+    reach = np.zeros(2 * N_HANDS)
+    for p in (0, 1):
+        for h, w in zip(game.hands[p], game.weight[p]):
+            reach[p * N_HANDS + reach_index(h)] = w
+    half, total = int(game.pot) // 2, int(game.stack + game.pot / 2)
+    return {"betting": "nolimit", "numPlayers": 2, "numRounds": 4, "blind": f"{half} {half}",
+            "firstPlayer": "1 1 1 1", "numSuits": 4, "numRanks": 13, "numHoleCards": 2,
+            "numBoardCards": "0 3 1 1", "stack": f"{total} {total}", "bettingAbstraction": "fcpa",
+            "potSize": int(game.pot), "boardCards": game.board_text,
+            "handReaches": " ".join(f"{v:.17g}" for v in reach)}
+
+
 def load_universal_poker(game):
     import pyspiel
 
-    return pyspiel.load_game("universal_poker", universal_poker_params(game))
+    from .postflop import PostflopGame
+
+    params = postflop_universal_poker_params(game) if isinstance(game, PostflopGame) else universal_poker_params(game)
+    return pyspiel.load_game("universal_poker", params)
 
 
 class OpenSpielGame:
