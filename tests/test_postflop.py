@@ -209,7 +209,9 @@ def test_turn_spot_equals_openspiel_universal_poker():
     pytest.importorskip("pyspiel")
     from treeplex.poker.openspiel import OpenSpielGame, load_universal_poker
 
-    g = PostflopGame(board="Ks9h7d2c", pot=100, stack=200, range0="AsKh,Tc8c:0.5", range1="QsQh,9c8c",
+    g = PostflopGame(board="Ks9h7d2c", pot=100, stack=200, range0="AsKh,QdJd,5c6c", range1="KdQd,9c8c,AhAc,7s7c:0.5",
                      bet="100%,a", **{"raise": "100%,a"}, add_allin_threshold=0, force_allin_threshold=0)
     theirs = tp.compile_game(OpenSpielGame(load_universal_poker(g)))
-    assert tp.solve_lp(g.problem()).value == pytest.approx(tp.solve_lp(theirs).value, abs=1e-6)
+    ours = tp.solve_lp(g.problem()).value
+    assert ours == pytest.approx(tp.solve_lp(theirs).value, abs=1e-6)
+    assert ours == pytest.approx(-40.463649, abs=1e-5)  # a mixed spot: neither side wins the pot outright
