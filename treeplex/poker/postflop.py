@@ -46,9 +46,12 @@ from .streets_operator import StreetsPayoff
 DEFAULT_SIZES = {"bet": "33%,75%", "raise": "2.5x"}
 SPEC_KEYS = {"game", "board", "pot", "stack", "range0", "range1", "sizes", "bet", "raise", "donk",
              "add_allin_threshold", "force_allin_threshold", "raise_cap", "big_blind", "deck"}
-# bytes per sequence: CFR state (4 float64 arrays), the gradient and a product's output,
-# the treeplex's seq_infoset; per-thread partial outputs of the operator come on top
-BYTES_PER_SEQ = 6 * 8 + 4
+# bytes per sequence of a CFR-family solve in float64, measured on FLOP-FAST (190M sequences:
+# 12.5 GB peak with float32 state): state 32 (4 arrays), a product's output 8, the float64
+# average and current iterate of a gap check 16, the treeplex ~7, construction temporaries;
+# plus 8 per thread for the operator's partial outputs, and the public tree's Python objects
+BYTES_PER_SEQ = 66
+BYTES_PER_PUBLIC_NODE = 600
 
 
 def read_sizes(spec: dict, streets: list[str]) -> list[tuple[StreetSizes, StreetSizes]]:
@@ -193,12 +196,15 @@ class PostflopGame(HandsGame):
         return "".join(card_name(c) for c in self.board)
 
     def memory_estimate(self) -> int:
-        """Bytes a CFR-family solve needs, from the tree and hand counts, before allocating."""
+        """Bytes a CFR-family solve in float64 needs, from the tree and hand counts, before
+        the sequence form is allocated (``storage=float32`` needs 16 B per sequence less)."""
         import numba as nb
 
         seqs = self.n_seqs(0) + self.n_seqs(1)
         threads = nb.get_num_threads()
-        return seqs * (BYTES_PER_SEQ + (8 * threads if threads > 1 else 0)) + 120 * self.tree.n_terminals
+        t = self.tree
+        nodes = t.n_nodes + t.n_chance + t.n_terminals
+        return seqs * (BYTES_PER_SEQ + (8 * threads if threads > 1 else 0)) + BYTES_PER_PUBLIC_NODE * nodes
 
     def stats(self) -> dict:
         from .operator import _normalizer
