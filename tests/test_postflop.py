@@ -215,3 +215,35 @@ def test_turn_spot_equals_openspiel_universal_poker():
     ours = tp.solve_lp(g.problem()).value
     assert ours == pytest.approx(tp.solve_lp(theirs).value, abs=1e-6)
     assert ours == pytest.approx(-40.463649, abs=1e-5)  # a mixed spot: neither side wins the pot outright
+
+
+@pytest.mark.parametrize("board, deck, kw", [
+    ("KsQhTh9s", "89TJQKA", dict(range0="AKs,JTs,88", range1="AQ,99", bet="50%,a", **{"raise": "2x"})),
+    ("KsQhTh", "TJQKA", dict(range0="AKs,JJ", range1="AQs,TT", bet="a")),
+])
+def test_suit_isomorphism_is_exact(board, deck, kw):
+    """Clubs and diamonds are interchangeable on these boards and ranges: the public tree
+    deals one card per orbit and the solver sees one infoset per hand orbit, and the game
+    value equals the one without isomorphism and the compiled full game's."""
+    on = PostflopGame(board=board, pot=20, stack=30, deck=deck, **kw)
+    off = PostflopGame(board=board, pot=20, stack=30, deck=deck, isomorphism=False, **kw)
+    assert on.symmetries == [(0, 1, 2, 3), (1, 0, 2, 3)]
+    assert on.tree.n_nodes < off.tree.n_nodes
+    p_on, p_off = on.problem(), off.problem()
+    assert p_on.X.n_seqs < p_off.X.n_seqs
+    v_on, v_off = tp.solve_lp(p_on).value, tp.solve_lp(p_off).value
+    assert v_on == pytest.approx(v_off, abs=1e-8)
+    assert v_on == pytest.approx(tp.solve_lp(tp.compile_game(on)).value, abs=1e-8)
+    res = tp.solve(p_on, "dcfr", target_gap=1e-3, max_iters=5000)  # iterative solvers on the reduced game
+    assert abs(res.value - v_off) <= res.gap
+
+
+def test_isomorphic_spot_results_on_every_hand():
+    """Strategies and EVs of the reduced game are written for every hand (the orbit's plan)."""
+    g = PostflopGame(board="KsQhTh9s", pot=20, stack=30, deck="89TJQKA", range0="AKs,JTs,88", range1="AQ,99",
+                     bet="50%,a", **{"raise": "2x"})
+    lp = tp.solve_lp(g.problem())
+    root = g.strategy_dict(lp.x, lp.y)["nodes"][0]
+    assert {"AcKc", "AdKd"} <= set(root["hands"])
+    assert root["hands"]["AcKc"] == root["hands"]["AdKd"]
+    assert root["range_ev"] == pytest.approx(lp.value + 10, abs=1e-7)

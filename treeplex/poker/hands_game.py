@@ -116,22 +116,32 @@ class HandsGame:
 
 
 class LazyKeys(Sequence):
-    """Infoset keys ``"AsKd:history"`` made on demand (a flop tree has tens of millions)."""
+    """Infoset keys ``"AsKd:history"`` made on demand (a flop tree has tens of millions).
 
-    def __init__(self, game: HandsGame, p: int, nodes: list[int]):
-        self.game, self.p, self.nodes, self.n = game, p, nodes, len(game.hands[p])
+    Node ``nodes[i]`` owns infosets ``offsets[i]:offsets[i+1]``; its infoset j is hand
+    ``members[i][j]`` (the hand's index, or with ``members`` None simply j)."""
+
+    def __init__(self, game: HandsGame, p: int, nodes: list[int], counts=None, members=None):
+        self.game, self.p, self.nodes, self.members = game, p, nodes, members
+        counts = [len(game.hands[p])] * len(nodes) if counts is None else counts
+        self.offsets = np.concatenate(([0], np.cumsum(counts, dtype=np.int64)))
 
     def __len__(self):
-        return len(self.nodes) * self.n
+        return int(self.offsets[-1])
+
+    def _locate(self, j):
+        if not -len(self) <= j < len(self):
+            raise IndexError(j)
+        j %= len(self)
+        i = int(np.searchsorted(self.offsets, j, side="right")) - 1
+        return i, int(j - self.offsets[i])
 
     def __getitem__(self, j):
         if isinstance(j, slice):
             return [self[i] for i in range(*j.indices(len(self)))]
-        if not -len(self) <= j < len(self):
-            raise IndexError(j)
-        j %= len(self)
-        v = self.nodes[j // self.n]
-        return f"{hand_name(self.game.hands[self.p][j % self.n])}:{self.game.tree.history[v]}"
+        i, local = self._locate(j)
+        h = local if self.members is None else int(self.members[i][local])
+        return f"{hand_name(self.game.hands[self.p][h])}:{self.game.tree.history[self.nodes[i]]}"
 
 
 class LazyLabels(LazyKeys):
@@ -140,6 +150,4 @@ class LazyLabels(LazyKeys):
     def __getitem__(self, j):
         if isinstance(j, slice):
             return [self[i] for i in range(*j.indices(len(self)))]
-        if not -len(self) <= j < len(self):
-            raise IndexError(j)
-        return self.game.tree.actions[self.nodes[(j % len(self)) // self.n]]
+        return self.game.tree.actions[self.nodes[self._locate(j)[0]]]

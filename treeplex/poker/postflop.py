@@ -38,14 +38,15 @@ from ..problem import Problem
 from .cards import HAND_CARDS, RANKS, board_mask, card_name, hand_name, parse_board, parse_cards
 from .hands_game import HandsGame
 from .operator import RiverPayoff
-from .public_tree import CHANCE, DECISION, STREETS, TERMINAL, TreeConfig, build_public_tree
+from .isomorphism import Reduction, SymmetricPayoff
+from .public_tree import CHANCE, DECISION, STREETS, TERMINAL, TreeConfig, build_public_tree, card_symmetries
 from .ranges import make_range
 from .sizes import StreetSizes, parse_sizes
 from .streets_operator import StreetsPayoff
 
 DEFAULT_SIZES = {"bet": "33%,75%", "raise": "2.5x"}
 SPEC_KEYS = {"game", "board", "pot", "stack", "range0", "range1", "sizes", "bet", "raise", "donk",
-             "add_allin_threshold", "force_allin_threshold", "raise_cap", "big_blind", "deck"}
+             "add_allin_threshold", "force_allin_threshold", "raise_cap", "big_blind", "deck", "isomorphism"}
 # bytes per sequence of a CFR-family solve in float64, measured on FLOP-FAST (190M sequences:
 # 12.5 GB peak with float32 state): state 32 (4 arrays), a product's output 8, the float64
 # average and current iterate of a gap check 16, the treeplex ~7, construction temporaries;
@@ -128,14 +129,16 @@ class PostflopGame(HandsGame):
     ``range1`` (IP) as Pio strings, 1326-arrays or dicts; sizes per street (``sizes``) or for
     every street (``bet``, ``raise``, ``donk``), see :func:`read_sizes` and :mod:`.sizes`;
     ``add_allin_threshold``, ``force_allin_threshold``, ``raise_cap``; ``big_blind`` (chips,
-    for mbb/g); ``deck`` (None: 52 cards; ``"9TJQKA"`` for a short deck, small tests).
+    for mbb/g); ``deck`` (None: 52 cards; ``"9TJQKA"`` for a short deck, small tests);
+    ``isomorphism`` (default True: turn and flop starts share the subtrees of suit-isomorphic
+    cards, exactly, :mod:`.isomorphism`).
     """
 
     payoff_unit = "chips"
 
     def __init__(self, board=None, pot=None, stack=None, range0=None, range1=None, sizes=None, bet=None,
                  donk=None, add_allin_threshold=1.5, force_allin_threshold=0.15, raise_cap=None, big_blind=10,
-                 deck=None, **kw):
+                 deck=None, isomorphism=True, **kw):
         rs = kw.pop("raise", None)
         if kw:
             raise InputError(f"postflop: unknown parameters {sorted(kw)}; allowed: {sorted(SPEC_KEYS - {'game'})}")
@@ -186,7 +189,16 @@ class PostflopGame(HandsGame):
                 order = np.argsort(strength[self.hands[p]], kind="stable")
                 self.hands[p], self.weight[p] = self.hands[p][order], self.weight[p][order]
             self.strength = [strength[h] for h in self.hands]
-        self.tree = build_public_tree(self.config, self.board, self.deck)
+        if not isinstance(isomorphism, bool):
+            raise InputError(f"postflop: isomorphism must be true or false, got {isomorphism!r}")
+        full = []
+        for h, w in zip(self.hands, self.weight):
+            full.append(np.zeros(len(HAND_CARDS)))
+            full[-1][h] = w
+        self.symmetries = (card_symmetries(self.board, self.deck, full) if isomorphism and len(self.board) < 5
+                           else [tuple(range(4))])
+        self.tree = build_public_tree(self.config, self.board, self.deck, self.symmetries)
+        self.reduction = Reduction(self) if len(self.symmetries) > 1 else None
         self.name = f"postflop(board={self.board_text},pot={_num(self.pot)},stack={_num(self.stack)})"
 
     # ----------------------------------------------------------- sizes
@@ -280,7 +292,11 @@ class PostflopGame(HandsGame):
                              f"{max_memory / 2**30:.2f} GiB")
         t0 = time.perf_counter()
         A = self.operator()
-        X, Y = self.treeplex(0), self.treeplex(1)
+        if self.reduction is None:
+            X, Y = self.treeplex(0), self.treeplex(1)
+        else:
+            A = SymmetricPayoff(A, self.reduction)
+            X, Y = self.reduction.treeplex(0), self.reduction.treeplex(1)
         stats = self.stats()
         stats["compile_seconds"] = time.perf_counter() - t0
         self._problem = PostflopProblem(X, Y, A, name=self.name, stats=stats, payoff_unit="chips", big_blind=self.big_blind,
@@ -290,8 +306,18 @@ class PostflopGame(HandsGame):
     # ----------------------------------------------------------- rules game
 
     def initial_state(self) -> "PostflopState":
-        """Rules view for :func:`treeplex.compile_game` (small games and cross-checks)."""
+        """Rules view for :func:`treeplex.compile_game` (small games and cross-checks): the
+        whole game, every card dealt (no isomorphism)."""
+        if getattr(self, "rules_tree", None) is None:
+            self.rules_tree = (self.tree if self.reduction is None
+                               else build_public_tree(self.config, self.board, self.deck))
         return PostflopState(self, None, (DECISION, 0))
+
+    def full_plans(self, x: np.ndarray, y: np.ndarray):
+        """Plans on every hand of every (representative) node: E x, E y (:mod:`.isomorphism`)."""
+        if self.reduction is None:
+            return x, y
+        return self.reduction.expand(0, x), self.reduction.expand(1, y)
 
     # ----------------------------------------------------------- results
 
@@ -324,10 +350,13 @@ class PostflopGame(HandsGame):
         from ..solvers.regret_kernels import counterfactual_values
 
         prob = self.problem()
+        A = prob.A if self.reduction is None else prob.A.inner
+        x, y = self.full_plans(x, y)
         plans = (x, y)
         values = []
-        for p, T in enumerate(prob.treeplexes):
-            g = prob.A.matvec(y, count=False) if p == 0 else -prob.A.rmatvec(x, count=False)
+        for p in (0, 1):
+            T = prob.treeplexes[p] if self.reduction is None else self.treeplex(p)
+            g = A.matvec(y, count=False) if p == 0 else -A.rmatvec(x, count=False)
             counterfactual_values(T.start, T.end, T.parent, g, T.behavioral_from_plan(plans[p]))
             values.append(g)
         out = {}
@@ -341,7 +370,7 @@ class PostflopGame(HandsGame):
             cfv = (probs * block).sum(axis=1)
             opp = self.opponent_reach(p, plans[1 - p], v)
             mass = _compatible_mass(cards[p], cards[1 - p], opp) * self.node_alive(p, v)
-            norm = prob.A.coef[p] * self.tree.node_chance[v] * mass
+            norm = A.coef[p] * self.tree.node_chance[v] * mass
             with np.errstate(invalid="ignore", divide="ignore"):
                 ev = np.where(norm > 0, cfv / np.where(norm > 0, norm, 1.0), np.nan) + self.pot / 2
             b = self.tree.boards[self.tree.board[v]]
@@ -357,11 +386,10 @@ class PostflopGame(HandsGame):
         (``frequencies``), the range's EV and equity, and the share of the acting player's
         range weight that reaches it (``reach``). ``weight`` = range weight x own reach; range
         aggregates weight each hand by its probability at v (weight x compatible opponent mass)."""
-        plans = (x, y)
+        vals = self.node_values(x, y, chosen := [v for v in range(self.tree.n_nodes)
+                                                 if len(self.tree.boards[self.tree.board[v]]) < len(self.board) + streets])
+        plans = self.full_plans(x, y)
         nodes = []
-        keep = len(self.board) + streets - 1
-        chosen = [v for v in range(self.tree.n_nodes) if len(self.tree.boards[self.tree.board[v]]) <= keep]
-        vals = self.node_values(x, y, chosen)
         for v in chosen:
             p = self.tree.actor[v]
             probs, reach = self.behavioral(p, plans[p], v)
@@ -423,21 +451,21 @@ class PostflopState(RulesState):
         if self.deal is None:
             return [(f"{hand_name(g.hands[0][i])}|{hand_name(g.hands[1][j])}", p) for i, j, p in g.deals()]
         held = {*HAND_CARDS[g.hands[0][self.deal[0]]], *HAND_CARDS[g.hands[1][self.deal[1]]]}
-        cards = [c for c in g.tree.chance_cards[self.at[1]] if c not in held]
+        cards = [c for c in g.rules_tree.chance_cards[self.at[1]] if c not in held]
         return [(card_name(c), 1.0 / len(cards)) for c in cards]
 
     def player(self):
-        return self.game.tree.actor[self.at[1]]
+        return self.game.rules_tree.actor[self.at[1]]
 
     def infoset_key(self):
         p = self.player()
-        return f"{hand_name(self.game.hands[p][self.deal[p]])}:{self.game.tree.history[self.at[1]]}"
+        return f"{hand_name(self.game.hands[p][self.deal[p]])}:{self.game.rules_tree.history[self.at[1]]}"
 
     def legal_actions(self):
-        return self.game.tree.actions[self.at[1]]
+        return self.game.rules_tree.actions[self.at[1]]
 
     def apply(self, action):
-        g, t = self.game, self.game.tree
+        g, t = self.game, self.game.rules_tree
         if self.deal is None:
             a, b = action.split("|")
             return PostflopState(g, (g.hand_position(0, a), g.hand_position(1, b)), (DECISION, 0))
@@ -450,7 +478,7 @@ class PostflopState(RulesState):
     def payoff(self):
         from phevaluator import evaluate_cards
 
-        g, t = self.game, self.game.tree
+        g, t = self.game, self.game.rules_tree
         i = self.at[1]
         if t.kind[i] == "fold":
             return t.payoff0[i]

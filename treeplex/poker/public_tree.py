@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..errors import InputError
 from .cards import card_name
 from .sizes import StreetSizes, street_actions
@@ -84,6 +86,8 @@ class PublicTree:
     chance: list[float] = field(default_factory=list)
     last: list[tuple] = field(default_factory=list)
     term_history: list[str] = field(default_factory=list)
+    symmetries: list = field(default_factory=list)
+    n_start: int = 0
     _board_ids: dict = field(default_factory=dict)
 
     @property
@@ -101,12 +105,40 @@ class PublicTree:
     def nodes_of(self, player: int) -> list[int]:
         return [v for v in range(self.n_nodes) if self.actor[v] == player]
 
+    def stabilizer(self, b: int) -> list[tuple[int, ...]]:
+        """The symmetries that fix every card dealt since the start on board ``b``."""
+        dealt = self.boards[b][self.n_start:]
+        return [s for s in self.symmetries if all(permute_card(c, s) == c for c in dealt)]
+
     def board_id(self, cards: tuple[int, ...]) -> int:
         b = self._board_ids.get(cards)
         if b is None:
             b = self._board_ids[cards] = len(self.boards)
             self.boards.append(cards)
         return b
+
+
+def permute_card(c: int, perm: tuple[int, ...]) -> int:
+    """The card of the same rank with suit ``perm[suit]``."""
+    return 4 * (c // 4) + perm[c % 4]
+
+
+def card_symmetries(board, deck, weights) -> list[tuple[int, ...]]:
+    """Suit permutations that map the board (as a set), the deck and every weight vector
+    (float[1326] by hand index) to themselves: the game's suit isomorphisms."""
+    from itertools import permutations
+
+    from .cards import HAND_CARDS, HAND_INDEX
+
+    out = []
+    for perm in permutations(range(4)):
+        if {permute_card(c, perm) for c in board} != set(board) or {permute_card(c, perm) for c in deck} != set(deck):
+            continue
+        img = HAND_INDEX[[permute_card(int(c), perm) for c in HAND_CARDS[:, 0]],
+                         [permute_card(int(c), perm) for c in HAND_CARDS[:, 1]]]
+        if all(np.array_equal(w[img], w) for w in weights):
+            out.append(perm)
+    return out
 
 
 @dataclass(frozen=True)
@@ -118,11 +150,20 @@ class _Street:
     raises: int = 0
 
 
-def build_public_tree(config: TreeConfig, board: tuple[int, ...], deck: tuple[int, ...]) -> PublicTree:
-    """The public tree of a subgame starting on ``board`` (3, 4 or 5 cards), dealing from ``deck``."""
+def build_public_tree(config: TreeConfig, board: tuple[int, ...], deck: tuple[int, ...],
+                      symmetries: list[tuple[int, ...]] | None = None) -> PublicTree:
+    """The public tree of a subgame starting on ``board`` (3, 4 or 5 cards), dealing from ``deck``.
+
+    ``symmetries``: suit permutations (``perm[suit]`` = image) that fix the board and the
+    ranges (:func:`card_symmetries`). A chance node then deals one card per orbit of the cards
+    under the permutations that fix every card dealt so far (the smallest card of the orbit
+    stands for it), and the orbit's size multiplies its chance weight.
+    """
     if not (config.pot > 0 and config.stack > 0):
         raise InputError(f"postflop: pot and stack must be positive chips, got pot={config.pot}, stack={config.stack}")
     tree = PublicTree(config, tuple(deck))
+    tree.symmetries = list(symmetries or [tuple(range(4))])
+    tree.n_start = len(board)
     b = tree.board_id(tuple(board))
     _decision(tree, b, 0, (0, 0), _Street(), False, False, "", (None, None), 1.0)
     return tree
@@ -202,14 +243,18 @@ def _street_end(tree, b, amount, allin, oop_called, hist, last, chance) -> tuple
 def _deal(tree, b, amount, allin, oop_called, hist, last, chance) -> tuple[int, int]:
     c = tree.n_chance
     board = tree.boards[b]
-    cards = [k for k in tree.deck if k not in board]
+    left = [k for k in tree.deck if k not in board]
+    stab = tree.stabilizer(b)
+    orbit = {k: min(permute_card(k, s) for s in stab) for k in left}  # the orbit's smallest card
+    cards = [k for k in left if orbit[k] == k]
+    size = {k: sum(1 for j in left if orbit[j] == k) for k in cards}
     tree.chance_board.append(b)
     tree.chance_cards.append(cards)
     tree.chance_children.append([])
     tree.chance_history.append(hist)
-    p = chance / (len(cards) - 4)  # the two hands hold 4 of the cards left
     kids = []
     for k in cards:
+        p = chance * size[k] / (len(left) - 4)  # the two hands hold 4 of the cards left
         nb = tree.board_id(board + (k,))
         h = f"{hist}/{card_name(k)}/"
         if allin:  # no more betting: deal on to the showdown
