@@ -93,16 +93,33 @@ class StreetsPayoff(PayoffOperator):
         return m * float(self.coef[0].max()) * float(self.weight[1].max()) * max(len(self.cards[0]), len(self.cards[1]))
 
     def to_sparse(self):
-        """The explicit A, one product per column of A: for small games and cross-checks only."""
+        """The explicit A, terminal by terminal over all hand pairs: small games and cross-checks."""
         import scipy.sparse as sp
 
-        cols = []
-        e = np.zeros(self.shape[1])
-        for j in range(self.shape[1]):
-            e[j] = 1.0
-            cols.append(sp.csc_matrix(self._matvec(e)[:, None]))
-            e[j] = 0.0
-        return sp.hstack(cols).tocsr()
+        c0, c1 = self.cards
+        compat = ~((c0[:, 0][:, None] == c1[None, :, 0]) | (c0[:, 0][:, None] == c1[None, :, 1])
+                   | (c0[:, 1][:, None] == c1[None, :, 0]) | (c0[:, 1][:, None] == c1[None, :, 1]))
+        base = np.outer(self.coef[0], self.weight[1]) * compat
+        rows, cols, vals = [], [], []
+        for t in range(self.n_terminals):
+            bd = self.board[t]
+            dead = self.boards[bd][self.boards[bd] >= 0]
+            alive = [~np.isin(c, dead).any(axis=1) for c in self.cards]
+            M = base * alive[0][:, None] * alive[1][None, :] * self.value[t]
+            if self.kind[t] == SHOWDOWN:
+                st = []
+                for p in (0, 1):
+                    ptr, idx, strength = self.order[p]
+                    s_p = np.full(len(self.cards[p]), -1)
+                    s_p[idx[ptr[bd]:ptr[bd + 1]]] = strength[ptr[bd]:ptr[bd + 1]]
+                    st.append(s_p)
+                M = M * np.sign(st[0][:, None] - st[1][None, :])
+            i, j = np.nonzero(M)
+            rows.append(self.base[0][t] + i * self.stride[0][t])
+            cols.append(self.base[1][t] + j * self.stride[1][t])
+            vals.append(M[i, j])
+        A = sp.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=self.shape)
+        return A.tocsr()
 
     @property
     def n_terminals(self) -> int:
