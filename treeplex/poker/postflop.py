@@ -209,14 +209,17 @@ class PostflopGame(HandsGame):
 
     def memory_estimate(self) -> int:
         """Bytes a CFR-family solve in float64 needs, from the tree and hand counts, before
-        the sequence form is allocated (``storage=float32`` needs 16 B per sequence less)."""
+        the sequence form is allocated (``storage=float32`` needs 16 B per sequence less; with
+        isomorphism, counted on the representative tree's full hand layout, plus its orbit map
+        and expanded plans, 16 B per sequence)."""
         import numba as nb
 
         seqs = self.n_seqs(0) + self.n_seqs(1)
         threads = nb.get_num_threads()
         t = self.tree
         nodes = t.n_nodes + t.n_chance + t.n_terminals
-        return seqs * (BYTES_PER_SEQ + (8 * threads if threads > 1 else 0)) + BYTES_PER_PUBLIC_NODE * nodes
+        per_seq = BYTES_PER_SEQ + (8 * threads if threads > 1 else 0) + (16 if self.reduction is not None else 0)
+        return seqs * per_seq + BYTES_PER_PUBLIC_NODE * nodes
 
     def stats(self) -> dict:
         from .operator import _normalizer
