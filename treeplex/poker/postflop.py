@@ -198,7 +198,7 @@ class PostflopGame(HandsGame):
         self.symmetries = (card_symmetries(self.board, self.deck, full) if isomorphism and len(self.board) < 5
                            else [tuple(range(4))])
         self.tree = build_public_tree(self.config, self.board, self.deck, self.symmetries)
-        self.reduction = Reduction(self) if len(self.symmetries) > 1 else None
+        self.reduction = None  # the orbit layout, built with the problem (after the memory check)
         self.name = f"postflop(board={self.board_text},pot={_num(self.pot)},stack={_num(self.stack)})"
 
     # ----------------------------------------------------------- sizes
@@ -218,7 +218,7 @@ class PostflopGame(HandsGame):
         threads = nb.get_num_threads()
         t = self.tree
         nodes = t.n_nodes + t.n_chance + t.n_terminals
-        per_seq = BYTES_PER_SEQ + (8 * threads if threads > 1 else 0) + (16 if self.reduction is not None else 0)
+        per_seq = BYTES_PER_SEQ + (8 * threads if threads > 1 else 0) + (16 if len(self.symmetries) > 1 else 0)
         return seqs * per_seq + BYTES_PER_PUBLIC_NODE * nodes
 
     def stats(self) -> dict:
@@ -295,9 +295,10 @@ class PostflopGame(HandsGame):
                              f"{max_memory / 2**30:.2f} GiB")
         t0 = time.perf_counter()
         A = self.operator()
-        if self.reduction is None:
+        if len(self.symmetries) == 1:
             X, Y = self.treeplex(0), self.treeplex(1)
         else:
+            self.reduction = Reduction(self)
             A = SymmetricPayoff(A, self.reduction)
             X, Y = self.reduction.treeplex(0), self.reduction.treeplex(1)
         stats = self.stats()
@@ -312,7 +313,7 @@ class PostflopGame(HandsGame):
         """Rules view for :func:`treeplex.compile_game` (small games and cross-checks): the
         whole game, every card dealt (no isomorphism)."""
         if getattr(self, "rules_tree", None) is None:
-            self.rules_tree = (self.tree if self.reduction is None
+            self.rules_tree = (self.tree if len(self.symmetries) == 1
                                else build_public_tree(self.config, self.board, self.deck))
         return PostflopState(self, None, (DECISION, 0))
 
