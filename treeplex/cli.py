@@ -136,6 +136,9 @@ def add_solver_args(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--threads", type=int, default=None, help="threads for the products and passes (default: all cores)")
     sp.add_argument("--trace", default=None, help="write the trace to this CSV file")
     sp.add_argument("--out", default=None, help="write the strategy profile (behavioral, JSON) here")
+    sp.add_argument("--out-streets", type=int, default=None, metavar="N",
+                    help="postflop: write the nodes of the first N streets to --out (default 1; every "
+                         "street multiplies the nodes by the number of cards dealt)")
     sp.add_argument("--no-progress", action="store_true", help="no progress bar")
     sp.add_argument("--checkpoint", default=None, metavar="FILE", help="save the run here at every gap check")
     sp.add_argument("--resume", default=None, metavar="FILE", help="continue the run saved in this checkpoint")
@@ -193,15 +196,29 @@ def solver_params(args, problem) -> dict:
     return params
 
 
+def _out_streets(args, problem) -> dict:
+    """``strategy_dict`` keywords for ``--out-streets N`` (postflop games only)."""
+    if args.out_streets is None:
+        return {}
+    from .poker.postflop import PostflopProblem
+
+    if not isinstance(problem, PostflopProblem):
+        raise InputError("--out-streets applies to postflop games only")
+    if args.out_streets < 1:
+        raise InputError(f"--out-streets must be at least 1, got {args.out_streets}")
+    return {"streets": args.out_streets}
+
+
 def cmd_solve(args) -> int:
     from .driver import solve, write_trace
-    from .strategy import profile_dict, save_profile
+    from .strategy import profile_dict, save_profile, save_solution
 
     if args.threads is not None:
         set_threads(args.threads)
     t0 = time.perf_counter()
     game = load_game(args.game, **_overrides(args))
     p = problem_for(game, args.game)
+    out_streets = _out_streets(args, p)
     compile_seconds = time.perf_counter() - t0
     show_bar = not args.no_progress and not args.json and sys.stderr.isatty()
     params = solver_params(args, p)
@@ -217,11 +234,13 @@ def cmd_solve(args) -> int:
         res, refined = solve(p, params.pop("algorithm"), **stop, **params), {}
     if args.trace:
         write_trace(res.trace, args.trace, {"game": p.name, "algorithm": res.algorithm})
-    if args.out and hasattr(p, "strategy_dict"):  # river: per-hand strategy at every betting node
-        with open(args.out, "w") as f:
-            json.dump({"algorithm": res.algorithm, **p.strategy_dict(res.x, res.y)}, f)
-    elif args.out:
-        save_profile(args.out, p, res.x, res.y, algorithm=res.algorithm)
+    if args.out:
+        meta = {"algorithm": res.algorithm, "value": res.value, "gap": res.gap,
+                "exploitability": res.exploitability, "payoff_unit": p.payoff_unit, "iterations": res.iterations}
+        if hasattr(p, "strategy_dict"):  # poker: per-hand strategy at every betting node
+            save_solution(args.out, p.strategy_dict(res.x, res.y, **out_streets), **meta)
+        else:
+            save_profile(args.out, p, res.x, res.y, **meta)
     out = {
         "game": p.name,
         "algorithm": res.algorithm,

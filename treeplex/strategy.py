@@ -47,9 +47,19 @@ def plan_from_dict(T: Treeplex, strategy: dict[str, dict[str, float]], player: i
     return T.plan_from_behavioral(b)
 
 
-def save_profile(path: str, problem: Problem, x: np.ndarray, y: np.ndarray, **meta) -> None:
+FORMAT_VERSION = 1  # of the files ``solve --out`` writes; readers refuse newer versions
+
+
+def save_solution(path: str, solution: dict, **meta) -> None:
+    """Write a ``solve --out`` file: ``format_version``, the run's ``meta`` (algorithm, value,
+    gap, exploitability, payoff unit...) and ``solution`` (a poker game's ``strategy_dict`` or
+    ``{"game", "strategies"}``)."""
     with open(path, "w") as f:
-        json.dump({**meta, "game": problem.name, "strategies": profile_dict(problem, x, y)}, f, indent=1)
+        json.dump({"format_version": FORMAT_VERSION, **meta, **solution}, f)
+
+
+def save_profile(path: str, problem: Problem, x: np.ndarray, y: np.ndarray, **meta) -> None:
+    save_solution(path, {"game": problem.name, "strategies": profile_dict(problem, x, y)}, **meta)
 
 
 def load_profile(path: str, problem: Problem) -> tuple[np.ndarray, np.ndarray]:
