@@ -1,4 +1,4 @@
-"""Command line: ``treeplex info|solve|export GAME`` and ``treeplex plot TRACE.csv ...``.
+"""Command line: ``treeplex info|solve|export GAME``, ``treeplex plot TRACE.csv ...``, ``treeplex show|view FILE``.
 
 GAME is a built-in name with optional parameters (``leduc(ranks=5)``,
 ``river(pot=2100,board=AsKd7h2c3s,abstraction=libratus)`` with ``--range0/--range1``), a path
@@ -328,6 +328,19 @@ def cmd_show(args) -> int:
     return 0
 
 
+def cmd_view(args) -> int:
+    from .viewer import page_html, serve
+
+    html = page_html([args.file] + ([args.compare] if args.compare else []))
+    if args.html:
+        with open(args.html, "w") as f:
+            f.write(html)
+        print(f"wrote {args.html} ({len(html.encode()) / 1024:.0f} KiB)")
+        return 0
+    serve(html, open_browser=not args.no_open, port=args.port)
+    return 0
+
+
 def cmd_depth_limited(args) -> int:
     from .depth_limited.__main__ import main as depth_limited_main
 
@@ -364,6 +377,13 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("file", help="a solution written by solve --out (postflop or river)")
     sp.add_argument("node", nargs="?", default=None, help="node number or history, e.g. x-b20 (default: root)")
     sp.set_defaults(func=cmd_show)
+    sp = sub.add_parser("view", help="show a saved solution in the browser: tree, 13x13 grids, comparison")
+    sp.add_argument("file", help="a solution written by solve --out (postflop, river or any game's profile)")
+    sp.add_argument("--compare", default=None, metavar="B.json", help="a second solution of the same game to compare")
+    sp.add_argument("--html", default=None, metavar="OUT.html", help="write the page to this file instead of serving it")
+    sp.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    sp.add_argument("--no-open", action="store_true", help="do not open a browser, only print the address")
+    sp.set_defaults(func=cmd_view)
     sp = sub.add_parser("export", help="write the game in another format")
     sp.add_argument("game")
     sp.add_argument("--format", choices=["efg"], default="efg")
