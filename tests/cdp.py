@@ -111,7 +111,7 @@ class Browser:
 
     def _center(self, selector: str) -> tuple[float, float]:
         rect = self.js(f"""(() => {{ const e = document.querySelector({json.dumps(selector)});
-            if (!e) return null; e.scrollIntoView({{block: 'center', inline: 'center'}});
+            if (!e) return null; e.scrollIntoView({{block: 'nearest', inline: 'nearest'}});
             const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()""")
         if rect is None:
             raise LookupError(f"no element {selector!r}")

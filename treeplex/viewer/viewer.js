@@ -223,8 +223,8 @@ function pokerViewer() {
         row("combos", "combos", combos(nd), nb && combos(nb), (v) => fixed(v, 1)),
         "range_ev" in nd ? row("range EV (chips)", "range_ev", nd.range_ev, nb && nb.range_ev, (v) => fixed(v, 3)) : null,
         "range_equity" in nd ? row("range equity", "range_equity", nd.range_equity, nb && nb.range_equity, pct) : null,
-        d ? el("tr", {dataset: {row: "combo_tv"}}, el("th", {}, "strategy difference"),
-          el("td", {colspan: 3, class: "delta"}, `mean over combos ${pct(d.combo)} (total variation)`)) : null));
+        d ? el("tr", {dataset: {row: "combo_tv"}, title: "mean total variation distance of the combos' strategies"},
+          el("th", {}, "combo difference"), el("td", {colspan: 3, class: "delta"}, pct(d.combo))) : null));
   }
 
   function gridTable(nd, nb, colors) {
@@ -282,26 +282,29 @@ function pokerViewer() {
         has("ev") ? el("th", {}, "EV") : null, has("equity") ? el("th", {}, "equity") : null, el("th", {}, "weight"))),
       el("tbody", {}, s.combos.map((h) => el("tr", {dataset: {combo: h}}, el("th", {}, h),
         nd.hands[h].map((q, a) => el("td", {dataset: {action: nd.actions[a]}},
-          pct(q) + (nb && nb.hands[h] ? ` / ${pct(nb.hands[h][a])}` : ""))),
+          nb && nb.hands[h] ? [el("div", {}, pct(q)), el("div", {class: "b"}, pct(nb.hands[h][a]))] : pct(q))),
         has("ev") ? el("td", {class: "ev"}, fixed(nd.ev[h], 3)) : null,
         has("equity") ? el("td", {class: "equity"}, pct(nd.equity[h])) : null,
         el("td", {class: "weight"}, nd.weight ? fixed(nd.weight[h], 3) : "1"))),
       el("tr", {class: "total", dataset: {combo: "all"}}, el("th", {}, "class"),
         (s.freq || nd.actions.map(() => null)).map((f) => el("td", {}, pct(f))),
         has("ev") ? el("td") : null, has("equity") ? el("td") : null, el("td", {}, fixed(s.weight, 3))))));
-    if (nb) box.append(el("p", {class: "hint"}, "Strategies read A / B."));
+    if (nb) box.append(el("p", {class: "hint"}, "Strategies: A above, B below."));
     return box;
   }
 
-  let diffs = null; // per common node, computed once
+  let diffs = null; // per node in both files, computed once
   function differences() {
-    diffs ||= [...A.nodes.keys()].map((h) => ({h, d: nodeDiff(A.nodes.get(h), B.nodes.get(h))})).filter((r) => r.d);
-    const top = [...diffs].sort((p, q) => q.d.combo - p.d.combo).slice(0, 15);
-    return el("section", {id: "differences"}, el("h2", {}, `Largest differences (${diffs.length} nodes in both files)`),
-      el("table", {class: "data"}, el("thead", {}, el("tr", {}, ["node", "player", "max frequency change", "mean combo difference"].map((c) => el("th", {}, c)))),
-        el("tbody", {}, top.map(({h, d}) => el("tr", {class: h === at ? "current" : "", dataset: {hist: h}, onclick: () => go(h)},
-          el("td", {}, el("a", {href: "#", onclick: (e) => e.preventDefault()}, h || "root")), el("td", {}, who(A.nodes.get(h).player)),
-          el("td", {}, pct(d.freq)), el("td", {}, pct(d.combo)))))));
+    diffs ||= [...A.nodes.keys()].map((h) => ({h, d: nodeDiff(A.nodes.get(h), B.nodes.get(h)), reach: A.nodes.get(h).reach}))
+      .filter((r) => r.d);
+    const top = [...diffs].sort((p, q) => q.d.combo * q.reach - p.d.combo * p.reach).slice(0, 15);
+    const head = ["node", "player", "reach", "max frequency Δ", "combo Δ"];
+    return el("section", {id: "differences"},
+      el("h2", {}, `Largest differences, by combo Δ × reach (${diffs.length} nodes in both files)`),
+      el("table", {class: "data"}, el("thead", {}, el("tr", {}, head.map((c) => el("th", {}, c)))),
+        el("tbody", {}, top.map(({h, d, reach}) => el("tr", {class: h === at ? "current" : "", dataset: {hist: h}, onclick: () => go(h)},
+          el("td", {class: "key"}, el("a", {href: "#", onclick: (e) => e.preventDefault()}, h || "root")),
+          el("td", {}, who(A.nodes.get(h).player)), el("td", {}, pct(reach)), el("td", {}, pct(d.freq)), el("td", {}, pct(d.combo)))))));
   }
 
   function render() {
