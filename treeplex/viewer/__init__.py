@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.resources import files
 
@@ -49,6 +50,11 @@ def _finite(obj):
     return obj
 
 
+def _has_display() -> bool:
+    """Whether a graphical browser can open here (not on a headless Linux box)."""
+    return sys.platform in ("darwin", "win32") or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
 def serve(html: str, open_browser: bool = True, port: int = 0) -> None:
     """Serve ``html`` at http://127.0.0.1:PORT/ (a free port unless given) until interrupted."""
     body = html.encode()
@@ -70,10 +76,11 @@ def serve(html: str, open_browser: bool = True, port: int = 0) -> None:
     with ThreadingHTTPServer(("127.0.0.1", port), Handler) as server:
         url = f"http://127.0.0.1:{server.server_address[1]}/"
         print(f"treeplex view: serving at {url} (Ctrl-C to stop)", flush=True)
-        if open_browser:
+        if open_browser and _has_display():
+            import threading
             import webbrowser
 
-            webbrowser.open(url)
+            threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()  # a text browser may block
         try:
             server.serve_forever()
         except KeyboardInterrupt:

@@ -156,9 +156,9 @@ function pokerViewer() {
     while (st.length && !exists(st[st.length - 1].hist)) st.pop();
     return st.length ? st[st.length - 1].hist : "";
   }
-  function go(h, message = "") {
+  function go(h) {
     at = h;
-    note = message;
+    note = "";
     hovered = null;
     render();
   }
@@ -311,13 +311,15 @@ function pokerViewer() {
     const app = document.getElementById("app");
     app.replaceChildren(breadcrumbs());
     if (A.chance.has(at)) return app.append(cardPicker());
-    const nd = A.nodes.get(at), nb = B && B.nodes.get(at);
+    const nd = A.nodes.get(at), other = B && B.nodes.get(at);
+    const nb = other && other.actions.join() === nd.actions.join() ? other : null; // compared only when alike
     const colors = actionColors(nd.actions);
     app.append(...[el("h2", {id: "node", dataset: {hist: at}},
       `${who(nd.player)} to act · board ${nd.board || A.data.board || "?"} · pot ${fixed(nd.pot, 0)} · `,
       nd.reach > 0 ? `${pct(nd.reach)} of the range reaches this node` : "never reached"),
       actionsBar(nd, nb, colors), note ? el("p", {class: "note"}, note) : null,
-      B && !nb ? el("p", {class: "note"}, "B has no node with this history.") : null,
+      B && !nb ? el("p", {class: "note"}, other ? `B's node here has other actions (${other.actions.join(", ")}): not compared.`
+        : "B has no node with this history.") : null,
       el("div", {class: "columns"}, aggregates(nd, nb), gridTable(nd, nb, colors)),
       B ? differences() : null].filter(Boolean));
   }
