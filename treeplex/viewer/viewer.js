@@ -246,7 +246,7 @@ function pokerViewer() {
           cell.dataset.tv = d;
           cell.style.background = `rgba(214, 60, 40, ${Math.min(1, 0.08 + 2 * d)})`;
           cell.append(el("span", {class: "tv"}, (100 * d).toFixed(0)));
-        }
+        } else cell.classList.add("empty");
       } else if (s && s.freq) {
         const bar = el("div", {class: "bar", style: `height:${Math.min(100, 100 * s.weight / CLASS_COMBOS(name))}%`});
         s.freq.forEach((f, a) => bar.append(el("div", {class: "seg", dataset: {action: nd.actions[a]},
