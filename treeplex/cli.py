@@ -1,4 +1,4 @@
-"""Command line: ``treeplex info|solve|export GAME`` and ``treeplex plot TRACE.csv ...``.
+"""Command line: ``treeplex info|solve|export GAME``, ``treeplex plot TRACE.csv ...``, ``treeplex show|view FILE``.
 
 GAME is a built-in name with optional parameters (``leduc(ranks=5)``,
 ``river(pot=2100,board=AsKd7h2c3s,abstraction=libratus)`` with ``--range0/--range1``), a path
@@ -136,6 +136,9 @@ def add_solver_args(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--threads", type=int, default=None, help="threads for the products and passes (default: all cores)")
     sp.add_argument("--trace", default=None, help="write the trace to this CSV file")
     sp.add_argument("--out", default=None, help="write the strategy profile (behavioral, JSON) here")
+    sp.add_argument("--out-streets", type=int, default=None, metavar="N",
+                    help="postflop: write the nodes of the first N streets to --out (default 1; every "
+                         "street multiplies the nodes by the number of cards dealt)")
     sp.add_argument("--no-progress", action="store_true", help="no progress bar")
     sp.add_argument("--checkpoint", default=None, metavar="FILE", help="save the run here at every gap check")
     sp.add_argument("--resume", default=None, metavar="FILE", help="continue the run saved in this checkpoint")
@@ -193,15 +196,29 @@ def solver_params(args, problem) -> dict:
     return params
 
 
+def _out_streets(args, problem) -> dict:
+    """``strategy_dict`` keywords for ``--out-streets N`` (postflop games only)."""
+    if args.out_streets is None:
+        return {}
+    from .poker.postflop import PostflopProblem
+
+    if not isinstance(problem, PostflopProblem):
+        raise InputError("--out-streets applies to postflop games only")
+    if args.out_streets < 1:
+        raise InputError(f"--out-streets must be at least 1, got {args.out_streets}")
+    return {"streets": args.out_streets}
+
+
 def cmd_solve(args) -> int:
     from .driver import solve, write_trace
-    from .strategy import profile_dict, save_profile
+    from .strategy import profile_dict, save_profile, save_solution
 
     if args.threads is not None:
         set_threads(args.threads)
     t0 = time.perf_counter()
     game = load_game(args.game, **_overrides(args))
     p = problem_for(game, args.game)
+    out_streets = _out_streets(args, p)
     compile_seconds = time.perf_counter() - t0
     show_bar = not args.no_progress and not args.json and sys.stderr.isatty()
     params = solver_params(args, p)
@@ -217,11 +234,13 @@ def cmd_solve(args) -> int:
         res, refined = solve(p, params.pop("algorithm"), **stop, **params), {}
     if args.trace:
         write_trace(res.trace, args.trace, {"game": p.name, "algorithm": res.algorithm})
-    if args.out and hasattr(p, "strategy_dict"):  # river: per-hand strategy at every betting node
-        with open(args.out, "w") as f:
-            json.dump({"algorithm": res.algorithm, **p.strategy_dict(res.x, res.y)}, f)
-    elif args.out:
-        save_profile(args.out, p, res.x, res.y, algorithm=res.algorithm)
+    if args.out:
+        meta = {"algorithm": res.algorithm, "value": res.value, "gap": res.gap,
+                "exploitability": res.exploitability, "payoff_unit": p.payoff_unit, "iterations": res.iterations}
+        if hasattr(p, "strategy_dict"):  # poker: per-hand strategy at every betting node
+            save_solution(args.out, p.strategy_dict(res.x, res.y, **out_streets), **meta)
+        else:
+            save_profile(args.out, p, res.x, res.y, **meta)
     out = {
         "game": p.name,
         "algorithm": res.algorithm,
@@ -309,6 +328,19 @@ def cmd_show(args) -> int:
     return 0
 
 
+def cmd_view(args) -> int:
+    from .viewer import page_html, serve
+
+    html = page_html([args.file] + ([args.compare] if args.compare else []))
+    if args.html:
+        with open(args.html, "w") as f:
+            f.write(html)
+        print(f"wrote {args.html} ({len(html.encode()) / 1024:.0f} KiB)")
+        return 0
+    serve(html, open_browser=not args.no_open, port=args.port)
+    return 0
+
+
 def cmd_depth_limited(args) -> int:
     from .depth_limited.__main__ import main as depth_limited_main
 
@@ -345,6 +377,13 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("file", help="a solution written by solve --out (postflop or river)")
     sp.add_argument("node", nargs="?", default=None, help="node number or history, e.g. x-b20 (default: root)")
     sp.set_defaults(func=cmd_show)
+    sp = sub.add_parser("view", help="show a saved solution in the browser: tree, 13x13 grids, comparison")
+    sp.add_argument("file", help="a solution written by solve --out (postflop, river or any game's profile)")
+    sp.add_argument("--compare", default=None, metavar="B.json", help="a second solution of the same game to compare")
+    sp.add_argument("--html", default=None, metavar="OUT.html", help="write the page to this file instead of serving it")
+    sp.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    sp.add_argument("--no-open", action="store_true", help="do not open a browser, only print the address")
+    sp.set_defaults(func=cmd_view)
     sp = sub.add_parser("export", help="write the game in another format")
     sp.add_argument("game")
     sp.add_argument("--format", choices=["efg"], default="efg")

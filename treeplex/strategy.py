@@ -1,4 +1,4 @@
-"""Realization plans <-> readable behavioral strategies keyed by infoset and action label."""
+"""Realization plans <-> readable behavioral strategies keyed by infoset and action label; solution files (``solve --out``)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 
+from .errors import InputError
 from .game import GameError
 from .problem import Problem
 from .treeplex import Treeplex
@@ -47,9 +48,19 @@ def plan_from_dict(T: Treeplex, strategy: dict[str, dict[str, float]], player: i
     return T.plan_from_behavioral(b)
 
 
-def save_profile(path: str, problem: Problem, x: np.ndarray, y: np.ndarray, **meta) -> None:
+FORMAT_VERSION = 1  # of the files ``solve --out`` writes; readers refuse newer versions
+
+
+def save_solution(path: str, solution: dict, **meta) -> None:
+    """Write a ``solve --out`` file: ``format_version``, the run's ``meta`` (algorithm, value,
+    gap, exploitability, payoff unit...) and ``solution`` (a poker game's ``strategy_dict`` or
+    ``{"game", "strategies"}``)."""
     with open(path, "w") as f:
-        json.dump({**meta, "game": problem.name, "strategies": profile_dict(problem, x, y)}, f, indent=1)
+        json.dump({"format_version": FORMAT_VERSION, **meta, **solution}, f)
+
+
+def save_profile(path: str, problem: Problem, x: np.ndarray, y: np.ndarray, **meta) -> None:
+    save_solution(path, {"game": problem.name, "strategies": profile_dict(problem, x, y)}, **meta)
 
 
 def load_profile(path: str, problem: Problem) -> tuple[np.ndarray, np.ndarray]:
@@ -62,3 +73,54 @@ def load_profile(path: str, problem: Problem) -> tuple[np.ndarray, np.ndarray]:
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise GameError(f"{path}: not a strategy file ({e})") from None
     return plan_from_dict(problem.X, p0, 0), plan_from_dict(problem.Y, p1, 1)
+
+
+def read_solution(path: str) -> dict:
+    """A file written by ``solve --out`` (or ``solve --json``), checked enough to display: a
+    poker solution (``nodes``) or a strategy profile (``strategies``). Anything else, a
+    truncated file or one from a newer ``format_version`` raises a one-line :class:`InputError`."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: cannot read ({e})") from None
+    except ValueError as e:
+        raise InputError(f"{path}: not a solution file: bad or truncated JSON ({e})") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: not a solution file (expected a JSON object written by treeplex solve --out)")
+    version = data.get("format_version", 0)  # files from before format_version count as 0
+    if not isinstance(version, int) or isinstance(version, bool) or version < 0:
+        raise InputError(f"{path}: format_version must be a whole number >= 0, got {version!r}")
+    if version > FORMAT_VERSION:
+        raise InputError(f"{path}: format_version {version} is newer than this treeplex reads "
+                         f"({FORMAT_VERSION}); upgrade treeplex")
+    if "nodes" in data:
+        _check_nodes(path, data["nodes"])
+    elif "strategies" in data:
+        _check_profile(path, data["strategies"])
+    else:
+        raise InputError(f"{path}: not a solution file (no 'nodes' or 'strategies'); "
+                         "write one with treeplex solve GAME --out FILE")
+    return data
+
+
+def _check_nodes(path: str, nodes) -> None:
+    if not isinstance(nodes, list) or not nodes:
+        raise InputError(f"{path}: 'nodes' must be a non-empty list of betting nodes")
+    for i, nd in enumerate(nodes):
+        ok = (isinstance(nd, dict) and isinstance(nd.get("history"), str) and nd.get("player") in (0, 1)
+              and isinstance(nd.get("actions"), list) and isinstance(nd.get("hands"), dict))
+        if ok:
+            k = len(nd["actions"])
+            ok = all(isinstance(q, list) and len(q) == k for q in nd["hands"].values())
+        if not ok:
+            raise InputError(f"{path}: node {i} is malformed (needs history, player 0/1, actions, and hands "
+                             "with one probability per action)")
+
+
+def _check_profile(path: str, strategies) -> None:
+    ok = isinstance(strategies, dict) and set(strategies) == {"player0", "player1"}
+    ok = ok and all(isinstance(s, dict) and all(isinstance(probs, dict) for probs in s.values())
+                    for s in strategies.values())
+    if not ok:
+        raise InputError(f"{path}: 'strategies' must be {{player0: {{infoset: {{action: probability}}}}, player1: ...}}")

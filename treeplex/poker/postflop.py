@@ -115,8 +115,8 @@ class PostflopProblem(Problem):
 
     game: "PostflopGame | None" = None
 
-    def strategy_dict(self, x, y) -> dict:
-        return self.game.strategy_dict(x, y)
+    def strategy_dict(self, x, y, streets: int = 1) -> dict:
+        return self.game.strategy_dict(x, y, streets)
 
     def summary(self, x, y) -> str:
         return self.game.summary(x, y)
@@ -417,7 +417,7 @@ class PostflopGame(HandsGame):
                 "weight": {hand_name(self.hands[p][i]): round(float(w[i]), 6) for i in shown},
             })
         return {"game": self.name, "board": self.board_text, "pot": self.pot, "stack": self.stack,
-                "big_blind": self.big_blind,
+                "big_blind": self.big_blind, "saved_streets": self.streets[:streets],
                 "sizes": {s: [z.to_dict() for z in pair] for s, pair in zip(self.streets, self.sizes)},
                 "units": ("chips; action labels bN = bet/raise to N chips this street; player 0 = OOP; "
                           "ev = chips of the pot a hand ends with (payoff + pot/2); equity = share of the "

@@ -143,7 +143,8 @@ class RiverGame(HandsGame):
 
         ``hands[name]`` lists the hand's action probabilities; ``frequencies`` are the acting
         player's combos x own reach weighted averages (what poker-solver users call the
-        node's strategy); ``reach`` is the share of the player's range weight reaching it.
+        node's strategy); ``reach`` is the share of the player's range weight reaching it;
+        ``weight[name]`` = range weight x own reach.
         """
         nodes = []
         plans = (x, y)
@@ -160,6 +161,7 @@ class RiverGame(HandsGame):
                 "reach": share,
                 "frequencies": freq,
                 "hands": {hand_name(h): [round(float(q), 6) for q in probs[i]] for i, h in enumerate(self.hands[p])},
+                "weight": {hand_name(h): round(float(w), 6) for h, w in zip(self.hands[p], self.weight[p] * reach)},
             })
         return {"game": self.name, "board": self.board_text, "pot": self.pot, "stack": self.stack,
                 "big_blind": self.big_blind, "first": self.first, "abstraction": self.abstraction.to_dict(),

@@ -9,8 +9,6 @@ that class the acting player holds at the node (``.`` where none).
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
 from ..errors import InputError
@@ -20,13 +18,11 @@ ORDER = RANKS[::-1]  # A K Q ... 2
 
 
 def load_solution(path: str) -> dict:
-    try:
-        with open(path) as f:
-            data = json.load(f)
-    except (OSError, ValueError, UnicodeDecodeError) as e:
-        raise InputError(f"{path}: not a readable solution file ({e})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("nodes"), list) or not data["nodes"]:
-        raise InputError(f"{path}: not a poker solution (no 'nodes'); write one with treeplex solve ... --out FILE")
+    from ..strategy import read_solution
+
+    data = read_solution(path)
+    if "nodes" not in data:
+        raise InputError(f"{path}: not a poker solution (no 'nodes'); treeplex view shows other games' strategies")
     return data
 
 
