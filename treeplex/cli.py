@@ -15,7 +15,7 @@ import sys
 import time
 
 from .compile import compile_game
-from .errors import GameError, InputError
+from .errors import GameError, InputError, read_json
 from .games import make_game
 from .metrics import to_mbb
 
@@ -28,24 +28,25 @@ def load_game(spec: str, **overrides):
     if spec.endswith(".json"):
         from .poker.river import load_spec
 
-        if not os.path.isfile(spec):
-            raise GameError(f"no such file: {spec}")
-        return load_spec({**_read_json(spec), **overrides}, where=spec)
-    if spec.endswith(".efg") or os.path.isfile(spec):
+        _check_file(spec)
+        data = read_json(spec, "river spec")
+        if not isinstance(data, dict):
+            raise GameError(f"{spec}: a river spec is a JSON object {{\"pot\": ..., \"board\": ...}}, "
+                            f"not a {type(data).__name__}")
+        return load_spec({**data, **overrides}, where=spec)
+    if spec.endswith(".efg") or os.path.exists(spec):
         from .efg import read_efg
 
-        if not os.path.isfile(spec):
-            raise GameError(f"no such file: {spec}")
+        _check_file(spec)
         return read_efg(spec)
     return make_game(spec, **overrides)
 
 
-def _read_json(path: str) -> dict:
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except ValueError as e:
-        raise GameError(f"{path}: bad JSON ({e})") from None
+def _check_file(path: str) -> None:
+    if os.path.isdir(path):
+        raise GameError(f"{path} is a directory, not a game file")
+    if not os.path.isfile(path):
+        raise GameError(f"no such file: {path}")
 
 
 def load_problem(spec: str, **overrides):

@@ -70,12 +70,15 @@ _FRACTION = re.compile(r"([+-]?\d+)/(\d+)")
 
 
 def _parse_number(token: str) -> float | None:
-    """Value of a decimal or fraction token, or None if it is not a number."""
+    """Value of a decimal or fraction token (inf when it overflows a float), or None if it is not a number."""
     if _DECIMAL.fullmatch(token):
         return float(token)
     m = _FRACTION.fullmatch(token)
     if m and int(m.group(2)) != 0:
-        return float(Fraction(int(m.group(1)), int(m.group(2))))
+        try:
+            return float(Fraction(int(m.group(1)), int(m.group(2))))
+        except OverflowError:
+            return math.inf
     return None
 
 
@@ -185,11 +188,15 @@ class _Reader:
         self.i = at + 1
         return int(t)
 
-    def value(self, t: str) -> float | None:
-        """Value of number token ``t`` (cached), or None if it is not a number."""
+    def value(self, at: int, what: str) -> float | None:
+        """Value of the number token at ``at`` (cached), or None if it is not a number; a
+        number too large for a float (``1e999``) is an error naming ``what``."""
+        t = self.toks[at]
         v = self.values.get(t)
         if v is None:
             v = _parse_number(t)
+            if v is not None and not math.isfinite(v):
+                self.fail(f"{what} {_show(t)} is not a finite number (too large for a float)", at)
             if v is not None:
                 self.values[t] = v
         return v
@@ -262,7 +269,7 @@ class _Reader:
                 if toks[self.i] == ",":
                     self.i += 1
                 at = self.i
-                p = self.value(toks[at]) if at < self.n else None
+                p = self.value(at, f"the probability of chance action {labels[-1]!r}") if at < self.n else None
                 if p is None:
                     self.fail(
                         f"expected the probability of chance action {labels[-1]!r}, found {self.found(at)}"
@@ -333,7 +340,7 @@ class _Reader:
             t = toks[at]
             v = values.get(t)
             if v is None:
-                v = self.value(t)
+                v = self.value(at, "the payoff")
                 if v is None:
                     self.fail(
                         f"expected a payoff (a number) or '}}' in the payoff list, found {_show(t)}"

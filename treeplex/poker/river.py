@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, read_json
 from ..game import RulesState
 from ..problem import Problem
 from ..treeplex import Treeplex
@@ -345,11 +345,7 @@ def load_spec(path_or_dict, where: str | None = None) -> RiverGame:
     spec = path_or_dict
     where = where or (path_or_dict if isinstance(path_or_dict, str) else "river spec")
     if not isinstance(spec, dict):
-        try:
-            with open(spec) as f:
-                spec = json.load(f)
-        except ValueError as e:
-            raise InputError(f"{where}: bad JSON ({e})") from None
+        spec = read_json(spec, "river spec")
     if not isinstance(spec, dict):
         raise InputError(f"{where}: a river spec is a JSON object")
     spec = dict(spec)
