@@ -94,3 +94,47 @@ def test_warm_start_nan_refused(tmp_path, capsys):
 
 def test_directory_as_game_file(tmp_path, capsys):
     refused(capsys, "info", tmp_path, needle="is a directory")
+
+
+# ------------------------------------------------------------ 2. LP exactness
+
+
+def _kuhn_with_payoff(tmp_path, big: str):
+    """Kuhn with the first terminal's payoffs at (-big, big)."""
+    text = (tmp_path / "kuhn.efg")
+    assert main(["export", "kuhn", "-o", str(text)]) == 0
+    s = text.read_text()
+    t = s.replace('t "" 1 "" { -1, 1 }', f't "" 1 "" {{ -{big}, {big} }}', 1)
+    assert t != s
+    f = tmp_path / f"kuhn{big}.efg"
+    f.write_text(t)
+    return f
+
+
+@pytest.mark.parametrize("big", ["1e12", "1e16"])
+def test_lp_refuses_payoff_ranges_it_cannot_resolve(tmp_path, capsys, big):
+    # was: 1e12 reported gap 0.056 as "exact"; 1e16 ended in exit 1 (HiGHS model error)
+    refused(capsys, "solve", _kuhn_with_payoff(tmp_path, big), needle="the LP cannot resolve these payoffs")
+
+
+def test_lp_large_payoffs_within_range_exact(tmp_path, capsys):
+    code, out, _ = run_cli(capsys, "solve", _kuhn_with_payoff(tmp_path, "1e8"), "--json", "--no-strategies")
+    d = json.loads(out)
+    assert code == 0 and d["stopped_by"] == "exact"
+    assert d["gap"] <= 1e-9 * 1e8 / 6
+    assert d["value"] == pytest.approx(d["br_value_player0"], abs=1e-9 * 1e8)
+
+
+def test_lp_never_exact_above_tolerance(monkeypatch):
+    import treeplex.lp as lp
+    from treeplex import make_game, solve
+
+    calls = []
+    real = lp._solve_side
+    monkeypatch.setattr(lp, "_solve_side", lambda *a: calls.append(a[-1]) or real(*a))
+    monkeypatch.setattr(lp, "EXACT_GAP", -1.0)  # no profile can meet it
+    res = solve(compile_game(make_game("kuhn")), "lp")
+    assert res.stopped_by == "lp-approximate"
+    assert calls == [None, None, lp.TIGHT, lp.TIGHT]  # polished once with tight tolerances
+    monkeypatch.setattr(lp, "EXACT_GAP", 1e-9)
+    assert solve(compile_game(make_game("kuhn")), "lp").stopped_by == "exact"

@@ -124,7 +124,7 @@ def solve(
     if algorithm == "lp" and resume is None:
         lp = solve_lp(problem)
         return Result("lp", lp.x, lp.y, evaluate(problem, lp.x, lp.y), iterations=lp.simplex_iterations,
-                      seconds=lp.seconds, stopped_by="exact")
+                      seconds=lp.seconds, stopped_by="exact" if lp.exact else "lp-approximate")
     trace: list[dict] = []
     seconds = check_seconds = 0.0
     restart_gap = math.inf
