@@ -138,3 +138,174 @@ def test_lp_never_exact_above_tolerance(monkeypatch):
     assert calls == [None, None, lp.TIGHT, lp.TIGHT]  # polished once with tight tolerances
     monkeypatch.setattr(lp, "EXACT_GAP", 1e-9)
     assert solve(compile_game(make_game("kuhn")), "lp").stopped_by == "exact"
+
+
+# ------------------------------------------------------------ 3, 5. checkpoints
+
+
+@pytest.fixture
+def checkpoint(tmp_path, capsys):
+    """A CFR+ checkpoint of Leduc after 50 iterations, and its arrays."""
+    import numpy as np
+
+    path = tmp_path / "ck.npz"
+    assert main(["solve", "leduc", "--algorithm", "cfr+", "--max-iters", "50", "--checkpoint", str(path),
+                 "--no-strategies"]) == 0
+    capsys.readouterr()
+    with np.load(path) as data:
+        return path, dict(data)
+
+
+def _meta_edit(key, value):
+    def edit(d):
+        meta = json.loads(str(d["meta"]))
+        *parents, last = key.split(".")
+        target = meta
+        for k in parents:
+            target = target[k]
+        if value is KeyError:
+            del target[last]
+        else:
+            target[last] = value
+        d["meta"] = __import__("numpy").array(json.dumps(meta))
+    return edit
+
+
+def _array_edit(name, make):
+    def edit(d):
+        if make is KeyError:
+            del d[name]
+        else:
+            d[name] = make(d[name])
+    return edit
+
+
+def _nan_at_3(a):
+    a = a.copy()
+    a[3] = float("nan")
+    return a
+
+
+@pytest.mark.parametrize("edit, needle", [
+    (_array_edit("state/R0", lambda a: a[:10]), "state/R0 is float64 (10,), expected float64 (337,)"),  # was SIGSEGV
+    (_array_edit("state/R0", lambda a: a.repeat(1000)), "state/R0 is float64 (337000,)"),
+    (_array_edit("state/xsum0", _nan_at_3), "state/xsum0 has non-finite entries"),
+    (_array_edit("state/R1", KeyError), "fields ['R1'] missing"),
+    (_array_edit("state/R0", lambda a: a.astype("float32")), "is float32"),
+    (_array_edit("state/R0", lambda a: a.astype("int64")), "is int64"),
+    (_array_edit("state/logprior1", lambda a: a.repeat(5)[:5] if len(a) else __import__("numpy").zeros(5)),
+     "state/logprior1 is float64 (5,)"),
+    (_meta_edit("scalars.iteration", -3), "'iteration' is -3"),
+    (_meta_edit("scalars.iteration", "7"), "'iteration' is '7'"),
+    (_meta_edit("scalars.prior_weight", None), "'prior_weight' is None"),
+    (_meta_edit("scalars.alternating", 3), "'alternating' is 3"),
+    (_meta_edit("driver", KeyError), "'driver' is missing"),
+    (_meta_edit("driver.trace", 5), "driver.trace"),
+    (_meta_edit("driver.seconds", -1), "driver.seconds"),
+    (_meta_edit("params", [1]), "'params' is missing or not a dict"),
+    (_meta_edit("version", 1), "format version 1, expected 2"),
+    (_meta_edit("problem.treeplexes_sha256", "0" * 64), "checkpoint is for"),
+    (_meta_edit("problem.payoff_probe", 1.5), "checkpoint is for"),
+])
+def test_damaged_checkpoint_refused(tmp_path, capsys, checkpoint, edit, needle):
+    import numpy as np
+
+    _, arrays = checkpoint
+    edit(arrays)
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, **arrays)
+    refused(capsys, "solve", "leduc", "--resume", bad, "--no-strategies", needle=needle)
+
+
+def test_broken_checkpoint_files_refused(tmp_path, capsys, checkpoint):
+    import numpy as np
+
+    path, arrays = checkpoint
+    raw = path.read_bytes()
+    cases = {"empty.npz": b"", "half.npz": raw[: len(raw) // 2], "text.npz": b"hello"}
+    for k in range(0, len(raw), max(1, len(raw) // 40)):  # a bit flipped every 2.5% of the file
+        flipped = bytearray(raw)
+        flipped[k] ^= 0x10
+        cases[f"flip{k}.npz"] = bytes(flipped)
+    for name, data in cases.items():
+        (tmp_path / name).write_bytes(data)
+    np.save(tmp_path / "R0.npy", arrays["state/R0"])
+    for name in [*cases, "R0.npy"]:
+        code, out, err = run_cli(capsys, "solve", "leduc", "--resume", tmp_path / name, "--json", "--no-strategies")
+        assert code in (0, 2) and "Traceback" not in err, (name, err)
+        if code == 2:
+            assert err.count("\n") == 1 and "not a treeplex checkpoint" in err or "checkpoint" in err, (name, err)
+        else:  # a flip the format does not see (e.g. a zip timestamp): the state passed every check
+            assert json.loads(out)["iterations"] == 1000
+    refused(capsys, "solve", "leduc", "--resume", tmp_path / "R0.npy", needle="a single .npy array")
+    refused(capsys, "solve", "leduc", "--resume", tmp_path / "empty.npz", needle="not a treeplex checkpoint")
+    refused(capsys, "solve", "leduc", "--resume", tmp_path, needle="is a directory")
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--algorithm", "dcfr"], "is a checkpoint of 'cfr+', not of 'dcfr'"),
+    (["--param", "alternating=false"], "was run without alternating"),
+    (["--algorithm", "cfr+", "--param", "prior_weight=3"], "was run without prior_weight"),
+])
+def test_resume_with_other_algorithm_or_params_refused(capsys, checkpoint, argv, needle):
+    path, _ = checkpoint
+    refused(capsys, "solve", "leduc", "--resume", path, *argv, needle=needle)
+
+
+def test_resume_with_same_algorithm_runs(capsys, checkpoint):
+    path, _ = checkpoint
+    code, out, _ = run_cli(capsys, "solve", "leduc", "--resume", path, "--algorithm", "cfr+", "--max-iters", 60,
+                           "--json", "--no-strategies")
+    assert code == 0 and json.loads(out)["iterations"] == 60
+
+
+def test_checkpoint_targets_refused(tmp_path, capsys):
+    import os
+
+    real = tmp_path / "real.npz"
+    real.write_bytes(b"keep")
+    link = tmp_path / "link.npz"
+    link.symlink_to(real)
+    base = ["solve", "kuhn", "--algorithm", "cfr+", "--max-iters", 5, "--checkpoint"]
+    refused(capsys, *base, "/dev/full", needle="is not a regular file")  # was: /dev/full replaced by a file
+    assert not os.path.isfile("/dev/full")
+    refused(capsys, *base, link, needle="symbolic link")
+    assert link.is_symlink() and real.read_bytes() == b"keep"
+    refused(capsys, *base, tmp_path, needle="is a directory")
+    refused(capsys, *base, tmp_path / "no" / "ck.npz", needle="no such directory")
+
+
+def test_checkpoint_write_is_atomic_and_cleans_up(tmp_path, monkeypatch):
+    import os
+
+    import numpy as np
+
+    from treeplex import files
+
+    target = tmp_path / "ck.npz"
+    stale = [tmp_path / "ck.npz.tmp", tmp_path / "ck.npz.999999999.x1y2.tmp"]  # old fixed name; dead process
+    live = tmp_path / f"ck.npz.{os.getpid()}.abcd.tmp"  # a writer that is still running
+    for f in [*stale, live]:
+        f.write_bytes(b"partial")
+    assert main(["solve", "kuhn", "--algorithm", "cfr+", "--max-iters", "5", "--checkpoint", str(target),
+                 "--no-strategies"]) == 0
+    assert not any(f.exists() for f in stale) and live.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["ck.npz", live.name])
+    before = target.read_bytes()
+    synced, names = [], []
+    real_fsync, real_mkstemp = os.fsync, files.tempfile.mkstemp
+    monkeypatch.setattr(files.os, "fsync", lambda fd: synced.append(fd) or real_fsync(fd))
+    monkeypatch.setattr(files.tempfile, "mkstemp",
+                        lambda **kw: names.append(kw) or real_mkstemp(**kw))
+
+    def fail(f):
+        f.write(b"half")
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError):
+        files.atomic_write(str(target), fail)
+    assert target.read_bytes() == before  # untouched
+    assert names[0]["dir"] == str(tmp_path) and names[0]["prefix"] == f"ck.npz.{os.getpid()}."
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["ck.npz", live.name])  # no temporary left
+    files.atomic_write(str(target), lambda f: np.save(f, np.zeros(3)))
+    assert len(synced) == 2  # the file, then its directory

@@ -154,7 +154,8 @@ def solver_params(args, problem) -> dict:
     """``solve()`` keyword arguments from the solver flags, ``algorithm`` included."""
     iterative = any(v is not None for v in (args.target, args.max_iters, args.time_limit, args.checkpoint,
                                             args.resume)) or args.restart
-    params = {"algorithm": args.algorithm or (ITERATIVE_DEFAULT if iterative else "lp")}
+    default = None if args.resume else (ITERATIVE_DEFAULT if iterative else "lp")  # resume: the checkpoint's
+    params = {"algorithm": default if args.algorithm is None else args.algorithm}
     for item in args.param:
         key, sep, value = item.partition("=")
         if not sep or not key.strip().isidentifier():

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import inspect
+import json
 import math
 import time
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ import numpy as np
 
 from .checkpoint import load_checkpoint, save_checkpoint
 from .errors import InputError
+from .files import check_output, remove_stale_temporaries
 from .lp import solve_lp
 from .metrics import Evaluation, evaluate
 from .problem import Problem
@@ -83,7 +85,7 @@ def _parameters(cls) -> set[str]:
 
 def solve(
     problem: Problem,
-    algorithm: str | Solver = "cfr+",
+    algorithm: str | Solver | None = "cfr+",
     *,
     target_gap: float | None = None,
     max_iters: int | None = None,
@@ -108,8 +110,9 @@ def solve(
 
     ``checkpoint=PATH`` saves the solver and the driver's progress at every check (and at
     the end); ``resume=PATH`` continues such a run exactly where it was saved: same iterates,
-    same trace (the algorithm and its parameters come from the file; ``max_iters`` and
-    ``time_limit`` count the iterations and solver seconds before the save). ``restart=True``
+    same trace (the algorithm and its parameters come from the file: ``algorithm`` must be
+    None or the same name, and ``params`` the same values; ``max_iters`` and ``time_limit``
+    count the iterations and solver seconds before the save). ``restart=True``
     restarts the solver from its average whenever the gap of the average has halved since
     the last restart (solvers with a ``restart()`` method: the CFR family); the result is
     then the best profile met at a check.
@@ -130,10 +133,18 @@ def solve(
     restart_gap = math.inf
     best = None  # (x, y, gap) of the best average checked, kept when restarting
     last = None  # (iteration, gap) at the last check
+    if checkpoint is not None:
+        check_output(checkpoint, "checkpoint", regular=True)
+        remove_stale_temporaries(checkpoint)
     if resume is not None:
-        name, params, state, progress_state = load_checkpoint(resume, problem)
+        name, saved, state, progress_state = load_checkpoint(resume, problem)
+        _check_resume(resume, algorithm, params, name, saved)
+        params = saved
         solver = make_solver(problem, name, **params)
-        solver.load_state_dict(state)
+        try:
+            solver.load_state_dict(state)
+        except InputError as e:
+            raise InputError(f"{resume}: {e}") from None
         trace = progress_state["trace"]
         seconds, check_seconds = progress_state["seconds"], progress_state["check_seconds"]
         restart_gap = progress_state["restart_gap"]
@@ -226,6 +237,20 @@ def solve(
         gradients=solver.gradients, seconds=seconds, check_seconds=check_seconds, trace=trace,
         current=solver.current(), stopped_by=stopped_by,
     )
+
+
+def _check_resume(path: str, algorithm, params: dict, name: str, saved: dict) -> None:
+    """Refuse resuming with another algorithm or other parameters than the checkpoint's."""
+    if isinstance(algorithm, Solver) or algorithm not in (None, name):
+        given = algorithm.name if isinstance(algorithm, Solver) else algorithm
+        raise InputError(f"{path} is a checkpoint of {name!r}, not of {given!r}; resume without --algorithm "
+                         f"(or with --algorithm {name})")
+    if "prior" in params:
+        raise InputError("a resumed run continues from its checkpoint: --warm-start does not apply")
+    for k, v in params.items():
+        if k not in saved or json.loads(json.dumps(v, default=str)) != saved[k]:
+            was = f"with {k}={saved[k]!r}" if k in saved else f"without {k}"
+            raise InputError(f"{path} was run {was}, not with {k}={v!r}; resume without --param {k}")
 
 
 def _toward_target(it: int, scheduled: int, last, gap: float, target: float) -> int:
