@@ -309,3 +309,30 @@ def test_checkpoint_write_is_atomic_and_cleans_up(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["ck.npz", live.name])  # no temporary left
     files.atomic_write(str(target), lambda f: np.save(f, np.zeros(3)))
     assert len(synced) == 2  # the file, then its directory
+
+
+# ------------------------------------------------------------ 4. output files
+
+
+@pytest.mark.parametrize("flag", ["--out", "--trace"])
+def test_output_paths_checked_before_solving(tmp_path, capsys, monkeypatch, flag):
+    import treeplex.driver as driver
+
+    monkeypatch.setattr(driver, "solve", lambda *a, **k: pytest.fail("solved before checking the output path"))
+    base = ["solve", "leduc", "--algorithm", "cfr+", "--max-iters", 10]
+    refused(capsys, *base, flag, tmp_path / "no" / "s.json", needle="no such directory")
+    refused(capsys, *base, flag, tmp_path, needle="is a directory")
+    game = tmp_path / "g.efg"
+    assert main(["export", "kuhn", "-o", str(game)]) == 0
+    text = game.read_text()
+    refused(capsys, "solve", game, flag, game, needle="is the input file")
+    assert game.read_text() == text
+
+
+def test_failed_write_prints_result_and_names_file(tmp_path, capsys):
+    out = tmp_path / "s.json"
+    code, stdout, err = run_cli(capsys, "solve", "kuhn", "--algorithm", "cfr+", "--max-iters", 20, "--json",
+                                "--no-strategies", "--trace", "/dev/full", "--out", out)
+    assert code == 2 and err.count("\n") == 1 and "cannot write /dev/full" in err
+    assert json.loads(stdout)["iterations"] == 20  # the result is not lost
+    assert json.loads(out.read_text())["algorithm"] == "cfr+"  # the trace failure did not stop --out

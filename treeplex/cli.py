@@ -16,6 +16,7 @@ import time
 
 from .compile import compile_game
 from .errors import GameError, InputError, read_json
+from .files import check_output
 from .games import make_game
 from .metrics import to_mbb
 
@@ -173,8 +174,11 @@ def solver_params(args, problem) -> dict:
 
 def cmd_solve(args) -> int:
     from .driver import solve, write_trace
-    from .strategy import profile_dict, save_profile
+    from .strategy import save_profile
 
+    for flag in ("out", "trace"):
+        if getattr(args, flag) is not None:
+            check_output(getattr(args, flag), f"--{flag}", inputs=(args.game, args.warm_start, args.resume))
     t0 = time.perf_counter()
     game = load_game(args.game, **_overrides(args))
     p = problem_for(game, args.game)
@@ -191,13 +195,38 @@ def cmd_solve(args) -> int:
         raise InputError("--xi needs --refine efpe")
     else:
         res, refined = solve(p, params.pop("algorithm"), **stop, **params), {}
+    failed = []  # files that could not be written: the result is printed all the same
     if args.trace:
-        write_trace(res.trace, args.trace, {"game": p.name, "algorithm": res.algorithm})
+        _write(failed, args.trace, lambda: write_trace(res.trace, args.trace, {"game": p.name,
+                                                                              "algorithm": res.algorithm}))
     if args.out and hasattr(p, "strategy_dict"):  # river: per-hand strategy at every betting node
-        with open(args.out, "w") as f:
-            json.dump({"algorithm": res.algorithm, **p.strategy_dict(res.x, res.y)}, f)
+        _write(failed, args.out, lambda: _dump(args.out, {"algorithm": res.algorithm, **p.strategy_dict(res.x, res.y)}))
     elif args.out:
-        save_profile(args.out, p, res.x, res.y, algorithm=res.algorithm)
+        _write(failed, args.out, lambda: save_profile(args.out, p, res.x, res.y, algorithm=res.algorithm))
+    _print_result(args, game, p, res, refined, compile_seconds)
+    if failed:
+        print(f"treeplex: error: the result is printed above, but {'; '.join(failed)}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _write(failed: list, path: str, write) -> None:
+    """Run ``write()``; on an OS error note which file failed in ``failed``."""
+    try:
+        write()
+    except OSError as e:
+        failed.append(f"cannot write {path} ({e.strerror or e})")
+
+
+def _dump(path: str, data: dict) -> None:
+    with open(path, "w") as f:
+        json.dump(data, f)
+
+
+def _print_result(args, game, p, res, refined: dict, compile_seconds: float) -> None:
+    """The result of ``solve``: one JSON object (``--json``) or readable lines."""
+    from .strategy import profile_dict
+
     out = {
         "game": p.name,
         "algorithm": res.algorithm,
@@ -225,7 +254,7 @@ def cmd_solve(args) -> int:
         out["strategies"] = p.strategy_dict(res.x, res.y) if hasattr(p, "strategy_dict") else profile_dict(p, res.x, res.y)
     if args.json:
         print(json.dumps(out))
-        return 0
+        return
     unit = p.payoff_unit
     print(f"game            {p.name}")
     print(f"algorithm       {res.algorithm}  ({res.iterations} iterations, {res.gradients} gradients, "
@@ -254,7 +283,6 @@ def cmd_solve(args) -> int:
             print(f"\n{player} (behavioral: infoset -> action probabilities)")
             for key, probs in strat.items():
                 print(f"  {key:24s} " + "  ".join(f"{a}={q:.4f}" for a, q in probs.items()))
-    return 0
 
 
 def cmd_plot(args) -> int:

@@ -24,7 +24,7 @@ def check_output(path: str, what: str, inputs: tuple[str, ...] = (), regular: bo
         raise InputError(f"{what} {path} is a symbolic link; give the file it points to")
     if regular and os.path.exists(path) and not os.path.isfile(path):
         raise InputError(f"{what} {path} is not a regular file")
-    for source in inputs:
+    for source in filter(None, inputs):
         if os.path.exists(path) and os.path.exists(source) and os.path.samefile(path, source):
             raise InputError(f"{what} {path} is the input file; it would be overwritten")
     if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
