@@ -336,3 +336,61 @@ def test_failed_write_prints_result_and_names_file(tmp_path, capsys):
     assert code == 2 and err.count("\n") == 1 and "cannot write /dev/full" in err
     assert json.loads(stdout)["iterations"] == 20  # the result is not lost
     assert json.loads(out.read_text())["algorithm"] == "cfr+"  # the trace failure did not stop --out
+
+
+# ------------------------------------------------------------ 6. sizes before memory runs out
+
+
+def test_history_estimate_matches_the_compiled_games():
+    from treeplex import make_game
+    from treeplex.memory import estimate_histories
+
+    for spec in ("kuhn", "leduc(suited=True)", "nlfh(ranks=3, suits=4, hole=1, flop=1, stack=300, bets='1')"):
+        n, exact = estimate_histories(make_game(spec))
+        assert exact and n == compile_game(make_game(spec)).stats["histories"], spec
+    # dealt by rank, a pair leaves fewer ranks to deal: the likeliest deal's count is high by a little
+    for spec, rel in (("leduc(ranks=5)", 0.05), ("nlfh(ranks=4, suits=2, hole=1, flop=1, stack=500)", 0.1)):
+        n, _ = estimate_histories(make_game(spec))
+        assert n == pytest.approx(compile_game(make_game(spec)).stats["histories"], rel=rel)
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["info", "leduc(ranks=1000)"], "leduc(ranks=1000): at least"),  # was: grew past 3 GB
+    (["info", "nlfh"], "histories, about"),  # was: never finished
+    (["solve", "leduc(ranks=40)", "--max-memory", "100M"], "above 100 MB (--max-memory)"),
+    (["info", "leduc", "--max-memory", "10K"], "leduc: at least 9"),
+    (["info", "leduc", "--max-memory", "lots"], "--max-memory must be a size"),
+    (["info", "leduc", "--max-memory", "0"], "--max-memory must be a size"),
+    (["solve", "kuhn", "--algorithm", "lp", "--max-memory", "10K"], "the LP needs about"),
+])
+def test_oversized_refused_with_estimate(capsys, argv, needle):
+    refused(capsys, *argv, needle=needle)
+
+
+def test_no_algorithm_and_lp_too_large_picks_iterative(capsys):
+    code, out, _ = run_cli(capsys, "solve", "kuhn", "--max-memory", "10K", "--json", "--no-strategies")
+    d = json.loads(out)
+    assert code == 0 and d["algorithm"] == "pdcfr+" and d["iterations"] == 1000
+    assert "the LP needs about" in d["note"] and "solved by pdcfr+ instead" in d["note"]
+    code, out, _ = run_cli(capsys, "solve", "kuhn", "--max-memory", "10K", "--no-strategies")
+    assert "note            the LP needs about" in out
+
+
+def test_memory_capped_process_refuses_before_allocating():
+    # 2 GiB of address space: leduc(ranks=100) (~9 GB to build) must be refused from its estimate,
+    # not die in a MemoryError half-way; the limit itself lowers the default --max-memory
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    import treeplex
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, 2 * 2**30))
+
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(treeplex.__file__))}
+    r = subprocess.run([sys.executable, "-m", "treeplex.cli", "info", "leduc(ranks=100)"], preexec_fn=cap,
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 2 and r.stdout == "", r.stderr
+    assert r.stderr.count("\n") == 1 and "histories, about" in r.stderr and "available memory" in r.stderr

@@ -17,7 +17,9 @@ import time
 from .compile import compile_game
 from .errors import GameError, InputError, read_json
 from .files import check_output
+from .game import ExplicitGame
 from .games import make_game
+from .memory import check_compile, lp_fits
 from .metrics import to_mbb
 
 
@@ -50,13 +52,16 @@ def _check_file(path: str) -> None:
         raise GameError(f"no such file: {path}")
 
 
-def load_problem(spec: str, **overrides):
+def load_problem(spec: str, max_memory: str | None = None, **overrides):
     """Games with a structured operator (``river``) build their own Problem; others compile."""
-    return problem_for(load_game(spec, **overrides), spec)
+    return problem_for(load_game(spec, **overrides), spec, max_memory)
 
 
-def problem_for(game, spec: str):
-    """The Problem of a loaded game (``spec`` names it for .efg files)."""
+def problem_for(game, spec: str, max_memory: str | None = None):
+    """The Problem of a loaded game (``spec`` names it for .efg files). A rules game is first
+    sized (:func:`~treeplex.memory.check_compile`): refused if it would not fit ``max_memory``."""
+    if not hasattr(game, "problem") and not isinstance(game, ExplicitGame):
+        check_compile(game, getattr(game, "name", spec), max_memory)
     problem = game.problem() if hasattr(game, "problem") else compile_game(game)
     if spec.endswith(".efg"):
         problem.name = spec
@@ -71,7 +76,7 @@ def _overrides(args) -> dict:
 
 
 def cmd_info(args) -> int:
-    p = load_problem(args.game, **_overrides(args))
+    p = load_problem(args.game, args.max_memory, **_overrides(args))
     info = {
         "game": p.name,
         **{k: v for k, v in p.stats.items() if k != "compile_seconds"},
@@ -133,6 +138,11 @@ def add_solver_args(sp: argparse.ArgumentParser) -> None:
                     help="also report the infoset regrets (max, and the full list with --json)")
 
 
+def add_memory_arg(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--max-memory", default=None, metavar="SIZE",
+                    help="refuse games (and the LP) estimated to need more (e.g. 4G; default: the available memory)")
+
+
 def add_range_args(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--range0", default=None, help="river: player 0's range, Pio style ('QQ-88,AKs,AA:0.5')")
     sp.add_argument("--range1", default=None, help="river: player 1's range")
@@ -181,10 +191,19 @@ def cmd_solve(args) -> int:
             check_output(getattr(args, flag), f"--{flag}", inputs=(args.game, args.warm_start, args.resume))
     t0 = time.perf_counter()
     game = load_game(args.game, **_overrides(args))
-    p = problem_for(game, args.game)
+    p = problem_for(game, args.game, args.max_memory)
     compile_seconds = time.perf_counter() - t0
     show_bar = not args.no_progress and not args.json and sys.stderr.isatty()
     params = solver_params(args, p)
+    notes = {}
+    if params["algorithm"] == "lp":
+        fits, why = lp_fits(p, args.max_memory)
+        if not fits and args.algorithm is not None:
+            raise InputError(f"{why}; use an iterative solver (--algorithm {ITERATIVE_DEFAULT} --target GAP)")
+        if not fits:
+            params["algorithm"] = ITERATIVE_DEFAULT
+            notes["note"] = (f"{why}: solved by {ITERATIVE_DEFAULT} instead (1000 iterations unless "
+                             f"--target, --max-iters or --time-limit says otherwise)")
     stop = dict(target_gap=args.target, max_iters=args.max_iters, time_limit=args.time_limit,
                 check_every=args.check_every, progress=show_bar, report=args.report or "average")
     if args.refine:
@@ -203,7 +222,7 @@ def cmd_solve(args) -> int:
         _write(failed, args.out, lambda: _dump(args.out, {"algorithm": res.algorithm, **p.strategy_dict(res.x, res.y)}))
     elif args.out:
         _write(failed, args.out, lambda: save_profile(args.out, p, res.x, res.y, algorithm=res.algorithm))
-    _print_result(args, game, p, res, refined, compile_seconds)
+    _print_result(args, game, p, res, {**refined, **notes}, compile_seconds)
     if failed:
         print(f"treeplex: error: the result is printed above, but {'; '.join(failed)}", file=sys.stderr)
         return 2
@@ -257,6 +276,8 @@ def _print_result(args, game, p, res, refined: dict, compile_seconds: float) -> 
         return
     unit = p.payoff_unit
     print(f"game            {p.name}")
+    if "note" in out:
+        print(f"note            {out['note']}")
     print(f"algorithm       {res.algorithm}  ({res.iterations} iterations, {res.gradients} gradients, "
           f"stopped by {res.stopped_by})")
     value = f"{res.value:.10g} {unit} (player 0's expected payoff)"
@@ -293,15 +314,20 @@ def cmd_plot(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from .efg import write_efg
+    from .efg import efg_lines
 
-    game = load_game(args.game)
-    text = write_efg(game, title=getattr(game, "name", args.game))
     if args.output:
-        with open(args.output, "w") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+        check_output(args.output, "-o", inputs=(args.game,))
+    game = load_game(args.game)
+    lines = efg_lines(game, title=getattr(game, "name", args.game))
+    if not args.output:
+        sys.stdout.writelines(lines)
+        return 0
+    try:  # streamed: a large game is never held as text
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.writelines(lines)
+    except OSError as e:
+        raise InputError(f"cannot write {args.output} ({e.strerror or e})") from None
     return 0
 
 
@@ -318,11 +344,13 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("game")
     sp.add_argument("--json", action="store_true")
     add_range_args(sp)
+    add_memory_arg(sp)
     sp.set_defaults(func=cmd_info)
     sp = sub.add_parser("solve", help="compute an equilibrium")
     sp.add_argument("game")
     add_solver_args(sp)
     add_range_args(sp)
+    add_memory_arg(sp)
     sp.add_argument("--json", action="store_true")
     sp.add_argument("--no-strategies", action="store_true")
     sp.set_defaults(func=cmd_solve)
@@ -354,6 +382,10 @@ def main(argv=None) -> int:
         return args.func(args)
     except (InputError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
         print(f"treeplex: error: {e}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("treeplex: error: out of memory; the size estimate was too low for this machine: "
+              "give a smaller --max-memory or a smaller game", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("treeplex: interrupted", file=sys.stderr)
