@@ -394,3 +394,76 @@ def test_memory_capped_process_refuses_before_allocating():
                        capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 2 and r.stdout == "", r.stderr
     assert r.stderr.count("\n") == 1 and "histories, about" in r.stderr and "available memory" in r.stderr
+
+
+# ------------------------------------------------------------ B. refusals that are one line, exit 2
+
+
+@pytest.mark.parametrize("argv, needle", [
+    # was a traceback
+    (["depth-limited", "--game", "nlfh(foo=1)"], "unexpected keyword argument 'foo'"),
+    (["depth-limited", "--game", "nlfh(stack='x')"], "stack must be a finite number"),
+    # was exit 1
+    (["info", "river(board=Qs9h7d4c2s,stack=1e308)"], "stack must be a positive number of chips up to"),
+    (["solve", "kuhn", "--algorithm", "dcfr", "--param", "alpha=x"], "alpha must be a finite number"),
+    # were hangs
+    (["solve", "kuhn", "--target", "-1"], "--target) must be a positive number"),
+    (["solve", "kuhn", "--target", "nan"], "--target) must be a positive number"),
+    (["solve", "kuhn", "--target", "0", "--algorithm", "cfr+"], "--target) must be a positive number"),
+    (["solve", "kuhn", "--time-limit", "nan"], "--time-limit) must be a positive number"),
+    # were accepted
+    (["solve", "kuhn", "--max-iters", "-5"], "--max-iters) must be a positive whole number"),
+    (["solve", "kuhn", "--time-limit", "-1"], "--time-limit) must be a positive number"),
+    (["solve", "kuhn", "--max-iters", "5", "--check-every", "0"], "--check-every) must be a positive"),
+    (["solve", "kuhn", "--algorithm", "dcfr", "--param", "alpha=nan"], "alpha must be a finite number"),
+    (["solve", "kuhn", "--algorithm", "dcfr", "--param", "alpha=-1"], "alpha must be a finite number >= 0"),
+    (["solve", "kuhn", "--algorithm", "pdcfr+", "--param", "gamma=1e999"], "gamma must be a finite number"),
+    (["solve", "kuhn", "--algorithm", "cfr+", "--param", "alternating=maybe"], "alternating must be true or false"),
+    (["solve", "kuhn", "--algorithm", "cfr+", "--param", "alternating=[1,2]"], "alternating must be true or false"),
+    (["solve", "kuhn", "--algorithm", "cfr+", "--param", "prior_weight=-2"], "prior_weight must be"),
+    (["depth-limited", "--k", "0"], "--k must be at least 1"),
+    (["depth-limited", "--k", "-1"], "--k must be at least 1"),
+    (["depth-limited", "--bet", "nan"], "--bet must be a positive pot fraction"),
+    (["solve", "kuhn", "--algorithm", ""], "unknown algorithm ''"),
+    (["info", "leduc(suited='yes')"], "suited must be true or false"),
+    (["info", "leduc(ranks=3, ranks=4)"], "'ranks' is given twice"),
+    (["info", "river(board=7h2cAsKd3s,board=7h2cAsKd3s)"], "'board' is given twice"),
+    (["info", "river(board=Qs9h7d4c2s,first=0.0)"], "first must be 0 or 1"),
+    (["info", "leduc(ranks={[]: 1})"], "ranks must be a finite number"),
+    (["info", "leduc(**x)"], "must be key=value"),
+    # argparse: one line and a pointer to --help
+    (["solve", "kuhn", "--report", "bogus"], "(see treeplex solve --help)"),
+    (["solve"], "(see treeplex solve --help)"),
+    ([], "(see treeplex --help)"),
+    (["depth-limited", "--bogus"], "(see treeplex depth-limited --help)"),
+])
+def test_refused_in_one_line(capsys, argv, needle):
+    try:
+        code = main(argv)
+    except SystemExit as e:  # argparse's exit
+        code = e.code
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert needle in err, err
+
+
+def test_target_alone_is_capped(monkeypatch):
+    import treeplex.driver as driver
+    from treeplex import make_game
+
+    assert driver.TARGET_ONLY_ITERS == 1_000_000  # as the --target help says
+    monkeypatch.setattr(driver, "TARGET_ONLY_ITERS", 500)
+    res = driver.solve(compile_game(make_game("rps_plus")), "cfr+", target_gap=1e-300)  # never met
+    assert res.stopped_by == "max_iters" and res.iterations == 500
+
+
+def test_plot_refusals(tmp_path, capsys):
+    trace = tmp_path / "t.csv"
+    assert main(["solve", "kuhn", "--algorithm", "cfr+", "--max-iters", "20", "--trace", str(trace),
+                 "--no-strategies"]) == 0
+    capsys.readouterr()
+    refused(capsys, "plot", trace, "-o", tmp_path / "x.unknownext", needle="cannot draw a .unknownext")
+    refused(capsys, "plot", trace, "-o", trace, needle="is the input file")
+    nan = tmp_path / "nan.csv"
+    nan.write_text("iteration,gradients,gap_average\n1,2,nan\n")
+    refused(capsys, "plot", nan, "-o", tmp_path / "x.png", needle="no positive finite gap")

@@ -113,7 +113,9 @@ def add_solver_args(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--algorithm", default=None,
                     help=f"lp (exact) or an iterative solver; default: lp, or {ITERATIVE_DEFAULT} when a stop "
                          "rule (--target, --max-iters, --time-limit) or --checkpoint/--resume/--restart is given")
-    sp.add_argument("--target", type=float, default=None, help="stop when the saddle-point gap <= GAP")
+    sp.add_argument("--target", type=float, default=None, metavar="GAP",
+                    help="stop when the saddle-point gap <= GAP (> 0; at most 1,000,000 iterations unless "
+                         "--max-iters or --time-limit is given)")
     sp.add_argument("--max-iters", type=int, default=None)
     sp.add_argument("--time-limit", type=float, default=None, help="seconds of solver time")
     sp.add_argument("--check-every", type=int, default=None, help="iterations between gap checks")
@@ -307,7 +309,10 @@ def _print_result(args, game, p, res, refined: dict, compile_seconds: float) -> 
 
 
 def cmd_plot(args) -> int:
-    from .plot import plot_traces
+    from .plot import check_image_name, plot_traces
+
+    check_output(args.output, "-o", inputs=tuple(args.traces))
+    check_image_name(args.output)
 
     print(plot_traces(args.traces, args.output, labels=args.label, current=args.current, title=args.title))
     return 0
@@ -338,7 +343,7 @@ def cmd_depth_limited(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="treeplex", description=__doc__.splitlines()[0])
+    ap = OneLineParser(prog="treeplex", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
     sp = sub.add_parser("info", help="print the game's sizes")
     sp.add_argument("game")
@@ -373,13 +378,25 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (and a pointer to --help), exit code 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["depth-limited"]:  # its own parser takes every option after the name
         return cmd_depth_limited(argparse.Namespace(args=argv[1:]))
     args = build_parser().parse_args(argv)
+    return guarded(args.func, args)
+
+
+def guarded(func, *args) -> int:
+    """``func(*args)`` with every error as one line on stderr: exit 2 for bad input, 1 otherwise."""
     try:
-        return args.func(args)
+        return func(*args)
     except (InputError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
         print(f"treeplex: error: {e}", file=sys.stderr)
         return 2

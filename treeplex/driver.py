@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .checkpoint import load_checkpoint, save_checkpoint
-from .errors import InputError
+from .errors import InputError, check_params
 from .files import check_output, remove_stale_temporaries
 from .lp import solve_lp
 from .metrics import Evaluation, evaluate
@@ -62,22 +62,29 @@ def make_solver(problem: Problem, algorithm: str, **params) -> Solver:
         raise InputError(f"unknown algorithm {algorithm!r}; choose from: lp, {', '.join(sorted(ALGORITHMS))}")
     cls = ALGORITHMS[algorithm]
     known = _parameters(cls)
-    unknown = sorted(set(params) - known)
+    unknown = sorted(set(params) - set(known))
     if unknown:
         raise InputError(f"algorithm {algorithm!r} has no parameter {', '.join(map(repr, unknown))}; "
                          f"its parameters: {', '.join(sorted(known)) or 'none'}")
-    return cls(problem, **params)
+    check_params(known, params, f"algorithm {algorithm!r}")
+    try:
+        return cls(problem, **params)
+    except (TypeError, ValueError) as e:
+        if isinstance(e, InputError):
+            raise
+        raise InputError(f"algorithm {algorithm!r}: bad parameter value ({e})") from None
 
 
-def _parameters(cls) -> set[str]:
-    """Keyword parameters of a solver class, following ``**kw`` up to its base classes."""
-    names: set[str] = set()
+def _parameters(cls) -> dict:
+    """{keyword parameter: default} of a solver class, following ``**kw`` up to its base classes."""
+    names: dict = {}
     for klass in cls.__mro__:
         if "__init__" not in vars(klass):
             continue
         sig = inspect.signature(klass.__init__)
-        names |= {n for n, p in sig.parameters.items()
-                  if n not in ("self", "problem") and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+        for n, p in sig.parameters.items():
+            if n not in ("self", "problem") and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+                names.setdefault(n, p.default)
         if not any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values()):
             break
     return names
@@ -102,7 +109,9 @@ def solve(
     """Run ``algorithm`` (a registered name or a ready :class:`Solver`) until a stop rule fires.
 
     Stops when the gap of the average <= ``target_gap``, after ``max_iters`` iterations, or
-    after ``time_limit`` seconds of solver time. With none given, runs 1000 iterations. The
+    after ``time_limit`` seconds of solver time. With none given, runs 1000 iterations; with
+    only a target, at most 1,000,000 (stopped_by ``max_iters`` if the target is not met). Each
+    given rule must be a positive number (an exact solution is ``algorithm="lp"``). The
     gap is checked every ``check_every`` iterations (default: 1 up to 10 iterations, then
     about 50 checks per run on a geometric schedule, with extra checks where the last two
     predict the target: see :func:`_toward_target`). ``on_check(solver, row)`` is called
@@ -124,6 +133,7 @@ def solve(
     """
     if report not in REPORTS:
         raise InputError(f"report must be one of {', '.join(REPORTS)}, got {report!r}")
+    _check_stop(target_gap, max_iters, time_limit, check_every)
     if algorithm == "lp" and resume is None:
         lp = solve_lp(problem)
         return Result("lp", lp.x, lp.y, evaluate(problem, lp.x, lp.y), iterations=lp.simplex_iterations,
@@ -159,7 +169,9 @@ def solve(
         raise InputError(f"algorithm {solver.name!r} does not support restarting")
     saved_params = {k: v for k, v in params.items() if k != "prior"}  # the prior lives on in the state
     if target_gap is None and max_iters is None and time_limit is None:
-        max_iters = 1000
+        max_iters = DEFAULT_ITERS
+    elif max_iters is None and time_limit is None:
+        max_iters = TARGET_ONLY_ITERS  # a target the solver never reaches must not run forever
     bar = _progress(progress, max_iters, target_gap)
     stopped_by = ""
 
@@ -237,6 +249,22 @@ def solve(
         gradients=solver.gradients, seconds=seconds, check_seconds=check_seconds, trace=trace,
         current=solver.current(), stopped_by=stopped_by,
     )
+
+
+DEFAULT_ITERS = 1000  # iterations when no stop rule is given
+TARGET_ONLY_ITERS = 1_000_000  # the cap when only a target gap is given
+
+
+def _check_stop(target_gap, max_iters, time_limit, check_every) -> None:
+    """Refuse stop rules that can never fire or make no sense (negative, NaN, zero target)."""
+    def positive(v, what, kind=(int, float)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, kind) or not 0 < v < math.inf):
+            raise InputError(f"{what} must be a positive {'whole ' if kind is int else ''}number, got {v!r}")
+
+    positive(target_gap, "target gap (--target)")
+    positive(time_limit, "time limit (--time-limit)")
+    positive(max_iters, "max iterations (--max-iters)", int)
+    positive(check_every, "check interval (--check-every)", int)
 
 
 def _check_resume(path: str, algorithm, params: dict, name: str, saved: dict) -> None:

@@ -56,3 +56,24 @@ def read_json(path: str, what: str = "file"):
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"{path}: cannot read the {what}: {getattr(e, 'strerror', None) or e}") from None
     return parse_json(text, path)
+
+
+def check_params(defaults: dict, params: dict, what: str) -> None:
+    """Refuse ``params`` whose types do not fit the ``defaults`` of the same names: a bool
+    default takes only true/false, a number default only a finite number (the receiver checks
+    its own ranges). Names without a default here are left to the receiver."""
+    for key, v in params.items():
+        d = defaults.get(key)
+        if isinstance(d, bool):
+            if not isinstance(v, bool):
+                raise InputError(f"{what}: {key} must be true or false, got {v!r}")
+        elif isinstance(d, (int, float)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise InputError(f"{what}: {key} must be a finite number, got {v!r}")
+
+
+def defaults_of(func) -> dict:
+    """{parameter: default} of a function or class (parameters without one are left out)."""
+    import inspect
+
+    return {n: p.default for n, p in inspect.signature(func).parameters.items() if p.default is not p.empty}

@@ -71,7 +71,7 @@ class RiverGame:
             raise InputError(f"river: showdown must be 'sweep' or 'dense', got {showdown!r}")
         self.pot, self.stack, self.big_blind = (_chips(v, k) for k, v in (("pot", pot), ("stack", stack),
                                                                          ("big_blind", big_blind)))
-        if first not in (0, 1):
+        if isinstance(first, bool) or not isinstance(first, int) or first not in (0, 1):
             raise InputError(f"river: first must be 0 or 1 (the player who acts first), got {first!r}")
         self.first = first
         self.board = parse_board(board)
@@ -357,13 +357,16 @@ def load_spec(path_or_dict, where: str | None = None) -> RiverGame:
     return RiverGame(**spec)
 
 
+MAX_CHIPS = 1e12  # chip counts stay exact integers in floats, and bet sizes finite
+
+
 def _chips(v, name: str) -> float:
     try:
         x = float(v)
     except (TypeError, ValueError):
         raise InputError(f"river: {name} must be a number of chips, got {v!r}") from None
-    if not (x > 0) or x == float("inf"):
-        raise InputError(f"river: {name} must be a positive number of chips, got {v!r}")
+    if not (0 < x <= MAX_CHIPS):
+        raise InputError(f"river: {name} must be a positive number of chips up to {MAX_CHIPS:.0e}, got {v!r}")
     return x
 
 
