@@ -58,17 +58,26 @@ class Result:
 
 
 def make_solver(problem: Problem, algorithm: str, **params) -> Solver:
+    check_solver_params(algorithm, params)
+    return construct(algorithm, ALGORITHMS[algorithm], problem, **params)
+
+
+def check_solver_params(algorithm: str, params: dict) -> None:
+    """Refuse an unknown algorithm, parameter names it does not have, and values of the wrong type."""
     if algorithm not in ALGORITHMS:
         raise InputError(f"unknown algorithm {algorithm!r}; choose from: lp, {', '.join(sorted(ALGORITHMS))}")
-    cls = ALGORITHMS[algorithm]
-    known = _parameters(cls)
+    known = _parameters(ALGORITHMS[algorithm])
     unknown = sorted(set(params) - set(known))
     if unknown:
         raise InputError(f"algorithm {algorithm!r} has no parameter {', '.join(map(repr, unknown))}; "
                          f"its parameters: {', '.join(sorted(known)) or 'none'}")
     check_params(known, params, f"algorithm {algorithm!r}")
+
+
+def construct(algorithm: str, cls, *args, **params) -> Solver:
+    """``cls(*args, **params)``, with a value the solver cannot take as an :class:`InputError`."""
     try:
-        return cls(problem, **params)
+        return cls(*args, **params)
     except (TypeError, ValueError) as e:
         if isinstance(e, InputError):
             raise
