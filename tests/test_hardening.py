@@ -125,6 +125,13 @@ def test_lp_large_payoffs_within_range_exact(tmp_path, capsys):
     assert d["value"] == pytest.approx(d["br_value_player0"], abs=1e-9 * 1e8)
 
 
+def test_lp_ignores_rounding_residue(tmp_path, capsys):
+    # a payoff of 1e-15 among payoffs of 1 (what a computed leaf value can leave instead of 0)
+    code, out, err = run_cli(capsys, "solve", _kuhn_with_payoff(tmp_path, "1e-15"), "--json", "--no-strategies")
+    d = json.loads(out)
+    assert code == 0 and d["stopped_by"] == "exact" and d["gap"] <= 1e-9, err
+
+
 def test_lp_never_exact_above_tolerance(monkeypatch):
     import treeplex.lp as lp
     from treeplex import make_game, solve

@@ -11,7 +11,7 @@ simpler to trust than reading one LP's duals, and report both plans.
 
 Exactness: A is divided by its largest |entry| before HiGHS sees it (and the value scaled
 back), and a game whose entries span more than ``LP_RANGE`` (HiGHS drops matrix entries below
-1e-9 of the largest) is refused. The gap of the returned profile is computed; above
+1e-9 of the largest) is refused, after zeroing rounding residue (see :func:`scaled_payoffs`). The gap of the returned profile is computed; above
 ``EXACT_GAP`` x max |A_ij| HiGHS is rerun with tight tolerances, and a result still above it
 is reported as not exact (``LPResult.exact``).
 """
@@ -31,6 +31,7 @@ from .problem import Problem
 from .treeplex import Treeplex
 
 LP_RANGE = 1e9  # largest max|A_ij| / min|A_ij| (nonzero) the LP resolves
+NOISE = 1e-12  # relative to the median |A_ij|: below it (and unresolvable), an entry is rounding residue
 EXACT_GAP = 1e-9  # an LP result is exact when its gap <= EXACT_GAP * max|A_ij|
 TIGHT = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 
@@ -71,12 +72,20 @@ class LPError(RuntimeError):
 
 
 def scaled_payoffs(problem: Problem) -> tuple[sp.csr_matrix, float]:
-    """(A / s, s) with s = max |A_ij| (1 for an all-zero A); refuses entry ranges beyond LP_RANGE."""
-    A = problem.A.to_sparse()
-    mags = np.abs(A.data[A.data != 0])
-    if len(mags) == 0:
+    """(A / s, s) with s = max |A_ij| (1 for an all-zero A). Entries below 1e-12 of the median
+    |A_ij| that the LP could not see anyway (rounding residue such as 1e-15) are zeroed; any
+    other entry range beyond LP_RANGE is refused."""
+    A = problem.A.to_sparse().tocsr(copy=True)
+    mags = np.abs(A.data)
+    if not mags.any():
         return A, 1.0
-    hi, lo = float(mags.max()), float(mags.min())
+    hi = float(mags.max())
+    noise = (mags < NOISE * float(np.median(mags[mags > 0]))) & (mags < hi / LP_RANGE)
+    if noise.any():
+        A.data[noise] = 0.0
+        A.eliminate_zeros()
+        mags = np.abs(A.data)
+    lo = float(mags[mags > 0].min())
     if hi / lo > LP_RANGE:
         raise InputError(f"the LP cannot resolve these payoffs: |payoff x chance| ranges from {lo:.3g} to {hi:.3g}, "
                          f"a ratio above {LP_RANGE:.0e}; use an iterative solver (--algorithm cfr+ --target GAP)")
