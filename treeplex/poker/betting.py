@@ -103,7 +103,7 @@ def _sizes(seq, where: str) -> tuple:
             v = float(s)
         except (TypeError, ValueError):
             raise InputError(f"{where}: size {s!r} is not a pot multiplier or 'allin'") from None
-        if not (v > 0):
+        if not (v > 0):  # inf is ALL_IN
             raise InputError(f"{where}: size {s!r} must be a positive pot multiplier")
         out.append(v)
     return tuple(out)
