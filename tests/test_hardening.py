@@ -332,8 +332,15 @@ def test_output_paths_checked_before_solving(tmp_path, capsys, monkeypatch, flag
     game = tmp_path / "g.efg"
     assert main(["export", "kuhn", "-o", str(game)]) == 0
     text = game.read_text()
-    refused(capsys, "solve", game, flag, game, needle="is the input file")
+    refused(capsys, "solve", game, flag, game, needle="is the game file")
     assert game.read_text() == text
+    refused(capsys, "solve", game, "--algorithm", "cfr+", "--max-iters", 5, "--checkpoint", game,
+            needle="--checkpoint " + str(game) + " is the game file")
+    assert game.read_text() == text
+    other = {"--out": "--trace", "--trace": "--out"}[flag]
+    refused(capsys, "solve", "kuhn", flag, tmp_path / "x", other, tmp_path / "x", needle="it would be overwritten")
+    refused(capsys, "solve", "kuhn", "--algorithm", "cfr+", "--max-iters", 5, "--checkpoint", tmp_path / "c.npz",
+            flag, tmp_path / "c.npz", needle="is the --checkpoint file")
 
 
 def test_failed_write_prints_result_and_names_file(tmp_path, capsys):
@@ -470,7 +477,7 @@ def test_plot_refusals(tmp_path, capsys):
                  "--no-strategies"]) == 0
     capsys.readouterr()
     refused(capsys, "plot", trace, "-o", tmp_path / "x.unknownext", needle="cannot draw a .unknownext")
-    refused(capsys, "plot", trace, "-o", trace, needle="is the input file")
+    refused(capsys, "plot", trace, "-o", trace, needle="is a trace to draw")
     nan = tmp_path / "nan.csv"
     nan.write_text("iteration,gradients,gap_average\n1,2,nan\n")
     refused(capsys, "plot", nan, "-o", tmp_path / "x.png", needle="no positive finite gap")

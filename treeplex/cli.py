@@ -188,9 +188,15 @@ def cmd_solve(args) -> int:
     from .driver import solve, write_trace
     from .strategy import save_profile
 
-    for flag in ("out", "trace"):
-        if getattr(args, flag) is not None:
-            check_output(getattr(args, flag), f"--{flag}", inputs=(args.game, args.warm_start, args.resume))
+    files = [(args.game, "the game file"), (args.warm_start, "the --warm-start file"),
+             (args.resume, "the --resume file"), (args.checkpoint, "the --checkpoint file"),
+             (args.out, "the --out file"), (args.trace, "the --trace file")]
+    for flag in ("out", "trace", "checkpoint"):
+        path = getattr(args, flag)
+        if path is not None:  # each output must be none of the run's other files (--checkpoint may be --resume's)
+            others = {p: w for p, w in files if w != f"the --{flag} file"
+                      and not (flag == "checkpoint" and w == "the --resume file")}
+            check_output(path, f"--{flag}", inputs=others, regular=flag == "checkpoint")
     t0 = time.perf_counter()
     game = load_game(args.game, **_overrides(args))
     p = problem_for(game, args.game, args.max_memory)
@@ -311,7 +317,7 @@ def _print_result(args, game, p, res, refined: dict, compile_seconds: float) -> 
 def cmd_plot(args) -> int:
     from .plot import check_image_name, plot_traces
 
-    check_output(args.output, "-o", inputs=tuple(args.traces))
+    check_output(args.output, "-o", inputs={t: "a trace to draw" for t in args.traces})
     check_image_name(args.output)
 
     print(plot_traces(args.traces, args.output, labels=args.label, current=args.current, title=args.title))
@@ -322,7 +328,7 @@ def cmd_export(args) -> int:
     from .efg import efg_lines
 
     if args.output:
-        check_output(args.output, "-o", inputs=(args.game,))
+        check_output(args.output, "-o", inputs={args.game: "the game file"})
     game = load_game(args.game)
     lines = efg_lines(game, title=getattr(game, "name", args.game))
     if not args.output:

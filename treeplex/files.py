@@ -9,10 +9,11 @@ import tempfile
 from .errors import InputError
 
 
-def check_output(path: str, what: str, inputs: tuple[str, ...] = (), regular: bool = False) -> None:
+def check_output(path: str, what: str, inputs: dict | None = None, regular: bool = False) -> None:
     """Refuse, before any solving, an output ``path`` that cannot be written: a missing or
-    unwritable directory, a directory, one of the ``inputs`` (the game file), and with
-    ``regular`` (files replaced by rename) anything but a regular file or a symlink."""
+    unwritable directory, a directory, one of the run's other files (``inputs``: {path: what it
+    is}, e.g. the game file), and with ``regular`` (files replaced by rename) anything but a
+    regular file."""
     if not path:
         raise InputError(f"{what}: empty file name")
     folder = os.path.dirname(os.path.abspath(path))
@@ -24,9 +25,12 @@ def check_output(path: str, what: str, inputs: tuple[str, ...] = (), regular: bo
         raise InputError(f"{what} {path} is a symbolic link; give the file it points to")
     if regular and os.path.exists(path) and not os.path.isfile(path):
         raise InputError(f"{what} {path} is not a regular file")
-    for source in filter(None, inputs):
-        if os.path.exists(path) and os.path.exists(source) and os.path.samefile(path, source):
-            raise InputError(f"{what} {path} is the input file; it would be overwritten")
+    for source, name in (inputs or {}).items():
+        if not source:
+            continue
+        if os.path.abspath(path) == os.path.abspath(source) or (
+                os.path.exists(path) and os.path.exists(source) and os.path.samefile(path, source)):
+            raise InputError(f"{what} {path} is {name}; it would be overwritten")
     if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
         raise InputError(f"{what} {path}: permission denied")
 
