@@ -156,3 +156,30 @@ def test_cli_arguments(capsys, workdir, data):
         argv += data.draw(st.sampled_from([[], ["-o", os.path.join(workdir, "e.efg")], ["-o", "/dev/full"],
                                            ["-o", workdir], ["--format", "x"]]))
     check_invariant(argv, *run(capsys, argv))
+
+
+SPEC_VALUES = {
+    "pot": [2100, 100.5, 0, -1, "x", None, [1], 1e12, 1e13],
+    "board": ["Qs9h7d4c2s", "AsKd7h2c3s", "Qs9h7d4c2", "QsQs7d4c2s", [1, 2, 3, 4, 5], [1, 2, 3], 12345, "", None],
+    "range0": ["AA,KK", "QQ-88,AKs", "AA:0.5", "ZZ", "AA:x", "", {"AA": 1}, {"AA": -1}, [0.5] * 3, 7],
+    "range1": ["QQ+", "KK", "AA:2", {"KK": "x"}, None],
+    "abstraction": ["check_down", "fcpa", "nope", {"first_bet": [1]}, {"first_bet": [-1]}, {"players": 3}, 5],
+    "stack": [20000, 100, 0, "x", 1e12, True],
+    "big_blind": [100, 0, -5],
+    "first": [0, 1, 2, 0.0, True, "0"],
+    "showdown": ["sweep", "dense", "x"],
+    "bogus": [1],
+}
+
+
+@settings(FUZZ, max_examples=max(10, EXAMPLES // 5))
+@given(data=st.data())
+def test_river_spec_files(capsys, workdir, data):
+    spec = {"board": "Qs9h7d4c2s", "range0": "AA,KK", "range1": "QQ+", "abstraction": "check_down"}  # small
+    for key in data.draw(st.lists(st.sampled_from(sorted(SPEC_VALUES)), max_size=3, unique=True)):
+        spec[key] = data.draw(st.sampled_from(SPEC_VALUES[key]))
+    path = os.path.join(workdir, "spec.json")
+    with open(path, "w") as f:
+        json.dump(spec, f)
+    argv = ["solve", path, "--algorithm", "cfr+", "--max-iters", "3", "--json", "--no-strategies"]
+    check_invariant(argv, *run(capsys, argv))
