@@ -15,8 +15,11 @@ import sys
 import time
 
 from .compile import compile_game
-from .errors import GameError, InputError
+from .errors import GameError, InputError, read_json
+from .files import check_output
+from .game import ExplicitGame
 from .games import make_game
+from .memory import check_compile, lp_fits
 from .metrics import to_mbb
 
 
@@ -29,27 +32,27 @@ def load_game(spec: str, **overrides):
         from .poker.postflop import load_postflop_spec
         from .poker.river import load_spec
 
-        if not os.path.isfile(spec):
-            raise GameError(f"no such file: {spec}")
-        data = _read_toml(spec) if spec.endswith(".toml") else _read_json(spec)
+        _check_file(spec)
+        data = _read_toml(spec) if spec.endswith(".toml") else read_json(spec, "spec")
         if isinstance(data, dict) and data.get("game") == "postflop":
             return load_postflop_spec({**data, **overrides}, where=spec)
+        if not isinstance(data, dict):
+            raise GameError(f"{spec}: a river spec is a JSON object {{\"pot\": ..., \"board\": ...}}, "
+                            f"not a {type(data).__name__}")
         return load_spec({**data, **overrides}, where=spec)
-    if spec.endswith(".efg") or os.path.isfile(spec):
+    if spec.endswith(".efg") or os.path.exists(spec):
         from .efg import read_efg
 
-        if not os.path.isfile(spec):
-            raise GameError(f"no such file: {spec}")
+        _check_file(spec)
         return read_efg(spec)
     return make_game(spec, **overrides)
 
 
-def _read_json(path: str) -> dict:
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except ValueError as e:
-        raise GameError(f"{path}: bad JSON ({e})") from None
+def _check_file(path: str) -> None:
+    if os.path.isdir(path):
+        raise GameError(f"{path} is a directory, not a game file")
+    if not os.path.isfile(path):
+        raise GameError(f"no such file: {path}")
 
 
 def _read_toml(path: str) -> dict:
@@ -62,14 +65,17 @@ def _read_toml(path: str) -> dict:
         raise GameError(f"{path}: bad TOML ({e})") from None
 
 
-def load_problem(spec: str, **overrides):
+def load_problem(spec: str, max_memory: str | None = None, **overrides):
     """Games with a structured operator (``river``) build their own Problem; others compile."""
-    return problem_for(load_game(spec, **overrides), spec)
+    return problem_for(load_game(spec, **overrides), spec, max_memory)
 
 
-def problem_for(game, spec: str):
-    """The Problem of a loaded game (``spec`` names it for .efg files)."""
-    problem = game.problem() if hasattr(game, "problem") else compile_game(game)
+def problem_for(game, spec: str, max_memory: str | None = None):
+    """The Problem of a loaded game (``spec`` names it for .efg files). A rules game is first
+    sized (:func:`~treeplex.memory.check_compile`): refused if it would not fit ``max_memory``."""
+    if not hasattr(game, "problem") and not isinstance(game, ExplicitGame):
+        check_compile(game, getattr(game, "name", spec), max_memory)
+    problem = game.problem(max_memory) if hasattr(game, "problem") else compile_game(game)
     if spec.endswith(".efg"):
         problem.name = spec
     return problem
@@ -92,7 +98,7 @@ def _overrides(args) -> dict:
 
 
 def cmd_info(args) -> int:
-    p = load_problem(args.game, **_overrides(args))
+    p = load_problem(args.game, args.max_memory, **_overrides(args))
     info = {
         "game": p.name,
         **{k: v for k, v in p.stats.items() if k != "compile_seconds"},
@@ -129,7 +135,9 @@ def add_solver_args(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--algorithm", default=None,
                     help=f"lp (exact) or an iterative solver; default: lp, or {ITERATIVE_DEFAULT} when a stop "
                          "rule (--target, --max-iters, --time-limit) or --checkpoint/--resume/--restart is given")
-    sp.add_argument("--target", type=float, default=None, help="stop when the saddle-point gap <= GAP")
+    sp.add_argument("--target", type=float, default=None, metavar="GAP",
+                    help="stop when the saddle-point gap <= GAP (> 0; at most 1,000,000 iterations unless "
+                         "--max-iters or --time-limit is given)")
     sp.add_argument("--max-iters", type=int, default=None)
     sp.add_argument("--time-limit", type=float, default=None, help="seconds of solver time")
     sp.add_argument("--check-every", type=int, default=None, help="iterations between gap checks")
@@ -158,6 +166,11 @@ def add_solver_args(sp: argparse.ArgumentParser) -> None:
                     help="also report the infoset regrets (max, and the full list with --json)")
 
 
+def add_memory_arg(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--max-memory", default=None, metavar="SIZE",
+                    help="refuse games (and the LP) estimated to need more (e.g. 4G; default: the available memory)")
+
+
 def add_range_args(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--range0", default=None, help="river: player 0's range, Pio style ('QQ-88,AKs,AA:0.5')")
     sp.add_argument("--range1", default=None, help="river: player 1's range")
@@ -180,7 +193,8 @@ def solver_params(args, problem) -> dict:
     """``solve()`` keyword arguments from the solver flags, ``algorithm`` included."""
     iterative = any(v is not None for v in (args.target, args.max_iters, args.time_limit, args.checkpoint,
                                             args.resume)) or args.restart
-    params = {"algorithm": args.algorithm or (ITERATIVE_DEFAULT if iterative else "lp")}
+    default = None if args.resume else (ITERATIVE_DEFAULT if iterative else "lp")  # resume: the checkpoint's
+    params = {"algorithm": default if args.algorithm is None else args.algorithm}
     for item in args.param:
         key, sep, value = item.partition("=")
         if not sep or not key.strip().isidentifier():
@@ -211,17 +225,35 @@ def _out_streets(args, problem) -> dict:
 
 def cmd_solve(args) -> int:
     from .driver import solve, write_trace
-    from .strategy import profile_dict, save_profile, save_solution
+    from .strategy import save_profile, save_solution
 
+    files = [(args.game, "the game file"), (args.warm_start, "the --warm-start file"),
+             (args.resume, "the --resume file"), (args.checkpoint, "the --checkpoint file"),
+             (args.out, "the --out file"), (args.trace, "the --trace file")]
+    for flag in ("out", "trace", "checkpoint"):
+        path = getattr(args, flag)
+        if path is not None:  # each output must be none of the run's other files (--checkpoint may be --resume's)
+            others = {p: w for p, w in files if w != f"the --{flag} file"
+                      and not (flag == "checkpoint" and w == "the --resume file")}
+            check_output(path, f"--{flag}", inputs=others, regular=flag == "checkpoint")
     if args.threads is not None:
         set_threads(args.threads)
     t0 = time.perf_counter()
     game = load_game(args.game, **_overrides(args))
-    p = problem_for(game, args.game)
+    p = problem_for(game, args.game, args.max_memory)
     out_streets = _out_streets(args, p)
     compile_seconds = time.perf_counter() - t0
     show_bar = not args.no_progress and not args.json and sys.stderr.isatty()
     params = solver_params(args, p)
+    notes = {}
+    if params["algorithm"] == "lp":
+        fits, why = lp_fits(p, args.max_memory)
+        if not fits and args.algorithm is not None:
+            raise InputError(f"{why}; use an iterative solver (--algorithm {ITERATIVE_DEFAULT} --target GAP)")
+        if not fits:
+            params["algorithm"] = ITERATIVE_DEFAULT
+            notes["note"] = (f"{why}: solved by {ITERATIVE_DEFAULT} instead (1000 iterations unless "
+                             f"--target, --max-iters or --time-limit says otherwise)")
     stop = dict(target_gap=args.target, max_iters=args.max_iters, time_limit=args.time_limit,
                 check_every=args.check_every, progress=show_bar, report=args.report or "average")
     if args.refine:
@@ -232,15 +264,35 @@ def cmd_solve(args) -> int:
         raise InputError("--xi needs --refine efpe")
     else:
         res, refined = solve(p, params.pop("algorithm"), **stop, **params), {}
+    failed = []  # files that could not be written: the result is printed all the same
     if args.trace:
-        write_trace(res.trace, args.trace, {"game": p.name, "algorithm": res.algorithm})
-    if args.out:
-        meta = {"algorithm": res.algorithm, "value": res.value, "gap": res.gap,
-                "exploitability": res.exploitability, "payoff_unit": p.payoff_unit, "iterations": res.iterations}
-        if hasattr(p, "strategy_dict"):  # poker: per-hand strategy at every betting node
-            save_solution(args.out, p.strategy_dict(res.x, res.y, **out_streets), **meta)
-        else:
-            save_profile(args.out, p, res.x, res.y, **meta)
+        _write(failed, args.trace, lambda: write_trace(res.trace, args.trace, {"game": p.name,
+                                                                              "algorithm": res.algorithm}))
+    meta = {"algorithm": res.algorithm, "value": res.value, "gap": res.gap,
+            "exploitability": res.exploitability, "payoff_unit": p.payoff_unit, "iterations": res.iterations}
+    if args.out and hasattr(p, "strategy_dict"):  # poker: per-hand strategy at every betting node
+        _write(failed, args.out, lambda: save_solution(args.out, p.strategy_dict(res.x, res.y, **out_streets), **meta))
+    elif args.out:
+        _write(failed, args.out, lambda: save_profile(args.out, p, res.x, res.y, **meta))
+    _print_result(args, game, p, res, {**refined, **notes}, compile_seconds)
+    if failed:
+        print(f"treeplex: error: the result is printed above, but {'; '.join(failed)}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _write(failed: list, path: str, write) -> None:
+    """Run ``write()``; on an OS error note which file failed in ``failed``."""
+    try:
+        write()
+    except OSError as e:
+        failed.append(f"cannot write {path} ({e.strerror or e})")
+
+
+def _print_result(args, game, p, res, refined: dict, compile_seconds: float) -> None:
+    """The result of ``solve``: one JSON object (``--json``) or readable lines."""
+    from .strategy import profile_dict
+
     out = {
         "game": p.name,
         "algorithm": res.algorithm,
@@ -268,9 +320,11 @@ def cmd_solve(args) -> int:
         out["strategies"] = p.strategy_dict(res.x, res.y) if hasattr(p, "strategy_dict") else profile_dict(p, res.x, res.y)
     if args.json:
         print(json.dumps(out))
-        return 0
+        return
     unit = p.payoff_unit
     print(f"game            {p.name}")
+    if "note" in out:
+        print(f"note            {out['note']}")
     print(f"algorithm       {res.algorithm}  ({res.iterations} iterations, {res.gradients} gradients, "
           f"stopped by {res.stopped_by})")
     value = f"{res.value:.10g} {unit} (player 0's expected payoff)"
@@ -297,26 +351,33 @@ def cmd_solve(args) -> int:
             print(f"\n{player} (behavioral: infoset -> action probabilities)")
             for key, probs in strat.items():
                 print(f"  {key:24s} " + "  ".join(f"{a}={q:.4f}" for a, q in probs.items()))
-    return 0
 
 
 def cmd_plot(args) -> int:
-    from .plot import plot_traces
+    from .plot import check_image_name, plot_traces
+
+    check_output(args.output, "-o", inputs={t: "a trace to draw" for t in args.traces})
+    check_image_name(args.output)
 
     print(plot_traces(args.traces, args.output, labels=args.label, current=args.current, title=args.title))
     return 0
 
 
 def cmd_export(args) -> int:
-    from .efg import write_efg
+    from .efg import efg_lines
 
-    game = load_game(args.game)
-    text = write_efg(game, title=getattr(game, "name", args.game))
     if args.output:
-        with open(args.output, "w") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+        check_output(args.output, "-o", inputs={args.game: "the game file"})
+    game = load_game(args.game)
+    lines = efg_lines(game, title=getattr(game, "name", args.game))
+    if not args.output:
+        sys.stdout.writelines(lines)
+        return 0
+    try:  # streamed: a large game is never held as text
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.writelines(lines)
+    except OSError as e:
+        raise InputError(f"cannot write {args.output} ({e.strerror or e})") from None
     return 0
 
 
@@ -348,17 +409,19 @@ def cmd_depth_limited(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="treeplex", description=__doc__.splitlines()[0])
+    ap = OneLineParser(prog="treeplex", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
     sp = sub.add_parser("info", help="print the game's sizes")
     sp.add_argument("game")
     sp.add_argument("--json", action="store_true")
     add_range_args(sp)
+    add_memory_arg(sp)
     sp.set_defaults(func=cmd_info)
     sp = sub.add_parser("solve", help="compute an equilibrium")
     sp.add_argument("game")
     add_solver_args(sp)
     add_range_args(sp)
+    add_memory_arg(sp)
     sp.add_argument("--json", action="store_true")
     sp.add_argument("--no-strategies", action="store_true")
     sp.set_defaults(func=cmd_solve)
@@ -392,15 +455,31 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (and a pointer to --help), exit code 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["depth-limited"]:  # its own parser takes every option after the name
         return cmd_depth_limited(argparse.Namespace(args=argv[1:]))
     args = build_parser().parse_args(argv)
+    return guarded(args.func, args)
+
+
+def guarded(func, *args) -> int:
+    """``func(*args)`` with every error as one line on stderr: exit 2 for bad input, 1 otherwise."""
     try:
-        return args.func(args)
+        return func(*args)
     except (InputError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
         print(f"treeplex: error: {e}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("treeplex: error: out of memory; the size estimate was too low for this machine: "
+              "give a smaller --max-memory or a smaller game", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("treeplex: interrupted", file=sys.stderr)

@@ -7,7 +7,7 @@ sigma_0(z) and player 1's sequence sigma_1(z),  A[sigma_0, sigma_1] += c(z) * u_
 Checks, each raising :class:`~treeplex.game.GameError` with the place named:
 - perfect recall: every node of an infoset has the same own-parent sequence;
 - every node of an infoset offers the same actions;
-- chance probabilities are >= 0 and sum to 1 within 1e-9;
+- payoffs and chance probabilities are finite; probabilities are >= 0 and sum to 1 within 1e-9;
 - payoffs given as pairs (u0, u1) are constant-sum. Player 1's payoffs are then shifted
   by the constant, which leaves every strategy's ranking unchanged; A holds u0.
 
@@ -112,6 +112,10 @@ def compile_game(game: Game, **problem_kwargs) -> Problem:
             u = state.payoff()
             if isinstance(u, tuple):
                 u0, u1 = float(u[0]), float(u[1])
+                if not math.isfinite(u1):
+                    raise GameError(f"player 1's payoff {u1!r} is not finite at {_path(hist)}")
+                if not math.isfinite(u0):
+                    raise GameError(f"payoff {u0!r} is not finite at {_path(hist)}")
                 if constant is None:
                     constant, constant_at = u0 + u1, hist
                 elif abs(u0 + u1 - constant) > SUM_TOL * max(1.0, abs(constant)):

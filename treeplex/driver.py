@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import inspect
+import json
 import math
 import time
 from dataclasses import dataclass, field
@@ -21,7 +22,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .checkpoint import load_checkpoint, save_checkpoint
-from .errors import InputError
+from .errors import InputError, check_params
+from .files import check_output, remove_stale_temporaries
 from .lp import solve_lp
 from .metrics import Evaluation, evaluate
 from .problem import Problem
@@ -56,26 +58,42 @@ class Result:
 
 
 def make_solver(problem: Problem, algorithm: str, **params) -> Solver:
+    check_solver_params(algorithm, params)
+    return construct(algorithm, ALGORITHMS[algorithm], problem, **params)
+
+
+def check_solver_params(algorithm: str, params: dict) -> None:
+    """Refuse an unknown algorithm, parameter names it does not have, and values of the wrong type."""
     if algorithm not in ALGORITHMS:
         raise InputError(f"unknown algorithm {algorithm!r}; choose from: lp, {', '.join(sorted(ALGORITHMS))}")
-    cls = ALGORITHMS[algorithm]
-    known = _parameters(cls)
-    unknown = sorted(set(params) - known)
+    known = _parameters(ALGORITHMS[algorithm])
+    unknown = sorted(set(params) - set(known))
     if unknown:
         raise InputError(f"algorithm {algorithm!r} has no parameter {', '.join(map(repr, unknown))}; "
                          f"its parameters: {', '.join(sorted(known)) or 'none'}")
-    return cls(problem, **params)
+    check_params(known, params, f"algorithm {algorithm!r}")
 
 
-def _parameters(cls) -> set[str]:
-    """Keyword parameters of a solver class, following ``**kw`` up to its base classes."""
-    names: set[str] = set()
+def construct(algorithm: str, cls, *args, **params) -> Solver:
+    """``cls(*args, **params)``, with a value the solver cannot take as an :class:`InputError`."""
+    try:
+        return cls(*args, **params)
+    except (TypeError, ValueError) as e:
+        if isinstance(e, InputError):
+            raise
+        raise InputError(f"algorithm {algorithm!r}: bad parameter value ({e})") from None
+
+
+def _parameters(cls) -> dict:
+    """{keyword parameter: default} of a solver class, following ``**kw`` up to its base classes."""
+    names: dict = {}
     for klass in cls.__mro__:
         if "__init__" not in vars(klass):
             continue
         sig = inspect.signature(klass.__init__)
-        names |= {n for n, p in sig.parameters.items()
-                  if n not in ("self", "problem") and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+        for n, p in sig.parameters.items():
+            if n not in ("self", "problem") and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+                names.setdefault(n, p.default)
         if not any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values()):
             break
     return names
@@ -83,7 +101,7 @@ def _parameters(cls) -> set[str]:
 
 def solve(
     problem: Problem,
-    algorithm: str | Solver = "cfr+",
+    algorithm: str | Solver | None = "cfr+",
     *,
     target_gap: float | None = None,
     max_iters: int | None = None,
@@ -100,7 +118,9 @@ def solve(
     """Run ``algorithm`` (a registered name or a ready :class:`Solver`) until a stop rule fires.
 
     Stops when the gap of the average <= ``target_gap``, after ``max_iters`` iterations, or
-    after ``time_limit`` seconds of solver time. With none given, runs 1000 iterations. The
+    after ``time_limit`` seconds of solver time. With none given, runs 1000 iterations; with
+    only a target, at most 1,000,000 (stopped_by ``max_iters`` if the target is not met). Each
+    given rule must be a positive number (an exact solution is ``algorithm="lp"``). The
     gap is checked every ``check_every`` iterations (default: every iteration up to 10 (every
     10 on games of 1M sequences or more, :func:`_min_check_step`), then about 50 checks per
     run on a geometric schedule, with extra checks where the last two predict the target:
@@ -109,8 +129,9 @@ def solve(
 
     ``checkpoint=PATH`` saves the solver and the driver's progress at every check (and at
     the end); ``resume=PATH`` continues such a run exactly where it was saved: same iterates,
-    same trace (the algorithm and its parameters come from the file; ``max_iters`` and
-    ``time_limit`` count the iterations and solver seconds before the save). ``restart=True``
+    same trace (the algorithm and its parameters come from the file: ``algorithm`` must be
+    None or the same name, and ``params`` the same values; ``max_iters`` and ``time_limit``
+    count the iterations and solver seconds before the save). ``restart=True``
     restarts the solver from its average whenever the gap of the average has halved since
     the last restart (solvers with a ``restart()`` method: the CFR family); the result is
     then the best profile met at a check.
@@ -122,19 +143,28 @@ def solve(
     """
     if report not in REPORTS:
         raise InputError(f"report must be one of {', '.join(REPORTS)}, got {report!r}")
+    _check_stop(target_gap, max_iters, time_limit, check_every)
     if algorithm == "lp" and resume is None:
         lp = solve_lp(problem)
         return Result("lp", lp.x, lp.y, evaluate(problem, lp.x, lp.y), iterations=lp.simplex_iterations,
-                      seconds=lp.seconds, stopped_by="exact")
+                      seconds=lp.seconds, stopped_by="exact" if lp.exact else "lp-approximate")
     trace: list[dict] = []
     seconds = check_seconds = 0.0
     restart_gap = math.inf
     best = None  # (x, y, gap) of the best average checked, kept when restarting
     last = None  # (iteration, gap) at the last check
+    if checkpoint is not None:
+        check_output(checkpoint, "checkpoint", regular=True)
+        remove_stale_temporaries(checkpoint)
     if resume is not None:
-        name, params, state, progress_state = load_checkpoint(resume, problem)
+        name, saved, state, progress_state = load_checkpoint(resume, problem)
+        _check_resume(resume, algorithm, params, name, saved)
+        params = saved
         solver = make_solver(problem, name, **params)
-        solver.load_state_dict(state)
+        try:
+            solver.load_state_dict(state)
+        except InputError as e:
+            raise InputError(f"{resume}: {e}") from None
         trace = progress_state["trace"]
         seconds, check_seconds = progress_state["seconds"], progress_state["check_seconds"]
         restart_gap = progress_state["restart_gap"]
@@ -149,7 +179,9 @@ def solve(
         raise InputError(f"algorithm {solver.name!r} does not support restarting")
     saved_params = {k: v for k, v in params.items() if k != "prior"}  # the prior lives on in the state
     if target_gap is None and max_iters is None and time_limit is None:
-        max_iters = 1000
+        max_iters = DEFAULT_ITERS
+    elif max_iters is None and time_limit is None:
+        max_iters = TARGET_ONLY_ITERS  # a target the solver never reaches must not run forever
     bar = _progress(progress, max_iters, target_gap)
     stopped_by = ""
 
@@ -240,6 +272,36 @@ def _min_check_step(problem: Problem) -> int:
     iteration doubled the time to target of a postflop turn spot; 10 is postflop-solver's
     own interval between exploitability checks."""
     return 10 if problem.X.n_seqs + problem.Y.n_seqs >= LARGE_SEQS else 1
+
+
+DEFAULT_ITERS = 1000  # iterations when no stop rule is given
+TARGET_ONLY_ITERS = 1_000_000  # the cap when only a target gap is given
+
+
+def _check_stop(target_gap, max_iters, time_limit, check_every) -> None:
+    """Refuse stop rules that can never fire or make no sense (negative, NaN, zero target)."""
+    def positive(v, what, kind=(int, float)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, kind) or not 0 < v < math.inf):
+            raise InputError(f"{what} must be a positive {'whole ' if kind is int else ''}number, got {v!r}")
+
+    positive(target_gap, "target gap (--target)")
+    positive(time_limit, "time limit (--time-limit)")
+    positive(max_iters, "max iterations (--max-iters)", int)
+    positive(check_every, "check interval (--check-every)", int)
+
+
+def _check_resume(path: str, algorithm, params: dict, name: str, saved: dict) -> None:
+    """Refuse resuming with another algorithm or other parameters than the checkpoint's."""
+    if isinstance(algorithm, Solver) or algorithm not in (None, name):
+        given = algorithm.name if isinstance(algorithm, Solver) else algorithm
+        raise InputError(f"{path} is a checkpoint of {name!r}, not of {given!r}; resume without --algorithm "
+                         f"(or with --algorithm {name})")
+    if "prior" in params:
+        raise InputError("a resumed run continues from its checkpoint: --warm-start does not apply")
+    for k, v in params.items():
+        if k not in saved or json.loads(json.dumps(v, default=str)) != saved[k]:
+            was = f"with {k}={saved[k]!r}" if k in saved else f"without {k}"
+            raise InputError(f"{path} was run {was}, not with {k}={v!r}; resume without --param {k}")
 
 
 def _toward_target(it: int, scheduled: int, last, gap: float, target: float) -> int:

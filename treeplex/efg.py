@@ -70,12 +70,15 @@ _FRACTION = re.compile(r"([+-]?\d+)/(\d+)")
 
 
 def _parse_number(token: str) -> float | None:
-    """Value of a decimal or fraction token, or None if it is not a number."""
+    """Value of a decimal or fraction token (inf when it overflows a float), or None if it is not a number."""
     if _DECIMAL.fullmatch(token):
         return float(token)
     m = _FRACTION.fullmatch(token)
     if m and int(m.group(2)) != 0:
-        return float(Fraction(int(m.group(1)), int(m.group(2))))
+        try:
+            return float(Fraction(int(m.group(1)), int(m.group(2))))
+        except OverflowError:
+            return math.inf
     return None
 
 
@@ -185,11 +188,15 @@ class _Reader:
         self.i = at + 1
         return int(t)
 
-    def value(self, t: str) -> float | None:
-        """Value of number token ``t`` (cached), or None if it is not a number."""
+    def value(self, at: int, what: str) -> float | None:
+        """Value of the number token at ``at`` (cached), or None if it is not a number; a
+        number too large for a float (``1e999``) is an error naming ``what``."""
+        t = self.toks[at]
         v = self.values.get(t)
         if v is None:
             v = _parse_number(t)
+            if v is not None and not math.isfinite(v):
+                self.fail(f"{what} {_show(t)} is not a finite number (too large for a float)", at)
             if v is not None:
                 self.values[t] = v
         return v
@@ -262,7 +269,7 @@ class _Reader:
                 if toks[self.i] == ",":
                     self.i += 1
                 at = self.i
-                p = self.value(toks[at]) if at < self.n else None
+                p = self.value(at, f"the probability of chance action {labels[-1]!r}") if at < self.n else None
                 if p is None:
                     self.fail(
                         f"expected the probability of chance action {labels[-1]!r}, found {self.found(at)}"
@@ -333,7 +340,7 @@ class _Reader:
             t = toks[at]
             v = values.get(t)
             if v is None:
-                v = self.value(t)
+                v = self.value(at, "the payoff")
                 if v is None:
                     self.fail(
                         f"expected a payoff (a number) or '}}' in the payoff list, found {_show(t)}"
@@ -522,6 +529,21 @@ def _number(x) -> str:
 def write_efg(game: Game, file_or_path: str | os.PathLike | IO[str] | None = None, title: str | None = None) -> str:
     """Write ``game`` in Gambit's ``.efg`` format; return the text, and save it if a file or path is given.
 
+    The text is that of :func:`efg_lines`, which yields it node by node (for large games).
+    """
+    text = "".join(efg_lines(game, title))
+    if file_or_path is not None:
+        if hasattr(file_or_path, "write"):
+            file_or_path.write(text)
+        else:
+            with open(file_or_path, "w", encoding="utf-8") as f:
+                f.write(text)
+    return text
+
+
+def efg_lines(game: Game, title: str | None = None):
+    """The ``.efg`` text of ``game``, one line at a time.
+
     Walks the game once, depth-first (iteratively). Each chance node gets its own chance
     infoset; each decision node the number of its ``infoset_key()`` (numbered per player in
     first-visit order), named ``str(key)``; each terminal its own outcome.
@@ -529,11 +551,11 @@ def write_efg(game: Game, file_or_path: str | os.PathLike | IO[str] | None = Non
     names = getattr(game, "player_names", None) or ("Player 1", "Player 2")
     if title is None:
         title = getattr(game, "title", None) or getattr(game, "name", "game")
-    out = [f"EFG 2 R {_quote(title)} {{ {_quote(names[0])} {_quote(names[1])} }}\n"]
+    yield f"EFG 2 R {_quote(title)} {{ {_quote(names[0])} {_quote(names[1])} }}\n"
     comment = getattr(game, "comment", "")
     if comment:
-        out.append(_quote(comment) + "\n")
-    out.append("\n")
+        yield _quote(comment) + "\n"
+    yield "\n"
     numbers: tuple[dict, dict] = ({}, {})  # per player: infoset key -> number
     n_chance = n_outcomes = 0
     stack = [game.initial_state()]
@@ -543,12 +565,12 @@ def write_efg(game: Game, file_or_path: str | os.PathLike | IO[str] | None = Non
             u = state.payoff()
             u0, u1 = (u[0], u[1]) if isinstance(u, tuple) else (u, 0.0 - float(u))
             n_outcomes += 1
-            out.append(f't "" {n_outcomes} "" {{ {_number(u0)}, {_number(u1)} }}\n')
+            yield f't "" {n_outcomes} "" {{ {_number(u0)}, {_number(u1)} }}\n'
         elif state.is_chance():
             outcomes = list(state.chance_outcomes())
             n_chance += 1
             actions = " ".join(f"{_quote(label)} {_number(p)}" for label, p in outcomes)
-            out.append(f'c "" {n_chance} "" {{ {actions} }} 0\n')
+            yield f'c "" {n_chance} "" {{ {actions} }} 0\n'
             stack.extend(state.apply(label) for label, _ in reversed(outcomes))
         else:
             player = state.player()
@@ -561,13 +583,5 @@ def write_efg(game: Game, file_or_path: str | os.PathLike | IO[str] | None = Non
                 number = table[key] = len(table) + 1
             labels = list(state.legal_actions())
             actions = " ".join(_quote(label) for label in labels)
-            out.append(f"p \"\" {player + 1} {number} {_quote(key)} {{ {actions} }} 0\n")
+            yield f"p \"\" {player + 1} {number} {_quote(key)} {{ {actions} }} 0\n"
             stack.extend(state.apply(label) for label in reversed(labels))
-    text = "".join(out)
-    if file_or_path is not None:
-        if hasattr(file_or_path, "write"):
-            file_or_path.write(text)
-        else:
-            with open(file_or_path, "w", encoding="utf-8") as f:
-                f.write(text)
-    return text

@@ -36,6 +36,17 @@ def read_trace(path: str) -> tuple[dict, list[dict]]:
     return meta, rows
 
 
+def check_image_name(out: str) -> None:
+    """Refuse an image file name whose extension matplotlib cannot write."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    ext = os.path.splitext(out)[1][1:].lower()
+    kinds = FigureCanvasBase.get_supported_filetypes()
+    if ext not in kinds:
+        raise InputError(f"-o {out}: cannot draw a {'.' + ext if ext else 'file without an extension'}; "
+                         f"use one of {', '.join('.' + k for k in sorted(kinds))}")
+
+
 def plot_traces(paths: list[str], out: str, labels: list[str] | None = None, current: bool = False,
                 title: str | None = None) -> str:
     """Draw the traces to ``out`` (PNG, or any format matplotlib knows by extension).
@@ -54,7 +65,9 @@ def plot_traces(paths: list[str], out: str, labels: list[str] | None = None, cur
         meta, rows = read_trace(path)
         games.add(meta.get("game", ""))
         label = labels[k] if labels and k < len(labels) else meta.get("algorithm") or os.path.basename(path)
-        rows = [r for r in rows if r["gap_average"] > 0]
+        rows = [r for r in rows if 0 < r["gap_average"] < float("inf")]
+        if not rows:
+            raise InputError(f"{path}: no positive finite gap to draw on a log scale")
         for ax, xkey in zip(axes, ("iteration", "gradients")):
             color = colors[k % len(colors)]
             ax.plot([r[xkey] for r in rows], [r["gap_average"] for r in rows], label=label, color=color)

@@ -6,8 +6,7 @@ import json
 
 import numpy as np
 
-from .errors import InputError
-from .game import GameError
+from .errors import GameError, InputError, read_json
 from .problem import Problem
 from .treeplex import Treeplex
 
@@ -38,9 +37,14 @@ def plan_from_dict(T: Treeplex, strategy: dict[str, dict[str, float]], player: i
         if probs is None:
             b[T.start[j] : T.end[j]] = 1.0 / len(labels)
             continue
+        if not isinstance(probs, dict):
+            raise GameError(f"player {player} infoset {key!r}: expected {{action: probability}}, got {probs!r:.60}")
         unknown = set(probs) - set(labels)
         if unknown:
             raise GameError(f"player {player} infoset {key!r}: unknown actions {sorted(unknown)}; has {list(labels)}")
+        for a, q in probs.items():
+            if isinstance(q, bool) or not isinstance(q, (int, float)):
+                raise GameError(f"player {player} infoset {key!r}: the probability of {a!r} is {q!r:.40}, not a number")
         row = np.array([float(probs.get(a, 0.0)) for a in labels])
         if np.any(row < 0) or abs(row.sum() - 1.0) > 1e-6:
             raise GameError(f"player {player} infoset {key!r}: probabilities {row.tolist()} are not a distribution")
@@ -65,13 +69,12 @@ def save_profile(path: str, problem: Problem, x: np.ndarray, y: np.ndarray, **me
 
 def load_profile(path: str, problem: Problem) -> tuple[np.ndarray, np.ndarray]:
     """Read a file written by :func:`save_profile` (or ``solve --out``) as realization plans."""
-    try:
-        with open(path) as f:
-            data = json.load(f)
-        strat = data.get("strategies", data)
-        p0, p1 = strat["player0"], strat["player1"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise GameError(f"{path}: not a strategy file ({e})") from None
+    data = read_json(path, "strategy file")
+    strat = data.get("strategies", data) if isinstance(data, dict) else None
+    if not isinstance(strat, dict) or not all(isinstance(strat.get(p), dict) for p in ("player0", "player1")):
+        raise GameError(f"{path}: not a strategy file (expected {{\"player0\": {{infoset: {{action: "
+                        f"probability}}}}, \"player1\": ...}}, optionally under \"strategies\")")
+    p0, p1 = strat["player0"], strat["player1"]
     return plan_from_dict(problem.X, p0, 0), plan_from_dict(problem.Y, p1, 1)
 
 

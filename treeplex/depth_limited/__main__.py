@@ -15,13 +15,13 @@ Bad input: one line on stderr, exit code 2.
 
 from __future__ import annotations
 
-import argparse
 import json
+import math
 import sys
 import time
 
 from ..compile import compile_game
-from ..errors import InputError
+from ..errors import InputError, check_params, defaults_of
 from ..games import parse_game_name
 from ..poker.nlfh import NLFH, SMALL, frac_label
 from .blueprint import compute_blueprint
@@ -32,7 +32,9 @@ from .sets import bias_table, self_generative_table
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m treeplex.depth_limited", description=__doc__.split("\n")[0])
+    from ..cli import OneLineParser, guarded
+
+    ap = OneLineParser(prog="treeplex depth-limited", description=__doc__.split("\n")[0])
     ap.add_argument("--game", default=None, help="nlfh(...) spec; default: the small member " + str(SMALL))
     ap.add_argument("--at", default="", help="history where the off-tree bet is made (default: the first action)")
     ap.add_argument("--bet", type=float, default=0.75, help="the off-tree raise, x pot")
@@ -42,12 +44,11 @@ def main(argv=None) -> int:
     ap.add_argument("--no-root-safety", action="store_true", help="no resolve gadget at the subgame's root")
     ap.add_argument("--solver", default="lp", help="subgame solver: lp (exact) or a registered one (cfr+)")
     ap.add_argument("--json", action="store_true")
-    args = ap.parse_args(argv)
-    try:
-        out = run(args)
-    except (InputError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    return guarded(_run_and_print, ap.parse_args(argv))
+
+
+def _run_and_print(args) -> int:
+    out = run(args)
     if args.json:
         print(json.dumps(out))
     else:
@@ -59,13 +60,18 @@ def main(argv=None) -> int:
 def run(args) -> dict:
     params = dict(SMALL)
     if args.game:
-        name, p = parse_game_name(args.game)
+        name, params = parse_game_name(args.game)
         if name != "nlfh":
             raise InputError(f"--game must be an nlfh(...) spec, got {args.game!r}")
-        params = p
-    if not args.bet > 0:
+        check_params(defaults_of(NLFH), params, "nlfh")
+    if not 0 < args.bet < math.inf:
         raise InputError(f"--bet must be a positive pot fraction, got {args.bet}")
-    G = NLFH(**params)
+    if args.k < 1:
+        raise InputError(f"--k must be at least 1 (values per leaf state), got {args.k}")
+    try:
+        G = NLFH(**params)
+    except TypeError as e:
+        raise InputError(f"bad parameters for nlfh: {e}") from None
     node = G.node(args.at)
     if node.kind != "decision":
         raise InputError(f"--at {args.at!r}: nobody acts there (a {node.kind} node)")

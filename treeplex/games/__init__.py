@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
+from ..errors import check_params, defaults_of
 from ..game import GameError
 from .kuhn import Kuhn
 from .leduc import Leduc
@@ -39,13 +40,15 @@ def parse_game_name(spec: str) -> tuple[str, dict]:
             call = ast.parse(f"f({args})", mode="eval").body
         except SyntaxError:
             return name, _plain_params(spec, args)
-        if call.args:
+        if call.args or any(kw.arg is None for kw in call.keywords):
             raise GameError(f"game parameters must be key=value in {spec!r}")
         for kw in call.keywords:
+            if kw.arg in params:
+                raise GameError(f"parameter {kw.arg!r} is given twice in {spec!r}")
             try:
                 params[kw.arg] = ast.literal_eval(kw.value)
-            except ValueError:
-                params[kw.arg] = ast.unparse(kw.value)  # bare words, e.g. abstraction=libratus
+            except Exception:  # noqa: BLE001 - bare words (abstraction=libratus), or {[]: 1} etc.
+                params[kw.arg] = ast.unparse(kw.value)
     return name, params
 
 
@@ -64,9 +67,11 @@ def _plain_params(spec: str, args: str) -> dict:
             raise GameError(f"cannot parse parameters of {spec!r}; expected key=value, ...")
     params: dict = {}
     for key, value in pairs:
+        if key in params:
+            raise GameError(f"parameter {key!r} is given twice in {spec!r}")
         try:
             params[key] = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
+        except Exception:  # noqa: BLE001 - a bare word such as a board, 7h2cAsKd3s
             params[key] = value
     return params
 
@@ -80,6 +85,7 @@ def make_game(spec: str, **overrides):
     params.update(overrides)
     if name not in GAMES:
         raise GameError(f"unknown game {name!r}; built-in games: {', '.join(sorted(GAMES))}")
+    check_params(defaults_of(GAMES[name]), params, name)
     try:
         return GAMES[name](**params)
     except TypeError as e:

@@ -32,11 +32,11 @@ Fold is always offered when facing a bet, check/call always.
 
 from __future__ import annotations
 
-import json
 import math
+import os
 from dataclasses import dataclass, field
 
-from ..errors import InputError
+from ..errors import InputError, parse_json, read_json
 
 ALL_IN = math.inf
 
@@ -103,7 +103,7 @@ def _sizes(seq, where: str) -> tuple:
             v = float(s)
         except (TypeError, ValueError):
             raise InputError(f"{where}: size {s!r} is not a pot multiplier or 'allin'") from None
-        if not (v > 0):
+        if not (v > 0):  # inf is ALL_IN
             raise InputError(f"{where}: size {s!r} must be a positive pot multiplier")
         out.append(v)
     return tuple(out)
@@ -174,18 +174,11 @@ def make_abstraction(spec, first_player: int = 0) -> BettingAbstraction:
         if s in BUILTIN:
             return BUILTIN[s](first_player=first_player)
         if s.startswith("{"):
-            try:
-                spec = json.loads(s)
-            except ValueError as e:
-                raise InputError(f"abstraction: bad JSON ({e})") from None
+            spec = parse_json(s, "abstraction")
+        elif os.path.isfile(s):
+            spec = read_json(s, "abstraction file")
         else:
-            try:
-                with open(s) as f:
-                    spec = json.load(f)
-            except FileNotFoundError:
-                raise InputError(f"unknown abstraction {s!r}; built-in: {', '.join(BUILTIN)}, or a JSON file") from None
-            except ValueError as e:
-                raise InputError(f"abstraction file {s}: bad JSON ({e})") from None
+            raise InputError(f"unknown abstraction {s!r}; built-in: {', '.join(BUILTIN)}, or a JSON file")
     if not isinstance(spec, dict):
         raise InputError(f"abstraction: expected a name, a JSON object or file, got {spec!r}")
     if "players" in spec:

@@ -11,6 +11,8 @@ computed once per board; :func:`hand_strength` returns larger = better, equal = 
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from ..errors import InputError
@@ -62,10 +64,13 @@ def parse_board(board, n: int = 5) -> list[int]:
     """A board as a string (``"AsKd7h2c3s"``) or a sequence of cards; must have ``n`` cards."""
     if isinstance(board, str):
         cards = parse_cards(board, "board")
-    else:
+    elif hasattr(board, "__iter__") and all(isinstance(c, (str, numbers.Integral)) and not isinstance(c, bool)
+                                            for c in board):
         cards = [parse_card(c, "board") if isinstance(c, str) else int(c) for c in board]
         if any(not 0 <= c < N_CARDS for c in cards) or len(set(cards)) != len(cards):
             raise InputError(f"board: bad or repeated card ids in {list(board)!r}")
+    else:
+        raise InputError(f"board: expected cards like 'AsKd7h2c3s' or a list of card ids, got {board!r}")
     if len(cards) != n:
         raise InputError(f"board: need {n} cards, got {len(cards)} in {board!r}")
     return cards

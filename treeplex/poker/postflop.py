@@ -281,18 +281,19 @@ class PostflopGame(HandsGame):
                         np.concatenate(st).astype(np.int32) if st else np.zeros(0, np.int32)))
         return out
 
-    def problem(self, max_memory: float | None = None) -> PostflopProblem:
+    def problem(self, max_memory: str | int | None = None) -> PostflopProblem:
         """The sequence-form problem with the structured operator; refuses, before allocating,
-        a game whose :meth:`memory_estimate` is above ``max_memory`` bytes (default: the
-        memory available now)."""
+        a game whose :meth:`memory_estimate` is above ``max_memory`` (bytes, or a size such as
+        ``"4G"``; default: the memory available now)."""
+        from ..memory import limit_bytes, show
+
         if getattr(self, "_problem", None) is not None:
             return self._problem
         need = self.memory_estimate()
-        max_memory = available_memory() if max_memory is None else max_memory
-        if need > max_memory:
-            raise InputError(f"postflop: this spot needs about {need / 2**30:.2f} GiB "
-                             f"({self.n_seqs(0) + self.n_seqs(1):,} sequences), above --max-memory "
-                             f"{max_memory / 2**30:.2f} GiB")
+        limit, name = limit_bytes(None if max_memory is None else str(max_memory))
+        if limit is not None and need > limit:
+            raise InputError(f"postflop: this spot needs about {show(need)} "
+                             f"({self.n_seqs(0) + self.n_seqs(1):,} sequences), above {name} ({show(limit)})")
         t0 = time.perf_counter()
         A = self.operator()
         if len(self.symmetries) == 1:
@@ -568,18 +569,6 @@ def _equity(runouts, cards, p, opp_w) -> np.ndarray:
         den += ok @ opp_w
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
-
-
-def available_memory() -> float:
-    """Bytes of memory available now (MemAvailable in /proc/meminfo; unlimited if unknown)."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return float(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return math.inf
 
 
 def _chips(v, name: str) -> float:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, read_json
 from ..game import RulesState
 from ..problem import Problem
 from .betting import build_tree, make_abstraction
@@ -73,7 +73,7 @@ class RiverGame(HandsGame):
             raise InputError(f"river: showdown must be 'sweep' or 'dense', got {showdown!r}")
         self.pot, self.stack, self.big_blind = (_chips(v, k) for k, v in (("pot", pot), ("stack", stack),
                                                                          ("big_blind", big_blind)))
-        if first not in (0, 1):
+        if isinstance(first, bool) or not isinstance(first, int) or first not in (0, 1):
             raise InputError(f"river: first must be 0 or 1 (the player who acts first), got {first!r}")
         self.first = first
         self.board = parse_board(board)
@@ -105,8 +105,9 @@ class RiverGame(HandsGame):
         n_seqs = (self.n_seqs(0), self.n_seqs(1))
         return RiverPayoff(n_seqs, cards, self.weight, self.strength, kind, value, base, stride, self.showdown)
 
-    def problem(self) -> RiverProblem:
-        """The sequence-form problem with the structured operator (never writes A down)."""
+    def problem(self, max_memory=None) -> RiverProblem:
+        """The sequence-form problem with the structured operator (never writes A down).
+        ``max_memory`` is not checked: at most 1,326 hands per player and one betting round."""
         t0 = time.perf_counter()
         A = self.operator()
         X, Y = self.treeplex(0), self.treeplex(1)
@@ -267,11 +268,7 @@ def load_spec(path_or_dict, where: str | None = None) -> RiverGame:
     spec = path_or_dict
     where = where or (path_or_dict if isinstance(path_or_dict, str) else "river spec")
     if not isinstance(spec, dict):
-        try:
-            with open(spec) as f:
-                spec = json.load(f)
-        except ValueError as e:
-            raise InputError(f"{where}: bad JSON ({e})") from None
+        spec = read_json(spec, "river spec")
     if not isinstance(spec, dict):
         raise InputError(f"{where}: a river spec is a JSON object")
     spec = dict(spec)
@@ -283,13 +280,16 @@ def load_spec(path_or_dict, where: str | None = None) -> RiverGame:
     return RiverGame(**spec)
 
 
+MAX_CHIPS = 1e12  # chip counts stay exact integers in floats, and bet sizes finite
+
+
 def _chips(v, name: str) -> float:
     try:
         x = float(v)
     except (TypeError, ValueError):
         raise InputError(f"river: {name} must be a number of chips, got {v!r}") from None
-    if not (x > 0) or x == float("inf"):
-        raise InputError(f"river: {name} must be a positive number of chips, got {v!r}")
+    if not (0 < x <= MAX_CHIPS):
+        raise InputError(f"river: {name} must be a positive number of chips up to {MAX_CHIPS:.0e}, got {v!r}")
     return x
 
 

@@ -202,10 +202,13 @@ def efpe_algorithms() -> list[str]:
 def make_efpe_solver(problem: Problem, algorithm: str, xi, **params) -> Solver:
     """A solver for Gamma_xi: ``algorithm`` is ``egt``, ``egt-as`` or a regret-matching CFR
     variant (``cfr+``, ...); ``xi`` as in :func:`perturbation`; ``params`` go to the solver."""
+    from ..driver import check_solver_params, construct
+
     if algorithm not in ALGORITHMS:
         raise InputError(f"unknown algorithm {algorithm!r} for --refine efpe; choose from: lp, "
                          f"{', '.join(efpe_algorithms())}")
-    return _perturbed_class(algorithm)(problem, perturbation(problem, xi), **params)
+    check_solver_params(algorithm, params)
+    return construct(algorithm, _perturbed_class(algorithm), problem, perturbation(problem, xi), **params)
 
 
 def solve_efpe(problem: Problem, algorithm: str = "egt", xi=0.01, **kwargs):

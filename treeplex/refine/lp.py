@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from ..lp import LPError, LPResult, constraint_matrix
+from ..lp import LPError, LPResult, constraint_matrix, scaled_payoffs
 from ..problem import Problem
 from ..treeplex import Treeplex
 
@@ -51,10 +51,10 @@ def _solve_side(M, E, e, Gx, F, f, Gy):
 def solve_lp_perturbed(problem: Problem, lower_x: np.ndarray, lower_y: np.ndarray) -> LPResult:
     """Equilibrium plans of max_{x in X^l} min_{y in Y^l} x^T A y and its value (player 0's)."""
     t0 = time.perf_counter()
-    A = problem.A.to_sparse()
+    A, scale = scaled_payoffs(problem)
     E, e = constraint_matrix(problem.X)
     F, f = constraint_matrix(problem.Y)
     Gx, Gy = lower_bound_matrix(problem.X, lower_x), lower_bound_matrix(problem.Y, lower_y)
     x, v0, it0 = _solve_side(A, E, e, Gx, F, f, Gy)
     y, v1, it1 = _solve_side(-A.T.tocsr(), F, f, Gy, E, e, Gx)
-    return LPResult(x=x, y=y, value=0.5 * (v0 - v1), seconds=time.perf_counter() - t0, simplex_iterations=it0 + it1)
+    return LPResult(x=x, y=y, value=0.5 * (v0 - v1) * scale, seconds=time.perf_counter() - t0, simplex_iterations=it0 + it1)

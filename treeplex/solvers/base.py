@@ -14,8 +14,12 @@ Register a class with ``@register("name")`` and the driver and CLI can run it.
 
 from __future__ import annotations
 
+import math
+import numbers
+
 import numpy as np
 
+from ..errors import InputError
 from ..problem import Problem
 
 ALGORITHMS: dict[str, type["Solver"]] = {}
@@ -69,6 +73,8 @@ class Solver:
         return state
 
     def load_state_dict(self, state: dict) -> None:
+        """Load a :meth:`state_dict` (e.g. from a checkpoint) after :meth:`check_state`."""
+        self.check_state(state)
         for k, v in state.items():
             if k == "_gradients":
                 continue
@@ -80,3 +86,30 @@ class Solver:
             else:
                 setattr(self, k, type(cur)(v) if cur is not None else v)
         self._grad_offset = int(state["_gradients"]) - self.problem.A.gradients
+
+    def check_state(self, state: dict) -> None:
+        """Refuse (:class:`InputError`) a state that does not fit this solver: other names,
+        arrays of another shape or dtype or with non-finite entries, scalars of another type.
+        An empty array named ``NAMEp`` (an optional one, e.g. ``logprior0``) may also be
+        player p's full size."""
+        from ..checkpoint import check_array
+
+        own = self.state_dict()
+        if set(state) != set(own):
+            diff = sorted(set(own) ^ set(state))
+            raise InputError(f"checkpoint state does not fit {self.name}: fields {diff} missing or unexpected")
+        for k, ref in own.items():
+            v = state[k]
+            if isinstance(ref, np.ndarray):
+                shape = ref.shape
+                if ref.size == 0 and k[-1:] in "01" and isinstance(v, np.ndarray) and v.size:
+                    shape = (self.problem.treeplexes[int(k[-1])].n_seqs,)
+                check_array(f"state/{k}", v, shape, ref.dtype)
+            elif isinstance(ref, (bool, np.bool_)):
+                if not isinstance(v, (bool, np.bool_)):
+                    raise InputError(f"checkpoint field {k!r} is {v!r}, expected true or false")
+            elif isinstance(ref, numbers.Integral):
+                if isinstance(v, bool) or not isinstance(v, numbers.Integral) or (v < 0 and k != "_grad_offset"):
+                    raise InputError(f"checkpoint field {k!r} is {v!r}, expected a whole number >= 0")
+            elif isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
+                raise InputError(f"checkpoint field {k!r} is {v!r}, expected a finite number")

@@ -27,7 +27,7 @@ import math
 import numba as nb
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, nonnegative
 from ..problem import Problem, SparsePayoff
 from .base import Solver, register
 from .regret_kernels import average_plan, cfr_iteration, counterfactual_values, plan_pass, regret_pass, update_parts
@@ -62,8 +62,8 @@ class RegretSolver(Solver):
             raise InputError(f"storage must be 'float64' or 'float32', got {storage!r}")
         dtype = np.dtype(storage)
         self.alternating = bool(alternating)
-        self.prior_weight = float(prior_weight)
-        self.restart_weight = float(restart_weight)
+        self.prior_weight = nonnegative(prior_weight, "prior_weight")
+        self.restart_weight = nonnegative(restart_weight, "restart_weight")
         self.epoch = 0  # iteration at the last (re)start: schedules count t from there
         self._parts = tuple(T.subtree_parts(nb.get_num_threads()) if T.n_seqs > PARALLEL_SEQS else None
                             for T in problem.treeplexes)  # independent subtrees per thread, or serial
@@ -242,7 +242,8 @@ class DiscountedCFR(RegretSolver):
     average sum by ((t-1)/t)^gamma. Defaults (1.5, 0, 2) are the paper's recommendation."""
 
     def __init__(self, problem, alpha: float = 1.5, beta: float = 0.0, gamma: float = 2.0, **kw):
-        self.alpha, self.beta, self.gamma = float(alpha), float(beta), float(gamma)
+        self.alpha, self.gamma = nonnegative(alpha, "dcfr: alpha"), nonnegative(gamma, "dcfr: gamma")
+        self.beta = float(beta)
         super().__init__(problem, **kw)
 
     def regrets(self, t):
@@ -259,7 +260,7 @@ class PredictiveCFRPlus(RegretSolver):
     b = max(R + r, 0) normalized; quadratic averaging (weight t^gamma, gamma = 2)."""
 
     def __init__(self, problem, gamma: float = 2.0, **kw):
-        self.gamma = float(gamma)
+        self.gamma = nonnegative(gamma, f"{self.name}: gamma")
         super().__init__(problem, **kw)
 
     def regrets(self, t):
@@ -278,7 +279,7 @@ class PredictiveDiscountedCFRPlus(RegretSolver):
     multiplied by ((t-1)/t)^gamma. Defaults (2.3, 5) are the paper's."""
 
     def __init__(self, problem, alpha: float = 2.3, gamma: float = 5.0, **kw):
-        self.alpha, self.gamma = float(alpha), float(gamma)
+        self.alpha, self.gamma = nonnegative(alpha, "pdcfr+: alpha"), nonnegative(gamma, "pdcfr+: gamma")
         super().__init__(problem, **kw)
 
     def regrets(self, t):
@@ -365,8 +366,8 @@ class DualAveraging(Solver):
             raise InputError(f"dual-averaging: schedule must be 'sqrt' or 'constant', got {schedule!r}")
         self.sqrt_schedule = schedule == "sqrt"
         self.alternating = bool(alternating)
-        self.prior_weight = float(prior_weight)
-        self.restart_weight = float(restart_weight)
+        self.prior_weight = nonnegative(prior_weight, "prior_weight")
+        self.restart_weight = nonnegative(restart_weight, "restart_weight")
         self.dgf = tuple(DilatedEntropy(T, weights) for T in problem.treeplexes)
         if mu is None:
             mu = 0.1 * value_scale(problem) / math.sqrt(max(d.beta.max() for d in self.dgf))
