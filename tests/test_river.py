@@ -252,7 +252,8 @@ def test_bad_river_input():
 
 def test_openspiel_universal_poker_same_value():
     pytest.importorskip("pyspiel")
-    from treeplex.poker.openspiel import OpenSpielGame, load_universal_poker
+    from treeplex.openspiel import OpenSpielGame
+    from treeplex.poker.openspiel import load_universal_poker
 
     # OpenSpiel's own rules, payoffs, hand evaluator and infosets, compiled and solved by LP,
     # against our fcpa river game with the same pot, board and reach weights.

@@ -7,7 +7,7 @@ from .compile import compile_game
 from .driver import Result, solve
 from .errors import InputError
 from .game import Chance, Decision, ExplicitGame, GameError, Terminal, chance, decision, terminal
-from .games import make_game
+from .games import load_game, make_game
 from .lp import solve_lp
 from .metrics import Evaluation, evaluate, exploitability, gap
 from .problem import PayoffOperator, Problem, SparsePayoff
@@ -16,5 +16,5 @@ from .treeplex import Treeplex
 __all__ = [
     "Chance", "Decision", "Evaluation", "ExplicitGame", "GameError", "InputError", "PayoffOperator", "Problem",
     "Result", "SparsePayoff", "Terminal", "Treeplex", "chance", "compile_game", "decision", "evaluate",
-    "exploitability", "gap", "make_game", "solve", "solve_lp", "terminal",
+    "exploitability", "gap", "load_game", "make_game", "solve", "solve_lp", "terminal",
 ]

@@ -1,6 +1,7 @@
 """Command line: ``treeplex info|solve|export GAME`` and ``treeplex plot TRACE.csv ...``.
 
-GAME is a built-in name with optional parameters (``leduc(ranks=5)``,
+GAME is a built-in name with optional parameters (``leduc(ranks=5)``), an OpenSpiel game
+(``openspiel:liars_dice(numdice=1,dice_sides=6)``, needs ``treeplex[openspiel]``),
 ``river(pot=2100,board=AsKd7h2c3s,abstraction=libratus)`` with ``--range0/--range1``), a path
 to a Gambit ``.efg`` file, or a river endgame ``.json`` spec. Errors are one line on stderr: exit code 2 for bad input, 1 for internal errors.
 """
@@ -16,36 +17,8 @@ import time
 
 from .compile import compile_game
 from .errors import GameError, InputError
-from .games import make_game
+from .games import load_game
 from .metrics import to_mbb
-
-
-def load_game(spec: str, **overrides):
-    """A built-in game name, a ``.efg`` path, or a river endgame ``.json`` spec file.
-
-    ``overrides`` (e.g. ``range0``/``range1`` from the command line) replace game parameters.
-    """
-    if spec.endswith(".json"):
-        from .poker.river import load_spec
-
-        if not os.path.isfile(spec):
-            raise GameError(f"no such file: {spec}")
-        return load_spec({**_read_json(spec), **overrides}, where=spec)
-    if spec.endswith(".efg") or os.path.isfile(spec):
-        from .efg import read_efg
-
-        if not os.path.isfile(spec):
-            raise GameError(f"no such file: {spec}")
-        return read_efg(spec)
-    return make_game(spec, **overrides)
-
-
-def _read_json(path: str) -> dict:
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except ValueError as e:
-        raise GameError(f"{path}: bad JSON ({e})") from None
 
 
 def load_problem(spec: str, **overrides):

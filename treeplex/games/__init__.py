@@ -1,8 +1,10 @@
-"""Built-in games and the name parser: ``make_game("leduc(ranks=5)")``."""
+"""Built-in games, the name parser (``make_game("leduc(ranks=5)")``) and :func:`load_game`."""
 
 from __future__ import annotations
 
 import ast
+import json
+import os
 import re
 
 from ..game import GameError
@@ -76,3 +78,39 @@ def make_game(spec: str, **overrides):
         raise GameError(f"bad parameters for {name}: {e}") from None
     except ValueError as e:
         raise GameError(str(e)) from None
+
+
+def load_game(spec: str, **overrides):
+    """The game ``spec`` names: a built-in name (``"leduc(ranks=5)"``), ``"openspiel:NAME(k=v,...)"``
+    (any two-player zero-sum pyspiel game, :mod:`treeplex.openspiel`), a Gambit ``.efg`` path,
+    or a river endgame ``.json`` spec file.
+
+    ``overrides`` (e.g. ``range0``/``range1`` from the command line) replace game parameters.
+    """
+    if spec.startswith("openspiel:"):
+        from ..openspiel import load_openspiel
+
+        if overrides:
+            raise GameError(f"{spec}: options {sorted(overrides)} do not apply to OpenSpiel games")
+        return load_openspiel(spec)
+    if spec.endswith(".json"):
+        from ..poker.river import load_spec
+
+        if not os.path.isfile(spec):
+            raise GameError(f"no such file: {spec}")
+        return load_spec({**_read_json(spec), **overrides}, where=spec)
+    if spec.endswith(".efg") or os.path.isfile(spec):
+        from ..efg import read_efg
+
+        if not os.path.isfile(spec):
+            raise GameError(f"no such file: {spec}")
+        return read_efg(spec)
+    return make_game(spec, **overrides)
+
+
+def _read_json(path: str) -> dict:
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except ValueError as e:
+        raise GameError(f"{path}: bad JSON ({e})") from None
