@@ -61,3 +61,67 @@ def test_turn_based_goofspiel_solves(capsys):
     assert main(["solve", "openspiel:turn_based_simultaneous_game(game=goofspiel(num_cards=3))", "--json",
                  "--no-strategies"]) == 0
     assert json.loads(capsys.readouterr().out)["value"] == pytest.approx(0.0, abs=1e-12)
+
+
+# ------------------------------------------------------------------ policies
+
+
+@pytest.fixture(scope="module", params=["kuhn_poker", "leduc_poker"])
+def solved(request):
+    game = tp.load_game(f"openspiel:{request.param}")
+    problem = tp.compile_game(game)
+    res = tp.solve(problem, "cfr+", max_iters=200)
+    return game, problem, res
+
+
+def test_exported_policy_has_openspiels_exploitability(solved):
+    # OpenSpiel's exploitability() (best responses on its own tree, NashConv / 2) of the
+    # exported TabularPolicy equals treeplex's gap / 2.
+    from open_spiel.python.algorithms.exploitability import exploitability
+
+    from treeplex.openspiel import to_tabular_policy
+
+    game, problem, res = solved
+    pol = to_tabular_policy(game, problem, res.x, res.y)
+    assert res.exploitability > 1e-6  # not an equilibrium: a real check
+    assert exploitability(game.spiel_game, pol) == pytest.approx(res.exploitability, abs=1e-9)
+
+
+def test_imported_openspiel_policy_has_openspiels_exploitability(solved):
+    # The other way: OpenSpiel's own (C++) CFR+ average policy, imported as plans.
+    from treeplex.openspiel import plans_from_policy
+
+    game, problem, _ = solved
+    cfr = pyspiel.CFRPlusSolver(game.spiel_game)
+    for _ in range(30):
+        cfr.evaluate_and_update_policy()
+    pol = cfr.tabular_average_policy()
+    x, y = plans_from_policy(game, problem, pol)
+    assert tp.exploitability(problem, x, y) == pytest.approx(pyspiel.exploitability(game.spiel_game, pol), abs=1e-9)
+
+
+@pytest.mark.parametrize("suffix", ["pkl", "json"])
+def test_cli_policy_file_round_trip(suffix, tmp_path, capsys):
+    from open_spiel.python.algorithms.exploitability import exploitability
+
+    from treeplex.openspiel import load_policy, plans_from_policy
+
+    out = tmp_path / f"policy.{suffix}"
+    assert main(["solve", "openspiel:kuhn_poker", "--algorithm", "cfr+", "--max-iters", "50", "--json",
+                 "--no-strategies", "--out", str(out), "--format", "openspiel"]) == 0
+    ours = json.loads(capsys.readouterr().out)["exploitability"]
+    pol = load_policy(str(out))
+    game = tp.load_game("openspiel:kuhn_poker")
+    problem = tp.compile_game(game)
+    if suffix == "pkl":
+        assert exploitability(game.spiel_game, pol) == pytest.approx(ours, abs=1e-9)
+    assert tp.exploitability(problem, *plans_from_policy(game, problem, pol)) == pytest.approx(ours, abs=1e-12)
+    # as a warm start: the first iterate is the prior, so the average after 1 iteration is it
+    assert main(["solve", "openspiel:kuhn_poker", "--algorithm", "cfr+", "--max-iters", "1", "--json",
+                 "--no-strategies", "--warm-start", str(out)]) == 0
+    assert json.loads(capsys.readouterr().out)["exploitability"] == pytest.approx(ours, abs=1e-12)
+
+
+def test_format_openspiel_needs_an_openspiel_game(capsys):
+    assert main(["solve", "kuhn", "--out", "x.pkl", "--format", "openspiel"]) == 2
+    assert "needs an OpenSpiel game" in capsys.readouterr().err

@@ -84,7 +84,10 @@ def add_solver_args(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--time-limit", type=float, default=None, help="seconds of solver time")
     sp.add_argument("--check-every", type=int, default=None, help="iterations between gap checks")
     sp.add_argument("--trace", default=None, help="write the trace to this CSV file")
-    sp.add_argument("--out", default=None, help="write the strategy profile (behavioral, JSON) here")
+    sp.add_argument("--out", default=None, help="write the strategy profile here (behavioral, JSON; see --format)")
+    sp.add_argument("--format", choices=["treeplex", "openspiel"], default="treeplex",
+                    help="--out format: treeplex JSON (default), or for openspiel: games an OpenSpiel "
+                         "TabularPolicy (.pkl: pickled; .json: {game, policy: {infostate: [[action, prob]]}})")
     sp.add_argument("--no-progress", action="store_true", help="no progress bar")
     sp.add_argument("--checkpoint", default=None, metavar="FILE", help="save the run here at every gap check")
     sp.add_argument("--resume", default=None, metavar="FILE", help="continue the run saved in this checkpoint")
@@ -92,7 +95,9 @@ def add_solver_args(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--report", choices=["average", "current", "best"], default=None,
                     help="strategy to report and stop on: the average (default), the current iterate, "
                          "or the better of the two")
-    sp.add_argument("--warm-start", default=None, metavar="FILE", help="start from this strategy profile (JSON)")
+    sp.add_argument("--warm-start", default=None, metavar="FILE",
+                    help="start from this strategy profile (--out file; for openspiel: games also an "
+                         "OpenSpiel policy .pkl/.json)")
     sp.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                     help="solver parameter, repeatable (e.g. alpha=2.3, alternating=false, eta=10)")
     sp.add_argument("--refine", choices=["efpe"], default=None,
@@ -122,7 +127,7 @@ def _parse_value(text: str):
         return text
 
 
-def solver_params(args, problem) -> dict:
+def solver_params(args, problem, game=None) -> dict:
     """``solve()`` keyword arguments from the solver flags, ``algorithm`` included."""
     iterative = any(v is not None for v in (args.target, args.max_iters, args.time_limit, args.checkpoint,
                                             args.resume)) or args.restart
@@ -135,7 +140,7 @@ def solver_params(args, problem) -> dict:
     if args.warm_start:
         from .strategy import load_profile
 
-        params["prior"] = load_profile(args.warm_start, problem)
+        params["prior"] = load_profile(args.warm_start, problem, game)
     for flag in ("checkpoint", "resume", "restart"):
         if getattr(args, flag):
             params[flag] = getattr(args, flag)
@@ -151,7 +156,9 @@ def cmd_solve(args) -> int:
     p = problem_for(game, args.game)
     compile_seconds = time.perf_counter() - t0
     show_bar = not args.no_progress and not args.json and sys.stderr.isatty()
-    params = solver_params(args, p)
+    params = solver_params(args, p, game)
+    if args.format == "openspiel" and not hasattr(game, "spiel_game"):
+        raise InputError(f"--format openspiel needs an OpenSpiel game (openspiel:NAME), not {args.game!r}")
     stop = dict(target_gap=args.target, max_iters=args.max_iters, time_limit=args.time_limit,
                 check_every=args.check_every, progress=show_bar, report=args.report or "average")
     if args.refine:
@@ -164,7 +171,11 @@ def cmd_solve(args) -> int:
         res, refined = solve(p, params.pop("algorithm"), **stop, **params), {}
     if args.trace:
         write_trace(res.trace, args.trace, {"game": p.name, "algorithm": res.algorithm})
-    if args.out and hasattr(p, "strategy_dict"):  # river: per-hand strategy at every betting node
+    if args.out and args.format == "openspiel":
+        from .openspiel import save_policy
+
+        save_policy(args.out, game, p, res.x, res.y)
+    elif args.out and hasattr(p, "strategy_dict"):  # river: per-hand strategy at every betting node
         with open(args.out, "w") as f:
             json.dump({"algorithm": res.algorithm, **p.strategy_dict(res.x, res.y)}, f)
     elif args.out:

@@ -181,9 +181,12 @@ def to_tabular_policy(game: OpenSpielGame, problem, x: np.ndarray, y: np.ndarray
 
 
 def plans_from_policy(game: OpenSpielGame, problem, pol) -> tuple[np.ndarray, np.ndarray]:
-    """Realization plans (x, y) of ``problem`` from an OpenSpiel ``TabularPolicy`` or its
-    ``to_dict()`` table ({infostate: [(action, prob), ...]}); the probabilities of each
+    """Realization plans (x, y) of ``problem`` from an OpenSpiel ``TabularPolicy`` (Python's,
+    or C++'s ``pyspiel.TabularPolicy``, e.g. ``CFRPlusSolver().tabular_average_policy()``) or
+    a ``to_dict()`` table ({infostate: [(action, prob), ...]}); the probabilities of each
     infoset's legal actions are renormalized, infosets the policy lacks play uniformly."""
+    if hasattr(pol, "policy_table"):  # pyspiel.TabularPolicy
+        pol = pol.policy_table()
     b = [np.ones(T.n_seqs) for T in problem.treeplexes]
     for p, j, key, acts in _infosets(game, problem):
         T = problem.treeplexes[p]

@@ -52,13 +52,21 @@ def save_profile(path: str, problem: Problem, x: np.ndarray, y: np.ndarray, **me
         json.dump({**meta, "game": problem.name, "strategies": profile_dict(problem, x, y)}, f, indent=1)
 
 
-def load_profile(path: str, problem: Problem) -> tuple[np.ndarray, np.ndarray]:
-    """Read a file written by :func:`save_profile` (or ``solve --out``) as realization plans."""
+def load_profile(path: str, problem: Problem, game=None) -> tuple[np.ndarray, np.ndarray]:
+    """Read a file written by :func:`save_profile` (or ``solve --out``) as realization plans;
+    for an OpenSpiel ``game``, also an OpenSpiel policy file (``.pkl``, or ``.json`` with a
+    ``"policy"`` table: :func:`treeplex.openspiel.load_policy`)."""
+    from .openspiel import OpenSpielGame, load_policy, plans_from_policy
+
+    if isinstance(game, OpenSpielGame) and path.endswith(".pkl"):
+        return plans_from_policy(game, problem, load_policy(path))
     try:
         with open(path) as f:
             data = json.load(f)
+        if isinstance(game, OpenSpielGame) and "policy" in data:
+            return plans_from_policy(game, problem, data["policy"])
         strat = data.get("strategies", data)
         p0, p1 = strat["player0"], strat["player1"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         raise GameError(f"{path}: not a strategy file ({e})") from None
     return plan_from_dict(problem.X, p0, 0), plan_from_dict(problem.Y, p1, 1)
