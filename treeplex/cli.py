@@ -19,6 +19,7 @@ from .compile import compile_game
 from .errors import GameError, InputError
 from .games import load_game
 from .metrics import to_mbb
+from .targets import HELP as TARGET_HELP, target_gap
 
 
 def load_problem(spec: str, **overrides):
@@ -79,7 +80,7 @@ def add_solver_args(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--algorithm", default=None,
                     help=f"lp (exact) or an iterative solver; default: lp, or {ITERATIVE_DEFAULT} when a stop "
                          "rule (--target, --max-iters, --time-limit) or --checkpoint/--resume/--restart is given")
-    sp.add_argument("--target", type=float, default=None, help="stop when the saddle-point gap <= GAP")
+    sp.add_argument("--target", default=None, help=TARGET_HELP)
     sp.add_argument("--max-iters", type=int, default=None)
     sp.add_argument("--time-limit", type=float, default=None, help="seconds of solver time")
     sp.add_argument("--check-every", type=int, default=None, help="iterations between gap checks")
@@ -159,7 +160,7 @@ def cmd_solve(args) -> int:
     params = solver_params(args, p, game)
     if args.format == "openspiel" and not hasattr(game, "spiel_game"):
         raise InputError(f"--format openspiel needs an OpenSpiel game (openspiel:NAME), not {args.game!r}")
-    stop = dict(target_gap=args.target, max_iters=args.max_iters, time_limit=args.time_limit,
+    stop = dict(target_gap=target_gap(args.target, p), max_iters=args.max_iters, time_limit=args.time_limit,
                 check_every=args.check_every, progress=show_bar, report=args.report or "average")
     if args.refine:
         from .refine.cli import solve_refined
@@ -196,6 +197,8 @@ def cmd_solve(args) -> int:
         "compile_seconds": compile_seconds,
         "stopped_by": res.stopped_by,
     }
+    if stop["target_gap"] is not None:
+        out["target_gap"] = stop["target_gap"]
     if p.big_blind:
         out["exploitability_mbb_per_game"] = to_mbb(res.exploitability, p.big_blind)
     out.update(refined)

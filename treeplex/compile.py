@@ -91,7 +91,8 @@ class _Side:
 def compile_game(game: Game, **problem_kwargs) -> Problem:
     """Walk ``game`` depth-first once and return its sequence-form :class:`Problem`.
 
-    ``problem.stats`` gets the node counts and ``compile_seconds``. Extra keyword arguments
+    ``problem.stats`` gets the node counts, ``compile_seconds`` and, for poker games with a
+    ``pot`` attribute, the starting pot in chips. Extra keyword arguments
     (``payoff_unit``, ``big_blind``) are passed to :class:`Problem`; a game may also carry
     them as attributes.
     """
@@ -172,6 +173,8 @@ def compile_game(game: Game, **problem_kwargs) -> Problem:
         "decision_nodes": n_decision,
         "constant_sum": constant if constant is not None else 0.0,
     }
+    if getattr(game, "pot", None) is not None:  # poker: the starting pot, for %pot units
+        stats["pot"] = float(game.pot)
     for attr in ("payoff_unit", "big_blind"):
         if attr not in problem_kwargs and getattr(game, attr, None) is not None:
             problem_kwargs[attr] = getattr(game, attr)
