@@ -152,10 +152,13 @@ def cmd_solve(args) -> int:
     from .driver import solve, write_trace
     from .strategy import profile_dict, save_profile
 
+    from .jit import JitClock
+
     t0 = time.perf_counter()
-    game = load_game(args.game, **_overrides(args))
-    p = problem_for(game, args.game)
-    compile_seconds = time.perf_counter() - t0
+    with JitClock() as jit:
+        game = load_game(args.game, **_overrides(args))
+        p = problem_for(game, args.game)
+    compile_seconds = time.perf_counter() - t0 - jit.seconds
     show_bar = not args.no_progress and not args.json and sys.stderr.isatty()
     params = solver_params(args, p, game)
     if args.format == "openspiel" and not hasattr(game, "spiel_game"):
@@ -195,6 +198,7 @@ def cmd_solve(args) -> int:
         "seconds": res.seconds,
         "check_seconds": res.check_seconds,
         "compile_seconds": compile_seconds,
+        "jit_seconds": jit.seconds + res.jit_seconds,
         "stopped_by": res.stopped_by,
     }
     if stop["target_gap"] is not None:
@@ -231,7 +235,7 @@ def cmd_solve(args) -> int:
 
         print_refinement(out, unit)
     print(f"time            {res.seconds:.3f} s solve, {compile_seconds:.3f} s compile, "
-          f"{res.check_seconds:.3f} s gap checks")
+          f"{res.check_seconds:.3f} s gap checks, {out['jit_seconds']:.3f} s JIT (numba)")
     if not args.no_strategies and hasattr(p, "summary"):
         print("\n" + p.summary(res.x, res.y))
     elif not args.no_strategies:
