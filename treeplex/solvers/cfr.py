@@ -30,7 +30,8 @@ import numpy as np
 from ..errors import InputError
 from ..problem import Problem, SparsePayoff
 from .base import Solver, register
-from .regret_kernels import average_plan, cfr_iteration, counterfactual_values, plan_pass, regret_pass, update_parts
+from .regret_kernels import (average_plan, cfr_iteration, counterfactual_values, kernel_args, plan_pass, regret_pass,
+                             update_parts)
 
 TINY = 1e-300  # floor for log(prior) in Hedge recentering
 PARALLEL_SEQS = 20000  # treeplexes this large run update_parts: one part of subtrees per thread
@@ -50,7 +51,13 @@ class RegretSolver(Solver):
       iterations on Leduc; with 1 or 10 rounding noise grows (measured).
     - ``restart_weight`` (default 10): the weight of the average when the driver restarts
       from it (the best of 1, 10, 100 on Kuhn and Leduc, measured).
+
+    ``plain`` (class attribute): True for variants whose regrets are plain regret matching
+    (pos = neg, kappa = 1, lam = 0), so that only that kernel is compiled
+    (:func:`~.regret_kernels.kernel_args`).
     """
+
+    plain = False
 
     def __init__(self, problem: Problem, alternating: bool = True, prior=None, prior_weight: float = 100.0,
                  restart_weight: float = 10.0):
@@ -88,7 +95,7 @@ class RegretSolver(Solver):
 
     def step(self) -> None:
         t = self.iteration + 1 - self.epoch
-        coef = self.regrets(t)
+        coef = kernel_args(self.regrets(t), self.plain)
         avg = self.averaging(t)
         A = self.problem.A
         if isinstance(A, SparsePayoff):  # the same step, fused into one numba call
@@ -193,11 +200,15 @@ class CFR(RegretSolver):
     """CFR with regret matching, uniform averaging (Zinkevich, Johanson, Bowling & Piccione,
     NIPS 2007): R += r; b = R^+ / sum R^+. The EGT paper's CFR(RM)."""
 
+    plain = True
+
 
 @register("cfr-rm+")
 class CFRRMPlus(RegretSolver):
     """CFR with regret matching+ and uniform averaging (Tammelin 2014; EGT paper section 7's
     CFR(RM+)): R <- max(R + r, 0)."""
+
+    plain = True
 
     def regrets(self, t):
         return 1.0, 1.0, 0.0, 1.0, 0.0, 0.0
@@ -207,6 +218,8 @@ class CFRRMPlus(RegretSolver):
 class CFRPlus(RegretSolver):
     """CFR+ (Tammelin, Burch, Johanson & Bowling, IJCAI 2015): regret matching+ with linear
     averaging, weight t for iteration t, alternating updates."""
+
+    plain = True
 
     def regrets(self, t):
         return 1.0, 1.0, 0.0, 1.0, 0.0, 0.0
@@ -219,6 +232,8 @@ class CFRPlus(RegretSolver):
 class LinearCFR(RegretSolver):
     """Linear CFR (Brown & Sandholm, AAAI 2019, section 3): iteration t's regrets and its
     share of the average are weighted by t, i.e. R <- R (t-1)/t + r, averaging weight t."""
+
+    plain = True
 
     def regrets(self, t):
         d = (t - 1) / t
