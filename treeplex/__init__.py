@@ -8,7 +8,6 @@ from .driver import Result, solve
 from .errors import InputError
 from .game import Chance, Decision, ExplicitGame, GameError, Terminal, chance, decision, terminal
 from .games import load_game, make_game
-from .lp import solve_lp
 from .metrics import Evaluation, evaluate, exploitability, gap
 from .problem import PayoffOperator, Problem, SparsePayoff
 from .treeplex import Treeplex
@@ -18,3 +17,12 @@ __all__ = [
     "Result", "SparsePayoff", "Terminal", "Treeplex", "chance", "compile_game", "decision", "evaluate",
     "exploitability", "gap", "load_game", "make_game", "solve", "solve_lp", "terminal",
 ]
+
+
+def __getattr__(name):
+    """``solve_lp`` imports scipy's HiGHS on first use (start-up cost of every command)."""
+    if name == "solve_lp":
+        from .lp import solve_lp
+
+        return solve_lp
+    raise AttributeError(f"module 'treeplex' has no attribute {name!r}")

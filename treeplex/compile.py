@@ -21,7 +21,6 @@ import math
 import time
 
 import numpy as np
-import scipy.sparse as sp
 
 from .game import Game, GameError
 from .problem import Problem, SparsePayoff
@@ -162,10 +161,8 @@ def compile_game(game: Game, **problem_kwargs) -> Problem:
                 else:
                     stack.append((child, reach, s0, seq, (actions[a], hist)))
     X, Y = sides[0].treeplex(), sides[1].treeplex()
-    A = sp.csr_matrix(
-        (np.array(vals, dtype=np.float64), (np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64))),
-        shape=(X.n_seqs, Y.n_seqs),
-    )
+    A = SparsePayoff((np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64), np.array(vals, dtype=np.float64)),
+                     shape=(X.n_seqs, Y.n_seqs))
     stats = {
         "histories": n_chance + n_decision + n_terminal,
         "terminals": n_terminal,
@@ -178,6 +175,6 @@ def compile_game(game: Game, **problem_kwargs) -> Problem:
     for attr in ("payoff_unit", "big_blind"):
         if attr not in problem_kwargs and getattr(game, attr, None) is not None:
             problem_kwargs[attr] = getattr(game, attr)
-    problem = Problem(X, Y, SparsePayoff(A), name=getattr(game, "name", "game"), stats=stats, **problem_kwargs)
+    problem = Problem(X, Y, A, name=getattr(game, "name", "game"), stats=stats, **problem_kwargs)
     stats["compile_seconds"] = time.perf_counter() - t0
     return problem

@@ -25,7 +25,6 @@ import numpy as np
 from .checkpoint import load_checkpoint, save_checkpoint
 from .errors import InputError
 from .jit import JitClock
-from .lp import solve_lp
 from .metrics import Evaluation, evaluate
 from .problem import Problem
 from .solvers import ALGORITHMS, Solver
@@ -137,6 +136,8 @@ def _solve(problem, algorithm, jit, *, target_gap, max_iters, time_limit, check_
            checkpoint, resume, restart, report, **params) -> Result:
     """:func:`solve`'s loop; ``jit`` (a :class:`JitClock`) is subtracted from every timing."""
     if algorithm == "lp" and resume is None:
+        from .lp import solve_lp  # scipy (HiGHS) only when the LP runs
+
         lp = solve_lp(problem)
         return Result("lp", lp.x, lp.y, evaluate(problem, lp.x, lp.y), iterations=lp.simplex_iterations,
                       seconds=lp.seconds, stopped_by="exact")

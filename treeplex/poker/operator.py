@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import numba as nb
 import numpy as np
-import scipy.sparse as sp
 
 from .. import threads  # noqa: F401  (before any parallel kernel runs)
 from ..problem import PayoffOperator
@@ -181,8 +180,11 @@ class RiverPayoff(PayoffOperator):
             n += sum(M.nbytes for M in self._dense)
         return n
 
-    def to_sparse(self) -> sp.csr_matrix:
-        """The explicit A (CSR), built block by block: for small games and cross-checks only."""
+    def to_sparse(self):
+        """The explicit A (``scipy.sparse.csr_matrix``), built block by block: for small games
+        and cross-checks only."""
+        import scipy.sparse as sp
+
         F = self.compatible() * np.outer(self.coef[0], self.weight[1])
         S = F * np.sign(self.strength[0][:, None] - self.strength[1][None, :])
         n0, n1 = F.shape
