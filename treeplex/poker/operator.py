@@ -33,7 +33,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .. import threads  # noqa: F401  (before any parallel kernel runs)
+from ..threads import PARALLEL_SEQS  # (importing it sets the thread pool up before any parallel kernel)
 from ..problem import PayoffOperator
 
 FOLD, SHOWDOWN = 0, 1
@@ -46,10 +46,12 @@ class RiverPayoff(PayoffOperator):
     ``strength[p]`` int32[n_p]. ``terminals`` are arrays over terminal betting sequences:
     ``kind`` (0 fold, 1 showdown), ``value`` (chips), ``base[p]``, ``stride[p]``.
     Products share scratch arrays: one call at a time per operator (numba's threads run
-    inside a call).
+    inside a call). ``threads``: how many threads a product uses (default: numba's, or 1 when
+    both players have at most ``PARALLEL_SEQS`` sequences).
     """
 
-    def __init__(self, n_seqs, cards, weight, strength, kind, value, base, stride, method: str = "sweep"):
+    def __init__(self, n_seqs, cards, weight, strength, kind, value, base, stride, method: str = "sweep",
+                 threads: int | None = None):
         if method not in ("sweep", "dense"):
             raise ValueError(f"showdown method must be 'sweep' or 'dense', got {method!r}")
         self.shape = (int(n_seqs[0]), int(n_seqs[1]))
@@ -74,7 +76,9 @@ class RiverPayoff(PayoffOperator):
         self.stride = [np.ascontiguousarray(s, dtype=np.int64) for s in stride]
         self._dense = self._dense_blocks() if method == "dense" else None
         self._groups = [_input_groups(self.base[p], self.stride[p]) for p in (0, 1)]  # by input player
-        self._parts = [_split_groups(g[0], g[1], self.kind, nb.get_num_threads()) for g in self._groups]
+        if threads is None:
+            threads = nb.get_num_threads() if max(self.shape) > PARALLEL_SEQS else 1
+        self._parts = [_split_groups(g[0], g[1], self.kind, threads) for g in self._groups]
         # card-removal tables by output player (own hands against the other's)
         self._tables = [_card_tables(self.cards[1 - p], self.cards[p], self.lt_end[p], self.le_end[p], self.same[p])
                         for p in (0, 1)]

@@ -131,7 +131,8 @@ class RiverGame:
         sizes = np.array([len(a) for a in labels])
         return Treeplex(start, start + sizes, np.concatenate(parents), keys, labels)
 
-    def operator(self) -> RiverPayoff:
+    def operator(self, threads: int | None = None) -> RiverPayoff:
+        """The structured payoff operator (``threads``: see :class:`RiverPayoff`)."""
         t = self.tree
         n_seqs = [1 + len(self.hands[p]) * sum(len(t.actions[v]) for v in t.nodes_of(p)) for p in (0, 1)]
         base = [np.zeros(t.n_terminals, dtype=np.int64) for _ in (0, 1)]
@@ -145,7 +146,8 @@ class RiverGame:
         kind = np.array([0 if k == "fold" else 1 for k in t.kind], dtype=np.int8)
         value = np.array([t.payoff0[i] if t.kind[i] == "fold" else t.stake[i] for i in range(t.n_terminals)])
         cards = [HAND_CARDS[h] for h in self.hands]
-        return RiverPayoff(n_seqs, cards, self.weight, self.strength, kind, value, base, stride, self.showdown)
+        return RiverPayoff(n_seqs, cards, self.weight, self.strength, kind, value, base, stride, self.showdown,
+                           threads)
 
     def problem(self) -> RiverProblem:
         """The sequence-form problem with the structured operator (never writes A down)."""

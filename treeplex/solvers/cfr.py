@@ -29,12 +29,12 @@ import numpy as np
 
 from ..errors import InputError
 from ..problem import Problem, SparsePayoff
+from ..threads import PARALLEL_SEQS  # treeplexes larger than this run update_parts: one part of subtrees per thread
 from .base import Solver, register
 from .regret_kernels import (average_plan, cfr_iteration, counterfactual_values, kernel_args, plan_pass, regret_pass,
                              update_parts)
 
 TINY = 1e-300  # floor for log(prior) in Hedge recentering
-PARALLEL_SEQS = 20000  # treeplexes this large run update_parts: one part of subtrees per thread
 
 
 class RegretSolver(Solver):
@@ -296,6 +296,43 @@ class PredictiveDiscountedCFRPlus(RegretSolver):
 
     def averaging(self, t):
         return ((t - 1) / t) ** self.gamma, 1.0
+
+
+@register("dcfr+")
+class DiscountedCFRPlus(RegretSolver):
+    """DCFR+(alpha, gamma) (Xu et al., IJCAI 2024, the PDCFR+ paper's ablation without
+    prediction): R <- max(R d(t) + r, 0) with d(t) = (t-1)^alpha / ((t-1)^alpha + 1), and the
+    average sum multiplied by ((t-1)/t)^gamma. Defaults (1.5, 4) are the paper's."""
+
+    plain = True  # pos = neg = d(t), floor 0, no prediction
+
+    def __init__(self, problem, alpha: float = 1.5, gamma: float = 4.0, **kw):
+        self.alpha, self.gamma = float(alpha), float(gamma)
+        super().__init__(problem, **kw)
+
+    def regrets(self, t):
+        d = _discount(t - 1, self.alpha)
+        return d, d, 0.0, 1.0, 0.0, 0.0
+
+    def averaging(self, t):
+        return ((t - 1) / t) ** self.gamma, 1.0
+
+
+@register("sapcfr+")
+class SimpleAsymmetricPCFRPlus(PredictiveCFRPlus):
+    """Simple asymmetric PCFR+, SAPCFR+ (Meng, Yang, Zhang, Ge & Gao, AAAI 2026, "Faster game
+    solving via asymmetry of step sizes"): PCFR+ whose prediction enters the played strategy
+    with step 1/(1 + alpha), b = max(R + r / (1 + alpha), 0) normalized, while the cumulative
+    regrets R <- max(R + r, 0) take the full step; alpha = 2 (the paper's fixed asymmetry)."""
+
+    def __init__(self, problem, alpha: float = 2.0, **kw):
+        if not float(alpha) >= 0.0:
+            raise InputError(f"sapcfr+: alpha must be >= 0, got {alpha!r}")
+        self.alpha = float(alpha)
+        super().__init__(problem, **kw)
+
+    def regrets(self, t):
+        return 1.0, 1.0, 0.0, 1.0, 1.0 / (1.0 + self.alpha), 0.0
 
 
 @register("hedge")
