@@ -32,7 +32,7 @@ LEDUC = ["solve", "leduc", "--algorithm", "cfr+", "--max-iters", "1000"]
 RIVER = ["solve", "river(pot=2100,board=Qs9h7d4c2s,abstraction=libratus)", "--range0", "22+,A2s+,KTs+,ATo+",
          "--range1", "TT-22,A9s-A2s,KQs,QJs,JTs", "--algorithm", "cfr+", "--target", "1mbb"]
 SPOT = ["solve", "river(pot=1000,board=KsQd7h4c2s,abstraction=fcpa)", "--range0", "AA,KK,QQ,AKs,76s",
-        "--range1", "JJ,TT,AQs,KQs,98s", "--algorithm", "cfr+", "--target", "1mbb"]
+        "--range1", "JJ,TT,AQs,KQs,98s", "--algorithm", "cfr+", "--target", "1%pot"]
 KUHN = ["solve", "kuhn"]
 
 
