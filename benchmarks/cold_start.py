@@ -5,7 +5,8 @@
 
 Every "first" run starts with numba's cache of the installed package emptied (what a fresh
 install has); "warm" runs follow it. Each run is its own process, timed by wall clock from
-spawn to exit, with its peak resident memory (``wait4``); ``seconds`` and ``jit_seconds``
+spawn to exit, with its CPU time and peak resident memory (``wait4``: CPU time is the
+steadier figure on a shared machine); ``seconds`` and ``jit_seconds``
 come from the command's own ``--json`` output. The table compares with issue 14's targets:
 
 - first ``treeplex solve leduc --algorithm cfr+ --max-iters 1000``: <= 1.5 s wall;
@@ -66,12 +67,12 @@ def run(exe: str, args: list[str]) -> dict:
     wall = time.perf_counter() - t0
     if status != 0:
         raise RuntimeError(f"{' '.join(args)} failed (status {status})")
-    return {"wall": wall, "rss_mb": usage.ru_maxrss / 1024, **json.loads(out)}
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024, **json.loads(out)}
 
 
 def row(label, r, target=""):
-    print(f"| {label} | {r['wall']:.2f} s | {r.get('seconds', 0):.3f} s | {r.get('jit_seconds', 0):.2f} s | "
-          f"{r['rss_mb']:.0f} MB | {target} |")
+    print(f"| {label} | {r['wall']:.2f} s | {r['cpu']:.2f} s | {r.get('seconds', 0):.3f} s | "
+          f"{r.get('jit_seconds', 0):.2f} s | {r['rss_mb']:.0f} MB | {target} |")
 
 
 def main() -> None:
@@ -88,8 +89,8 @@ def main() -> None:
         return min(runs, key=lambda r: abs(r["wall"] - statistics.median(x["wall"] for x in runs)))
 
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; venv {venv}\n")
-    print("| run | wall (process) | seconds (solve) | jit_seconds | peak RSS | target |")
-    print("|---|---|---|---|---|---|")
+    print("| run | wall (process) | CPU (process) | seconds (solve) | jit_seconds | peak RSS | target |")
+    print("|---|---|---|---|---|---|---|")
     n = clear_jit_cache(venv)
     first = run(exe, LEDUC)
     row(f"first `{' '.join(LEDUC)}` (cache emptied: {n} files)", first,
