@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/cfr_speed.py [GAME ...] [--blocks 7] [--block-seconds 0.2] [--no-peers]
 
 GAME is a treeplex game (``kuhn``, ``leduc``, ``leduc(ranks=5)``, ...) or ``openspiel:NAME``,
-an OpenSpiel game loaded through its Gambit export (``export_gambit`` -> ``treeplex.efg``).
+an OpenSpiel game walked through pyspiel (``treeplex.load_game("openspiel:...")``).
 Defaults: kuhn, leduc, leduc(suited=True), leduc(ranks=5), openspiel:leduc_poker,
 openspiel:liars_dice(numdice=1,dice_sides=4).
 
@@ -30,7 +30,7 @@ import time
 
 from treeplex.compile import compile_game
 from treeplex.driver import make_solver, solve
-from treeplex.games import make_game
+from treeplex.games import load_game, make_game
 
 DEFAULT_GAMES = ["kuhn", "leduc", "leduc(suited=True)", "leduc(ranks=5)", "openspiel:leduc_poker",
                  "openspiel:liars_dice(numdice=1,dice_sides=4)"]
@@ -60,18 +60,10 @@ def pyspiel_or_none():
 
 
 def load_problem(spec: str):
-    if spec.startswith("openspiel:"):
-        pyspiel = pyspiel_or_none()
-        if pyspiel is None:
-            raise RuntimeError("open_spiel is not installed (pip install 'treeplex[bench]')")
-        from open_spiel.python.algorithms.gambit import export_gambit
-
-        from treeplex.efg import read_efg
-
-        p = compile_game(read_efg(export_gambit(pyspiel.load_game(spec[len("openspiel:"):]))))
-        p.name = spec
-        return p
-    return compile_game(make_game(spec))
+    """A treeplex game, or ``openspiel:NAME`` walked through pyspiel (treeplex.load_game)."""
+    if spec.startswith("openspiel:") and pyspiel_or_none() is None:
+        raise RuntimeError("open_spiel is not installed (pip install 'treeplex[bench]')")
+    return compile_game(load_game(spec))
 
 
 def openspiel_game(spec: str):

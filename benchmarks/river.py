@@ -222,7 +222,8 @@ def main():
         print("\nOpenSpiel cross-check: skipped (pyspiel not installed)")
         return
     from treeplex.compile import compile_game
-    from treeplex.poker.openspiel import OpenSpielGame, load_universal_poker
+    from treeplex.openspiel import OpenSpielGame
+    from treeplex.poker.openspiel import load_universal_poker
 
     g = RiverGame(pot=1000, board="7s8h9dTc2s", range0="AA,KK:0.5,QJs,66,T9o:0.3,32",
                   range1="AA,KK,87,22:0.7,J8s", abstraction="fcpa", first=1, stack=5000)

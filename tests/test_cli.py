@@ -74,3 +74,10 @@ def test_subprocess_error_has_no_traceback(tmp_path):
 def test_depth_limited_subcommand_forwards_and_validates(capsys):
     code, _, err = run_cli(capsys, "depth-limited", "--bet", "-1")
     assert code == 2 and "--bet must be a positive pot fraction" in err
+
+
+def test_missing_open_spiel_gives_install_hint(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "pyspiel", None)  # import pyspiel -> ImportError
+    assert main(["solve", "openspiel:kuhn_poker"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "treeplex: error: OpenSpiel games need open_spiel: pip install 'treeplex[openspiel]'"

@@ -11,7 +11,7 @@ import pytest
 
 import treeplex as tp
 from treeplex.poker.river import RiverGame
-from treeplex.solvers.regret_kernels import plan_pass, regret_pass, update_parts
+from treeplex.solvers.regret_kernels import kernel_args, plan_pass, regret_pass, update_parts
 from random_games import random_game
 
 # (pos, neg, floor, kappa, lam, eta): CFR+, DCFR-like, PDCFR+-like, Hedge
@@ -53,13 +53,14 @@ def test_parallel_passes_equal_the_serial_ones(coef):
         logprior = np.log(b) if coef[5] > 0 else np.zeros(0)
         g, b1, R1 = (a.copy() for a in state)
         x1, xsum1 = x.copy(), xsum.copy()
-        value = regret_pass(T.start, T.end, T.parent, g, b1, R1, *coef, logprior)
+        value = regret_pass(T.start, T.end, T.parent, g, b1, R1, *kernel_args(coef, plain=True), logprior)
         plan_pass(T.start, T.end, T.parent, b1, x1, xsum1, 0.5, 2.0)
         for parts in (1, 2, 3, 40):
             v, b2, R2 = (a.copy() for a in state)
             x2, xsum2 = x.copy(), xsum.copy()
             P = T.subtree_parts(parts)
-            value2 = update_parts(P, T.start, T.end, T.parent, v, b2, R2, x2, xsum2, *coef, logprior, 0.5, 2.0)
+            value2 = update_parts(P, T.start, T.end, T.parent, v, b2, R2, x2, xsum2, *kernel_args(coef, plain=True), logprior,
+                                  0.5, 2.0)
             for a, c in ((b1, b2), (R1, R2), (g[1:], v[1:]), (x1, x2), (xsum1, xsum2)):
                 assert np.array_equal(a, c)  # same arithmetic, sequence by sequence
             assert value2 == pytest.approx(value, rel=1e-12, abs=1e-12)  # only the root sum is reordered

@@ -173,9 +173,11 @@ def test_structured_operator_matches_compiled_matrix(spec, showdown):
     # random vectors, then pure plans (most betting lines never taken: all-zero input groups)
     pure = [(p.X.best_response(rng.normal(size=p.X.n_seqs))[1], p.Y.best_response(rng.normal(size=p.Y.n_seqs))[1])
             for _ in range(2)]
+    threaded = g.operator(threads=3)  # small games run serial products by default; this one, 3 parts
     for x, y in [(rng.normal(size=p.X.n_seqs), rng.normal(size=p.Y.n_seqs)) for _ in range(3)] + pure:
-        assert np.abs(p.A.matvec(y)[m0] - c.A.matvec(y[m1])).max() < 1e-10
-        assert np.abs(p.A.rmatvec(x)[m1] - c.A.rmatvec(x[m0])).max() < 1e-10
+        for A in (p.A, threaded):
+            assert np.abs(A.matvec(y)[m0] - c.A.matvec(y[m1])).max() < 1e-10
+            assert np.abs(A.rmatvec(x)[m1] - c.A.rmatvec(x[m0])).max() < 1e-10
     assert p.stats["leaves"] == c.stats["terminals"] and p.stats["histories"] == c.stats["histories"]
     assert abs(p.A.to_sparse() - c.A.to_sparse()[np.argsort(m0)][:, np.argsort(m1)]).max() < 1e-12
 
@@ -252,7 +254,8 @@ def test_bad_river_input():
 
 def test_openspiel_universal_poker_same_value():
     pytest.importorskip("pyspiel")
-    from treeplex.poker.openspiel import OpenSpielGame, load_universal_poker
+    from treeplex.openspiel import OpenSpielGame
+    from treeplex.poker.openspiel import load_universal_poker
 
     # OpenSpiel's own rules, payoffs, hand evaluator and infosets, compiled and solved by LP,
     # against our fcpa river game with the same pot, board and reach weights.

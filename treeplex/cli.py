@@ -1,6 +1,7 @@
 """Command line: ``treeplex info|solve|export GAME``, ``treeplex plot TRACE.csv ...``, ``treeplex show|view FILE``.
 
-GAME is a built-in name with optional parameters (``leduc(ranks=5)``,
+GAME is a built-in name with optional parameters (``leduc(ranks=5)``), an OpenSpiel game
+(``openspiel:liars_dice(numdice=1,dice_sides=6)``, needs ``treeplex[openspiel]``),
 ``river(pot=2100,board=AsKd7h2c3s,abstraction=libratus)`` with ``--range0/--range1``), a path
 to a Gambit ``.efg`` file, or a river endgame ``.json`` spec. Errors are one line on stderr: exit code 2 for bad input, 1 for internal errors.
 """
@@ -15,54 +16,13 @@ import sys
 import time
 
 from .compile import compile_game
-from .errors import GameError, InputError, read_json
+from .errors import InputError
 from .files import check_output
 from .game import ExplicitGame
-from .games import make_game
+from .games import load_game
 from .memory import check_compile, lp_fits
 from .metrics import to_mbb
-
-
-def load_game(spec: str, **overrides):
-    """A built-in game name, a ``.efg`` path, or a river endgame ``.json`` spec file.
-
-    ``overrides`` (e.g. ``range0``/``range1`` from the command line) replace game parameters.
-    """
-    if spec.endswith((".json", ".toml")):
-        from .poker.postflop import load_postflop_spec
-        from .poker.river import load_spec
-
-        _check_file(spec)
-        data = _read_toml(spec) if spec.endswith(".toml") else read_json(spec, "spec")
-        if isinstance(data, dict) and data.get("game") == "postflop":
-            return load_postflop_spec({**data, **overrides}, where=spec)
-        if not isinstance(data, dict):
-            raise GameError(f"{spec}: a river spec is a JSON object {{\"pot\": ..., \"board\": ...}}, "
-                            f"not a {type(data).__name__}")
-        return load_spec({**data, **overrides}, where=spec)
-    if spec.endswith(".efg") or os.path.exists(spec):
-        from .efg import read_efg
-
-        _check_file(spec)
-        return read_efg(spec)
-    return make_game(spec, **overrides)
-
-
-def _check_file(path: str) -> None:
-    if os.path.isdir(path):
-        raise GameError(f"{path} is a directory, not a game file")
-    if not os.path.isfile(path):
-        raise GameError(f"no such file: {path}")
-
-
-def _read_toml(path: str) -> dict:
-    import tomllib
-
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise GameError(f"{path}: bad TOML ({e})") from None
+from .targets import HELP as TARGET_HELP, target_gap
 
 
 def load_problem(spec: str, max_memory: str | None = None, **overrides):
@@ -135,18 +95,19 @@ def add_solver_args(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--algorithm", default=None,
                     help=f"lp (exact) or an iterative solver; default: lp, or {ITERATIVE_DEFAULT} when a stop "
                          "rule (--target, --max-iters, --time-limit) or --checkpoint/--resume/--restart is given")
-    sp.add_argument("--target", type=float, default=None, metavar="GAP",
-                    help="stop when the saddle-point gap <= GAP (> 0; at most 1,000,000 iterations unless "
-                         "--max-iters or --time-limit is given)")
+    sp.add_argument("--target", default=None, help=TARGET_HELP)
     sp.add_argument("--max-iters", type=int, default=None)
     sp.add_argument("--time-limit", type=float, default=None, help="seconds of solver time")
     sp.add_argument("--check-every", type=int, default=None, help="iterations between gap checks")
     sp.add_argument("--threads", type=int, default=None, help="threads for the products and passes (default: all cores)")
     sp.add_argument("--trace", default=None, help="write the trace to this CSV file")
-    sp.add_argument("--out", default=None, help="write the strategy profile (behavioral, JSON) here")
+    sp.add_argument("--out", default=None, help="write the strategy profile here (behavioral, JSON; see --format)")
     sp.add_argument("--out-streets", type=int, default=None, metavar="N",
                     help="postflop: write the nodes of the first N streets to --out (default 1; every "
                          "street multiplies the nodes by the number of cards dealt)")
+    sp.add_argument("--format", choices=["treeplex", "openspiel"], default="treeplex",
+                    help="--out format: treeplex JSON (default), or for openspiel: games an OpenSpiel "
+                         "TabularPolicy (.pkl: pickled; .json: {game, policy: {infostate: [[action, prob]]}})")
     sp.add_argument("--no-progress", action="store_true", help="no progress bar")
     sp.add_argument("--checkpoint", default=None, metavar="FILE", help="save the run here at every gap check")
     sp.add_argument("--resume", default=None, metavar="FILE", help="continue the run saved in this checkpoint")
@@ -154,7 +115,9 @@ def add_solver_args(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--report", choices=["average", "current", "best"], default=None,
                     help="strategy to report and stop on: the average (default), the current iterate, "
                          "or the better of the two")
-    sp.add_argument("--warm-start", default=None, metavar="FILE", help="start from this strategy profile (JSON)")
+    sp.add_argument("--warm-start", default=None, metavar="FILE",
+                    help="start from this strategy profile (--out file; for openspiel: games also an "
+                         "OpenSpiel policy .pkl/.json)")
     sp.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                     help="solver parameter, repeatable (e.g. alpha=2.3, alternating=false, eta=10)")
     sp.add_argument("--refine", choices=["efpe"], default=None,
@@ -189,7 +152,7 @@ def _parse_value(text: str):
         return text
 
 
-def solver_params(args, problem) -> dict:
+def solver_params(args, problem, game=None) -> dict:
     """``solve()`` keyword arguments from the solver flags, ``algorithm`` included."""
     iterative = any(v is not None for v in (args.target, args.max_iters, args.time_limit, args.checkpoint,
                                             args.resume)) or args.restart
@@ -203,7 +166,7 @@ def solver_params(args, problem) -> dict:
     if args.warm_start:
         from .strategy import load_profile
 
-        params["prior"] = load_profile(args.warm_start, problem)
+        params["prior"] = load_profile(args.warm_start, problem, game)
     for flag in ("checkpoint", "resume", "restart"):
         if getattr(args, flag):
             params[flag] = getattr(args, flag)
@@ -236,15 +199,20 @@ def cmd_solve(args) -> int:
             others = {p: w for p, w in files if w != f"the --{flag} file"
                       and not (flag == "checkpoint" and w == "the --resume file")}
             check_output(path, f"--{flag}", inputs=others, regular=flag == "checkpoint")
+    from .jit import JitClock
+
     if args.threads is not None:
         set_threads(args.threads)
     t0 = time.perf_counter()
-    game = load_game(args.game, **_overrides(args))
-    p = problem_for(game, args.game, args.max_memory)
+    with JitClock() as jit:
+        game = load_game(args.game, **_overrides(args))
+        p = problem_for(game, args.game, args.max_memory)
+    compile_seconds = time.perf_counter() - t0 - jit.seconds
     out_streets = _out_streets(args, p)
-    compile_seconds = time.perf_counter() - t0
     show_bar = not args.no_progress and not args.json and sys.stderr.isatty()
-    params = solver_params(args, p)
+    params = solver_params(args, p, game)
+    if args.format == "openspiel" and not hasattr(game, "spiel_game"):
+        raise InputError(f"--format openspiel needs an OpenSpiel game (openspiel:NAME), not {args.game!r}")
     notes = {}
     if params["algorithm"] == "lp":
         fits, why = lp_fits(p, args.max_memory)
@@ -254,7 +222,7 @@ def cmd_solve(args) -> int:
             params["algorithm"] = ITERATIVE_DEFAULT
             notes["note"] = (f"{why}: solved by {ITERATIVE_DEFAULT} instead (1000 iterations unless "
                              f"--target, --max-iters or --time-limit says otherwise)")
-    stop = dict(target_gap=args.target, max_iters=args.max_iters, time_limit=args.time_limit,
+    stop = dict(target_gap=target_gap(args.target, p), max_iters=args.max_iters, time_limit=args.time_limit,
                 check_every=args.check_every, progress=show_bar, report=args.report or "average")
     if args.refine:
         from .refine.cli import solve_refined
@@ -270,11 +238,15 @@ def cmd_solve(args) -> int:
                                                                               "algorithm": res.algorithm}))
     meta = {"algorithm": res.algorithm, "value": res.value, "gap": res.gap,
             "exploitability": res.exploitability, "payoff_unit": p.payoff_unit, "iterations": res.iterations}
-    if args.out and hasattr(p, "strategy_dict"):  # poker: per-hand strategy at every betting node
+    if args.out and args.format == "openspiel":
+        from .openspiel import save_policy
+
+        _write(failed, args.out, lambda: save_policy(args.out, game, p, res.x, res.y))
+    elif args.out and hasattr(p, "strategy_dict"):  # poker: per-hand strategy at every betting node
         _write(failed, args.out, lambda: save_solution(args.out, p.strategy_dict(res.x, res.y, **out_streets), **meta))
     elif args.out:
         _write(failed, args.out, lambda: save_profile(args.out, p, res.x, res.y, **meta))
-    _print_result(args, game, p, res, {**refined, **notes}, compile_seconds)
+    _print_result(args, game, p, res, {**refined, **notes}, compile_seconds, jit.seconds, stop["target_gap"])
     if failed:
         print(f"treeplex: error: the result is printed above, but {'; '.join(failed)}", file=sys.stderr)
         return 2
@@ -289,8 +261,10 @@ def _write(failed: list, path: str, write) -> None:
         failed.append(f"cannot write {path} ({e.strerror or e})")
 
 
-def _print_result(args, game, p, res, refined: dict, compile_seconds: float) -> None:
-    """The result of ``solve``: one JSON object (``--json``) or readable lines."""
+def _print_result(args, game, p, res, refined: dict, compile_seconds: float, jit_seconds: float,
+                  target: float | None) -> None:
+    """The result of ``solve``: one JSON object (``--json``) or readable lines; ``jit_seconds``
+    is numba's time while loading the game (the solve's own is in ``res``)."""
     from .strategy import profile_dict
 
     out = {
@@ -307,8 +281,11 @@ def _print_result(args, game, p, res, refined: dict, compile_seconds: float) -> 
         "seconds": res.seconds,
         "check_seconds": res.check_seconds,
         "compile_seconds": compile_seconds,
+        "jit_seconds": jit_seconds + res.jit_seconds,
         "stopped_by": res.stopped_by,
     }
+    if target is not None:
+        out["target_gap"] = target
     if p.big_blind:
         out["exploitability_mbb_per_game"] = to_mbb(res.exploitability, p.big_blind)
     out.update(refined)
@@ -343,7 +320,7 @@ def _print_result(args, game, p, res, refined: dict, compile_seconds: float) -> 
 
         print_refinement(out, unit)
     print(f"time            {res.seconds:.3f} s solve, {compile_seconds:.3f} s compile, "
-          f"{res.check_seconds:.3f} s gap checks")
+          f"{res.check_seconds:.3f} s gap checks, {out['jit_seconds']:.3f} s JIT (numba)")
     if not args.no_strategies and hasattr(p, "summary"):
         print("\n" + p.summary(res.x, res.y))
     elif not args.no_strategies:

@@ -21,7 +21,6 @@ import math
 import time
 
 import numpy as np
-import scipy.sparse as sp
 
 from .game import Game, GameError
 from .problem import Problem, SparsePayoff
@@ -91,7 +90,8 @@ class _Side:
 def compile_game(game: Game, **problem_kwargs) -> Problem:
     """Walk ``game`` depth-first once and return its sequence-form :class:`Problem`.
 
-    ``problem.stats`` gets the node counts and ``compile_seconds``. Extra keyword arguments
+    ``problem.stats`` gets the node counts, ``compile_seconds`` and, for poker games with a
+    ``pot`` attribute, the starting pot in chips. Extra keyword arguments
     (``payoff_unit``, ``big_blind``) are passed to :class:`Problem`; a game may also carry
     them as attributes.
     """
@@ -165,10 +165,8 @@ def compile_game(game: Game, **problem_kwargs) -> Problem:
                 else:
                     stack.append((child, reach, s0, seq, (actions[a], hist)))
     X, Y = sides[0].treeplex(), sides[1].treeplex()
-    A = sp.csr_matrix(
-        (np.array(vals, dtype=np.float64), (np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64))),
-        shape=(X.n_seqs, Y.n_seqs),
-    )
+    A = SparsePayoff((np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64), np.array(vals, dtype=np.float64)),
+                     shape=(X.n_seqs, Y.n_seqs))
     stats = {
         "histories": n_chance + n_decision + n_terminal,
         "terminals": n_terminal,
@@ -176,9 +174,11 @@ def compile_game(game: Game, **problem_kwargs) -> Problem:
         "decision_nodes": n_decision,
         "constant_sum": constant if constant is not None else 0.0,
     }
+    if getattr(game, "pot", None) is not None:  # poker: the starting pot, for %pot units
+        stats["pot"] = float(game.pot)
     for attr in ("payoff_unit", "big_blind"):
         if attr not in problem_kwargs and getattr(game, attr, None) is not None:
             problem_kwargs[attr] = getattr(game, attr)
-    problem = Problem(X, Y, SparsePayoff(A), name=getattr(game, "name", "game"), stats=stats, **problem_kwargs)
+    problem = Problem(X, Y, A, name=getattr(game, "name", "game"), stats=stats, **problem_kwargs)
     stats["compile_seconds"] = time.perf_counter() - t0
     return problem

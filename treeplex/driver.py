@@ -7,7 +7,9 @@ strategies, the last iterate, and a trace of rows
 
 "gap" is always the saddle-point gap BR_0(y) - BR_1(x) in the game's payoff units;
 exploitability is gap / 2. Gap checks are not solver work: they use uncounted products and
-their time goes to ``check_seconds``, not ``seconds``. ``algorithm="lp"`` solves exactly.
+their time goes to ``check_seconds``, not ``seconds``. Neither counts numba's JIT (compiling
+kernels on a first run, loading them from its cache later): that is ``jit_seconds``.
+``algorithm="lp"`` solves exactly.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import numpy as np
 from .checkpoint import load_checkpoint, save_checkpoint
 from .errors import InputError, check_params
 from .files import check_output, remove_stale_temporaries
-from .lp import solve_lp
+from .jit import JitClock
 from .metrics import Evaluation, evaluate
 from .problem import Problem
 from .solvers import ALGORITHMS, Solver
@@ -40,6 +42,7 @@ class Result:
     gradients: int = 0
     seconds: float = 0.0
     check_seconds: float = 0.0
+    jit_seconds: float = 0.0  # numba compiling or loading cached kernels; in neither of the above
     trace: list[dict] = field(default_factory=list)
     current: tuple[np.ndarray, np.ndarray] | None = None
     stopped_by: str = ""
@@ -144,7 +147,20 @@ def solve(
     if report not in REPORTS:
         raise InputError(f"report must be one of {', '.join(REPORTS)}, got {report!r}")
     _check_stop(target_gap, max_iters, time_limit, check_every)
+    with JitClock() as jit:
+        res = _solve(problem, algorithm, jit, target_gap=target_gap, max_iters=max_iters, time_limit=time_limit,
+                     check_every=check_every, progress=progress, on_check=on_check, checkpoint=checkpoint,
+                     resume=resume, restart=restart, report=report, **params)
+    res.jit_seconds = jit.seconds
+    return res
+
+
+def _solve(problem, algorithm, jit, *, target_gap, max_iters, time_limit, check_every, progress, on_check,
+           checkpoint, resume, restart, report, **params) -> Result:
+    """:func:`solve`'s loop; ``jit`` (a :class:`JitClock`) is subtracted from every timing."""
     if algorithm == "lp" and resume is None:
+        from .lp import solve_lp  # scipy (HiGHS) only when the LP runs
+
         lp = solve_lp(problem)
         return Result("lp", lp.x, lp.y, evaluate(problem, lp.x, lp.y), iterations=lp.simplex_iterations,
                       seconds=lp.seconds, stopped_by="exact" if lp.exact else "lp-approximate")
@@ -204,14 +220,14 @@ def solve(
         if done_iters or done_time:  # e.g. resumed from a run that had already finished
             stopped_by = "max_iters" if done_iters else "time_limit"
             break
-        t0 = time.perf_counter()
+        t0, j0 = time.perf_counter(), jit.seconds
         solver.step()
-        seconds += time.perf_counter() - t0
+        seconds += time.perf_counter() - t0 - (jit.seconds - j0)
         it = solver.iteration
         done_iters = max_iters is not None and it >= max_iters
         done_time = time_limit is not None and seconds >= time_limit
         if it >= next_check or done_iters or done_time:
-            t1 = time.perf_counter()
+            t1, j1 = time.perf_counter(), jit.seconds
             avg, cur = solver.average(), solver.current()
             ev = evaluate(problem, *avg)
             gap_current = evaluate(problem, *cur).gap
@@ -241,7 +257,7 @@ def solve(
             if check_every is None and target_gap is not None:
                 next_check = _toward_target(it, next_check, last, gap, target_gap)
             last = (it, gap)
-            check_seconds += time.perf_counter() - t1
+            check_seconds += time.perf_counter() - t1 - (jit.seconds - j1)
             save()
             if bar is not None:
                 bar.set_postfix_str(f"gap={ev.gap:.3e} current={row['gap_current']:.3e}")

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 import numba as nb
 import numpy as np
-import scipy.sparse as sp
 
 from .treeplex import Treeplex
 
@@ -52,24 +51,27 @@ class PayoffOperator:
 class SparsePayoff(PayoffOperator):
     """Generic operator: A in CSR, plus A.T in CSR for a fast transpose product.
 
-    Memory: 2 x (8 B value + 4 B index) per nonzero + 2 x 4 B per row pointer.
+    ``A`` is a scipy sparse matrix, or a COO triple ``(rows, cols, vals)`` with ``shape``
+    (the compiler's; duplicates are summed, zeros dropped). The CSR arrays are built with
+    numpy, so scipy is imported only by :meth:`to_sparse` (and the LP).
+
+    Memory: 2 x (8 B value + 4 B index) per nonzero + 2 x 8 B per row pointer.
     The products are numba loops, which avoid scipy's per-call overhead on small games.
     """
 
-    def __init__(self, A: sp.spmatrix):
-        A = sp.csr_matrix(A, dtype=np.float64)
-        A.sum_duplicates()
-        A.eliminate_zeros()
-        self.A = A
-        self.AT = A.T.tocsr()
-        self.shape = A.shape
+    def __init__(self, A, shape: tuple[int, int] | None = None):
+        if shape is None:  # a scipy sparse matrix
+            coo = A.tocoo()
+            A, shape = (coo.row, coo.col, coo.data), coo.shape
+        rows, cols, vals = (np.asarray(a) for a in A)
+        self.shape = (int(shape[0]), int(shape[1]))
         self.gradients = 0
-        self._a = (A.indptr.astype(np.int64), A.indices.astype(np.int32), A.data)
-        self._at = (self.AT.indptr.astype(np.int64), self.AT.indices.astype(np.int32), self.AT.data)
+        self._a = _csr(rows, cols, vals, self.shape)
+        self._at = _csr(cols, rows, vals, self.shape[::-1])
 
     @property
     def nnz(self) -> int:
-        return self.A.nnz
+        return len(self._a[2])
 
     @property
     def csr(self) -> tuple[tuple, tuple]:
@@ -87,8 +89,28 @@ class SparsePayoff(PayoffOperator):
     def _rmatvec(self, x):
         return _csr_matvec(*self._at, np.asarray(x, dtype=np.float64))
 
-    def to_sparse(self) -> sp.csr_matrix:
-        return self.A
+    def to_sparse(self):
+        """A as a ``scipy.sparse.csr_matrix``."""
+        import scipy.sparse as sp
+
+        return sp.csr_matrix((self._a[2], self._a[1], self._a[0]), shape=self.shape)
+
+
+def _csr(rows, cols, vals, shape) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(indptr int64, indices int32, data float64) of the COO entries: duplicates summed in
+    input order, exact zeros dropped, columns sorted within each row."""
+    n, m = shape
+    key = rows.astype(np.int64) * m + cols.astype(np.int64)
+    order = np.argsort(key, kind="stable")
+    key, vals = key[order], np.asarray(vals, dtype=np.float64)[order]
+    if len(key):
+        first = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
+        key, vals = key[first], np.add.reduceat(vals, first)
+        keep = vals != 0.0
+        key, vals = key[keep], vals[keep]
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(key // m, minlength=n), out=indptr[1:])
+    return indptr, (key % m).astype(np.int32), vals
 
 
 @nb.njit(cache=True)

@@ -67,9 +67,17 @@ def save_profile(path: str, problem: Problem, x: np.ndarray, y: np.ndarray, **me
     save_solution(path, {"game": problem.name, "strategies": profile_dict(problem, x, y)}, **meta)
 
 
-def load_profile(path: str, problem: Problem) -> tuple[np.ndarray, np.ndarray]:
-    """Read a file written by :func:`save_profile` (or ``solve --out``) as realization plans."""
+def load_profile(path: str, problem: Problem, game=None) -> tuple[np.ndarray, np.ndarray]:
+    """Read a file written by :func:`save_profile` (or ``solve --out``) as realization plans;
+    for an OpenSpiel ``game``, also an OpenSpiel policy file (``.pkl``, or ``.json`` with a
+    ``"policy"`` table: :func:`treeplex.openspiel.load_policy`)."""
+    from .openspiel import OpenSpielGame, load_policy, plans_from_policy
+
+    if isinstance(game, OpenSpielGame) and path.endswith(".pkl"):
+        return plans_from_policy(game, problem, load_policy(path))
     data = read_json(path, "strategy file")
+    if isinstance(game, OpenSpielGame) and isinstance(data, dict) and "policy" in data:
+        return plans_from_policy(game, problem, data["policy"])
     strat = data.get("strategies", data) if isinstance(data, dict) else None
     if not isinstance(strat, dict) or not all(isinstance(strat.get(p), dict) for p in ("player0", "player1")):
         raise GameError(f"{path}: not a strategy file (expected {{\"player0\": {{infoset: {{action: "

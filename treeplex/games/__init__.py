@@ -1,11 +1,12 @@
-"""Built-in games and the name parser: ``make_game("leduc(ranks=5)")``."""
+"""Built-in games, the name parser (``make_game("leduc(ranks=5)")``) and :func:`load_game`."""
 
 from __future__ import annotations
 
 import ast
+import os
 import re
 
-from ..errors import check_params, defaults_of
+from ..errors import check_params, defaults_of, read_json
 from ..game import GameError
 from .kuhn import Kuhn
 from .leduc import Leduc
@@ -92,3 +93,53 @@ def make_game(spec: str, **overrides):
         raise GameError(f"bad parameters for {name}: {e}") from None
     except ValueError as e:
         raise GameError(str(e)) from None
+
+
+def load_game(spec: str, **overrides):
+    """The game ``spec`` names: a built-in name (``"leduc(ranks=5)"``), ``"openspiel:NAME(k=v,...)"``
+    (any two-player zero-sum pyspiel game, :mod:`treeplex.openspiel`), a Gambit ``.efg`` path,
+    or a ``.json``/``.toml`` spec file (``"game": "postflop"``, else a river endgame).
+
+    ``overrides`` (e.g. ``range0``/``range1`` from the command line) replace game parameters.
+    """
+    if spec.startswith("openspiel:"):
+        from ..openspiel import load_openspiel
+
+        if overrides:
+            raise GameError(f"{spec}: options {sorted(overrides)} do not apply to OpenSpiel games")
+        return load_openspiel(spec)
+    if spec.endswith((".json", ".toml")):
+        from ..poker.postflop import load_postflop_spec
+        from ..poker.river import load_spec
+
+        _check_file(spec)
+        data = _read_toml(spec) if spec.endswith(".toml") else read_json(spec, "spec")
+        if isinstance(data, dict) and data.get("game") == "postflop":
+            return load_postflop_spec({**data, **overrides}, where=spec)
+        if not isinstance(data, dict):
+            raise GameError(f"{spec}: a river spec is a JSON object {{\"pot\": ..., \"board\": ...}}, "
+                            f"not a {type(data).__name__}")
+        return load_spec({**data, **overrides}, where=spec)
+    if spec.endswith(".efg") or os.path.exists(spec):
+        from ..efg import read_efg
+
+        _check_file(spec)
+        return read_efg(spec)
+    return make_game(spec, **overrides)
+
+
+def _check_file(path: str) -> None:
+    if os.path.isdir(path):
+        raise GameError(f"{path} is a directory, not a game file")
+    if not os.path.isfile(path):
+        raise GameError(f"no such file: {path}")
+
+
+def _read_toml(path: str) -> dict:
+    import tomllib
+
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise GameError(f"{path}: bad TOML ({e})") from None

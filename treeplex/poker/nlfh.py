@@ -287,6 +287,7 @@ class NLFH:
             raise InputError(f"nlfh: max_raises must be >= 1 or None, got {max_raises!r}")
         self.ranks, self.suits, self.hole, self.flop = ranks, suits, hole, flop
         self.stack, self.small_blind, self.big_blind = int(stack), int(small_blind), int(big_blind)
+        self.pot = self.small_blind + self.big_blind  # the starting pot (chips), for %pot units
         self.bets_spec = bets
         self.bets = parse_bets(bets)
         self.max_raises = max_raises

@@ -8,9 +8,9 @@ refer to the blind, not the pot (checked: a check-check showdown then pays the b
 therefore also set both blinds to pot / 2, which makes the two agree; the pot must be an even
 number of chips.
 
-:class:`OpenSpielGame` wraps a pyspiel game in treeplex's rules interface (zero-probability
-deals dropped), so :func:`treeplex.compile_game` and the LP give OpenSpiel's game value from
-OpenSpiel's own rules, payoffs and infosets.
+:class:`treeplex.openspiel.OpenSpielGame` wraps the pyspiel game in treeplex's rules interface
+(zero-probability deals dropped), so :func:`treeplex.compile_game` and the LP give OpenSpiel's
+game value from OpenSpiel's own rules, payoffs and infosets.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
+from ..openspiel import pyspiel
 from .cards import HAND_CARDS, N_HANDS
 
 
@@ -82,53 +83,9 @@ def postflop_universal_poker_params(game) -> dict:
 
 
 def load_universal_poker(game):
-    import pyspiel
-
+    """The pyspiel ``universal_poker`` game of a :class:`~.river.RiverGame` or a
+    :class:`~.postflop.PostflopGame`."""
     from .postflop import PostflopGame
 
     params = postflop_universal_poker_params(game) if isinstance(game, PostflopGame) else universal_poker_params(game)
-    return pyspiel.load_game("universal_poker", params)
-
-
-class OpenSpielGame:
-    """A pyspiel game in treeplex's rules interface; chance outcomes of probability 0 are dropped."""
-
-    payoff_unit = "chips"
-
-    def __init__(self, spiel_game, name: str = "universal_poker"):
-        self.spiel_game = spiel_game
-        self.name = name
-
-    def initial_state(self):
-        return _State(self.spiel_game.new_initial_state())
-
-
-class _State:
-    __slots__ = ("s",)
-
-    def __init__(self, s):
-        self.s = s
-
-    def is_terminal(self):
-        return self.s.is_terminal()
-
-    def is_chance(self):
-        return self.s.is_chance_node()
-
-    def player(self):
-        return self.s.current_player()
-
-    def infoset_key(self):
-        return self.s.information_state_string(self.s.current_player())
-
-    def legal_actions(self):
-        return [str(a) for a in self.s.legal_actions()]
-
-    def chance_outcomes(self):
-        return [(str(a), p) for a, p in self.s.chance_outcomes() if p > 0]
-
-    def apply(self, action):
-        return _State(self.s.child(int(action)))
-
-    def payoff(self):
-        return self.s.returns()[0]
+    return pyspiel().load_game("universal_poker", params)

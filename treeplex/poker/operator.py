@@ -32,9 +32,8 @@ from __future__ import annotations
 
 import numba as nb
 import numpy as np
-import scipy.sparse as sp
 
-from .. import threads  # noqa: F401  (before any parallel kernel runs)
+from ..threads import PARALLEL_SEQS  # (importing it sets the thread pool up before any parallel kernel)
 from ..problem import PayoffOperator
 
 FOLD, SHOWDOWN = 0, 1
@@ -47,10 +46,12 @@ class RiverPayoff(PayoffOperator):
     ``strength[p]`` int32[n_p]. ``terminals`` are arrays over terminal betting sequences:
     ``kind`` (0 fold, 1 showdown), ``value`` (chips), ``base[p]``, ``stride[p]``.
     Products share scratch arrays: one call at a time per operator (numba's threads run
-    inside a call).
+    inside a call). ``threads``: how many threads a product uses (default: numba's, or 1 when
+    both players have at most ``PARALLEL_SEQS`` sequences).
     """
 
-    def __init__(self, n_seqs, cards, weight, strength, kind, value, base, stride, method: str = "sweep"):
+    def __init__(self, n_seqs, cards, weight, strength, kind, value, base, stride, method: str = "sweep",
+                 threads: int | None = None):
         if method not in ("sweep", "dense"):
             raise ValueError(f"showdown method must be 'sweep' or 'dense', got {method!r}")
         self.shape = (int(n_seqs[0]), int(n_seqs[1]))
@@ -75,7 +76,9 @@ class RiverPayoff(PayoffOperator):
         self.stride = [np.ascontiguousarray(s, dtype=np.int64) for s in stride]
         self._dense = self._dense_blocks() if method == "dense" else None
         self._groups = [_input_groups(self.base[p], self.stride[p]) for p in (0, 1)]  # by input player
-        self._parts = [_split_groups(g[0], g[1], self.kind, nb.get_num_threads()) for g in self._groups]
+        if threads is None:
+            threads = nb.get_num_threads() if max(self.shape) > PARALLEL_SEQS else 1
+        self._parts = [_split_groups(g[0], g[1], self.kind, threads) for g in self._groups]
         # card-removal tables by output player (own hands against the other's)
         self._tables = [_card_tables(self.cards[1 - p], self.cards[p], self.lt_end[p], self.le_end[p], self.same[p])
                         for p in (0, 1)]
@@ -181,8 +184,11 @@ class RiverPayoff(PayoffOperator):
             n += sum(M.nbytes for M in self._dense)
         return n
 
-    def to_sparse(self) -> sp.csr_matrix:
-        """The explicit A (CSR), built block by block: for small games and cross-checks only."""
+    def to_sparse(self):
+        """The explicit A (``scipy.sparse.csr_matrix``), built block by block: for small games
+        and cross-checks only."""
+        import scipy.sparse as sp
+
         F = self.compatible() * np.outer(self.coef[0], self.weight[1])
         S = F * np.sign(self.strength[0][:, None] - self.strength[1][None, :])
         n0, n1 = F.shape

@@ -99,11 +99,13 @@ class RiverGame(HandsGame):
     def board_text(self) -> str:
         return "".join(card_name(c) for c in self.board)
 
-    def operator(self) -> RiverPayoff:
+    def operator(self, threads: int | None = None) -> RiverPayoff:
+        """The structured payoff operator (``threads``: see :class:`RiverPayoff`)."""
         kind, value, base, stride = self.terminal_arrays()
         cards = [HAND_CARDS[h] for h in self.hands]
         n_seqs = (self.n_seqs(0), self.n_seqs(1))
-        return RiverPayoff(n_seqs, cards, self.weight, self.strength, kind, value, base, stride, self.showdown)
+        return RiverPayoff(n_seqs, cards, self.weight, self.strength, kind, value, base, stride, self.showdown,
+                           threads)
 
     def problem(self, max_memory=None) -> RiverProblem:
         """The sequence-form problem with the structured operator (never writes A down).

@@ -2,6 +2,6 @@
 
 from .base import ALGORITHMS, Solver, register
 from . import egt  # noqa: E402,F401  (registers egt, egt-as, mirror-prox)
-from . import cfr  # noqa: E402,F401  (registers cfr, cfr-rm+, cfr+, lcfr, dcfr, pcfr+, pdcfr+, hedge)
+from . import cfr  # noqa: E402,F401  (registers cfr, cfr-rm+, cfr+, lcfr, dcfr, dcfr+, pcfr+, sapcfr+, pdcfr+, hedge)
 
 __all__ = ["ALGORITHMS", "Solver", "register"]

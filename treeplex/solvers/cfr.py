@@ -29,11 +29,12 @@ import numpy as np
 
 from ..errors import InputError, nonnegative
 from ..problem import Problem, SparsePayoff
+from ..threads import PARALLEL_SEQS  # treeplexes larger than this run update_parts: one part of subtrees per thread
 from .base import Solver, register
-from .regret_kernels import average_plan, cfr_iteration, counterfactual_values, plan_pass, regret_pass, update_parts
+from .regret_kernels import (average_plan, cfr_iteration, counterfactual_values, kernel_args, plan_pass, regret_pass,
+                             update_parts)
 
 TINY = 1e-300  # floor for log(prior) in Hedge recentering
-PARALLEL_SEQS = 20000  # treeplexes this large run update_parts: one part of subtrees per thread
 
 
 class RegretSolver(Solver):
@@ -53,7 +54,13 @@ class RegretSolver(Solver):
     - ``storage`` (default ``"float64"``): ``"float32"`` halves the solver state (regrets,
       strategies, the running average: 16 instead of 32 bytes per sequence) for large games;
       gradients, the average handed to gap checks and the gaps stay in float64.
+
+    ``plain`` (class attribute): True for variants whose regrets are plain regret matching
+    (pos = neg, kappa = 1, lam = 0), so that only that kernel is compiled
+    (:func:`~.regret_kernels.kernel_args`).
     """
+
+    plain = False
 
     def __init__(self, problem: Problem, alternating: bool = True, prior=None, prior_weight: float = 100.0,
                  restart_weight: float = 10.0, storage: str = "float64"):
@@ -94,7 +101,7 @@ class RegretSolver(Solver):
 
     def step(self) -> None:
         t = self.iteration + 1 - self.epoch
-        coef = self.regrets(t)
+        coef = kernel_args(self.regrets(t), self.plain)
         avg = self.averaging(t)
         A = self.problem.A
         if isinstance(A, SparsePayoff):  # the same step, fused into one numba call
@@ -199,11 +206,15 @@ class CFR(RegretSolver):
     """CFR with regret matching, uniform averaging (Zinkevich, Johanson, Bowling & Piccione,
     NIPS 2007): R += r; b = R^+ / sum R^+. The EGT paper's CFR(RM)."""
 
+    plain = True
+
 
 @register("cfr-rm+")
 class CFRRMPlus(RegretSolver):
     """CFR with regret matching+ and uniform averaging (Tammelin 2014; EGT paper section 7's
     CFR(RM+)): R <- max(R + r, 0)."""
+
+    plain = True
 
     def regrets(self, t):
         return 1.0, 1.0, 0.0, 1.0, 0.0, 0.0
@@ -213,6 +224,8 @@ class CFRRMPlus(RegretSolver):
 class CFRPlus(RegretSolver):
     """CFR+ (Tammelin, Burch, Johanson & Bowling, IJCAI 2015): regret matching+ with linear
     averaging, weight t for iteration t, alternating updates."""
+
+    plain = True
 
     def regrets(self, t):
         return 1.0, 1.0, 0.0, 1.0, 0.0, 0.0
@@ -225,6 +238,8 @@ class CFRPlus(RegretSolver):
 class LinearCFR(RegretSolver):
     """Linear CFR (Brown & Sandholm, AAAI 2019, section 3): iteration t's regrets and its
     share of the average are weighted by t, i.e. R <- R (t-1)/t + r, averaging weight t."""
+
+    plain = True
 
     def regrets(self, t):
         d = (t - 1) / t
@@ -288,6 +303,43 @@ class PredictiveDiscountedCFRPlus(RegretSolver):
 
     def averaging(self, t):
         return ((t - 1) / t) ** self.gamma, 1.0
+
+
+@register("dcfr+")
+class DiscountedCFRPlus(RegretSolver):
+    """DCFR+(alpha, gamma) (Xu et al., IJCAI 2024, the PDCFR+ paper's ablation without
+    prediction): R <- max(R d(t) + r, 0) with d(t) = (t-1)^alpha / ((t-1)^alpha + 1), and the
+    average sum multiplied by ((t-1)/t)^gamma. Defaults (1.5, 4) are the paper's."""
+
+    plain = True  # pos = neg = d(t), floor 0, no prediction
+
+    def __init__(self, problem, alpha: float = 1.5, gamma: float = 4.0, **kw):
+        self.alpha, self.gamma = float(alpha), float(gamma)
+        super().__init__(problem, **kw)
+
+    def regrets(self, t):
+        d = _discount(t - 1, self.alpha)
+        return d, d, 0.0, 1.0, 0.0, 0.0
+
+    def averaging(self, t):
+        return ((t - 1) / t) ** self.gamma, 1.0
+
+
+@register("sapcfr+")
+class SimpleAsymmetricPCFRPlus(PredictiveCFRPlus):
+    """Simple asymmetric PCFR+, SAPCFR+ (Meng, Yang, Zhang, Ge & Gao, AAAI 2026, "Faster game
+    solving via asymmetry of step sizes"): PCFR+ whose prediction enters the played strategy
+    with step 1/(1 + alpha), b = max(R + r / (1 + alpha), 0) normalized, while the cumulative
+    regrets R <- max(R + r, 0) take the full step; alpha = 2 (the paper's fixed asymmetry)."""
+
+    def __init__(self, problem, alpha: float = 2.0, **kw):
+        if not float(alpha) >= 0.0:
+            raise InputError(f"sapcfr+: alpha must be >= 0, got {alpha!r}")
+        self.alpha = float(alpha)
+        super().__init__(problem, **kw)
+
+    def regrets(self, t):
+        return 1.0, 1.0, 0.0, 1.0, 1.0 / (1.0 + self.alpha), 0.0
 
 
 @register("hedge")

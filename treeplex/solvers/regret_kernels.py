@@ -23,6 +23,13 @@ The variants differ only in scalars, passed per iteration t:
 
     xsum <- rho * xsum + omega * x,  then  x <- plan of b             (weighted averaging)
 
+The kernels take these scalars as (pos, floor, general, eta) from :func:`kernel_args`:
+``general`` is None for plain regret matching (pos = neg, kappa = 1, lam = 0: CFR, CFR+,
+LCFR) or the tuple (neg, kappa, lam); ``eta`` is None for regret matching or Hedge's step.
+numba compiles one specialization per None-or-not pattern and prunes the other branches, so
+a process compiles only the update it runs (the first CFR+ run on the README's river also
+compiled the Hedge and discounted bodies before: most of its JIT time).
+
 Sign convention: every player maximizes its own g here; the caller negates player 1's.
 """
 
@@ -35,14 +42,27 @@ from .. import threads  # noqa: F401  (before any parallel kernel runs)
 from ..problem import _csr_matvec
 
 
+def kernel_args(coef, plain: bool = False) -> tuple:
+    """(pos, floor, general, eta) for the kernels from coef = (pos, neg, floor, kappa, lam, eta).
+
+    ``plain=True`` (a variant whose every iteration is plain regret matching) passes
+    general = None whenever pos = neg, kappa = 1 and lam = 0; otherwise (neg, kappa, lam) is
+    always passed, so that a variant compiles one kernel even where its first iteration is
+    plain (DCFR's discounts are both 0 at t = 1).
+    """
+    pos, neg, floor, kappa, lam, eta = coef
+    general = None if plain and pos == neg and kappa == 1.0 and lam == 0.0 else (neg, kappa, lam)
+    return pos, floor, general, (eta if eta > 0.0 else None)
+
+
 @nb.njit(cache=True)
-def regret_pass(start, end, parent, v, b, R, pos, neg, floor, kappa, lam, eta, logprior):
+def regret_pass(start, end, parent, v, b, R, pos, floor, general, eta, logprior):
     """One bottom-up regret update; returns sum_s g[s] x[s] (the player's payoff of b).
 
     ``v`` holds the gradient g on entry and the counterfactual values on exit; ``b`` the
     local strategy played (in) and the next one (out); ``R`` the cumulative regrets (in/out).
-    Scalars as in the module docstring; ``logprior`` (log p per sequence, or an empty array
-    for p = 1) is used by Hedge only.
+    Scalars as in the module docstring (:func:`kernel_args`); ``logprior`` (log p per
+    sequence, or an empty array for p = 1) is used by Hedge only.
     """
     centered = len(logprior) > 0
     for j in range(len(start) - 1, -1, -1):
@@ -54,17 +74,22 @@ def regret_pass(start, end, parent, v, b, R, pos, neg, floor, kappa, lam, eta, l
         top = -np.inf
         for s in range(a, e):
             inst = v[s] - value
-            acc = max(R[s] * (pos if R[s] > 0.0 else neg) + inst, floor)
+            if general is None:
+                acc = max(R[s] * pos + inst, floor)
+                q = acc
+            else:
+                neg, kappa, lam = general
+                acc = max(R[s] * (pos if R[s] > 0.0 else neg) + inst, floor)
+                q = kappa * acc + lam * inst
             R[s] = acc
-            q = kappa * acc + lam * inst
-            if eta > 0.0:  # Hedge: keep the exponent, subtract its max below
+            if eta is not None:  # Hedge: keep the exponent, subtract its max below
                 q = eta * q + (logprior[s] if centered else 0.0)
                 top = max(top, q)
             else:  # regret matching: keep q^+ (branch-free; the signs are unpredictable)
                 q = max(q, 0.0)
                 total += q
             b[s] = q
-        if eta > 0.0:
+        if eta is not None:
             for s in range(a, e):
                 b[s] = np.exp(b[s] - top)
                 total += b[s]
@@ -98,7 +123,7 @@ def plan_pass(start, end, parent, b, x, xsum, rho, omega):
 
 
 @nb.njit(cache=True, parallel=True)
-def update_parts(parts, start, end, parent, v, b, R, x, xsum, pos, neg, floor, kappa, lam, eta, logprior, rho, omega):
+def update_parts(parts, start, end, parent, v, b, R, x, xsum, pos, floor, general, eta, logprior, rho, omega):
     """:func:`regret_pass` then :func:`plan_pass`, one part of independent subtrees at a time,
     parts on parallel threads; returns the player's payoff of b as :func:`regret_pass` does.
 
@@ -115,7 +140,7 @@ def update_parts(parts, start, end, parent, v, b, R, x, xsum, pos, neg, floor, k
     x[0] = 1.0
     for k in nb.prange(n):
         tops[k] = _regret_runs(lo, hi, ptr[k], ptr[k + 1], start, end, parent, v, b, R,
-                               pos, neg, floor, kappa, lam, eta, logprior)
+                               pos, floor, general, eta, logprior)
         _plan_runs(lo, hi, ptr[k], ptr[k + 1], start, end, parent, b, x, xsum, rho, omega)
     for k in range(n):
         v[0] += tops[k]
@@ -128,24 +153,24 @@ def update_parts(parts, start, end, parent, v, b, R, x, xsum, pos, neg, floor, k
 
 
 @nb.njit(cache=True)
-def _regret_runs(lo, hi, q0, q1, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, eta, logprior):
+def _regret_runs(lo, hi, q0, q1, start, end, parent, v, b, R, pos, floor, general, eta, logprior):
     """The regret update at every infoset of the runs q1-1, ..., q0, each [lo[q], hi[q])
     walked backwards, adding its value to its parent sequence; the values of the infosets
     below the empty sequence are summed and returned instead of added to v[0].
 
-    Plain regret matching (pos = neg, kappa = 1, lam = 0: CFR, CFR+, LCFR) compiles without
-    the sign-dependent discount and the prediction (about 20% faster on the river)."""
-    if eta > 0.0:
-        return _hedge_runs(lo, hi, q0, q1, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, eta, logprior)
-    plain = pos == neg and kappa == 1.0 and lam == 0.0
+    Plain regret matching (general = None: CFR, CFR+, LCFR) compiles without the
+    sign-dependent discount and the prediction (about 20% faster on the river)."""
+    if eta is not None:
+        return _hedge_runs(lo, hi, q0, q1, start, end, parent, v, b, R, pos, floor, general, eta, logprior)
+    if general is None:
+        plain, neg, kappa, lam = True, pos, 1.0, 0.0
+    else:
+        plain, (neg, kappa, lam) = False, general
     root = 0.0
     for q in range(q1 - 1, q0 - 1, -1):
         j0, j1 = lo[q], hi[q]
         k = end[j0] - start[j0]
-        if plain:
-            root += _rm_sized(j0, j1, k, True, start, parent, v, b, R, pos, neg, floor, kappa, lam)
-        else:
-            root += _rm_sized(j0, j1, k, False, start, parent, v, b, R, pos, neg, floor, kappa, lam)
+        root += _rm_sized(j0, j1, k, plain, start, parent, v, b, R, pos, neg, floor, kappa, lam)
     return root
 
 
@@ -203,9 +228,10 @@ def _rm_run(j0, j1, k, plain, start, parent, v, b, R, pos, neg, floor, kappa, la
 
 
 @nb.njit(cache=True)
-def _hedge_runs(lo, hi, q0, q1, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, eta, logprior):
+def _hedge_runs(lo, hi, q0, q1, start, end, parent, v, b, R, pos, floor, general, eta, logprior):
     """:func:`_regret_runs` for Hedge (eta > 0): :func:`regret_pass`'s arithmetic."""
     centered = len(logprior) > 0
+    neg, kappa, lam = (pos, 1.0, 0.0) if general is None else general
     root = 0.0
     for q in range(q1 - 1, q0 - 1, -1):
         for j in range(hi[q] - 1, lo[q] - 1, -1):
@@ -271,21 +297,21 @@ def cfr_iteration(X, Y, a, at, sx, sy, coef, avg, alternating):
     The same operations as the generic path (gradient, :func:`regret_pass`, :func:`plan_pass`
     for player 0 then player 1), without the Python overhead that dominates small games.
     ``X``, ``Y`` are (start, end, parent); ``a``, ``at`` the CSR triples of A and A^T; ``sx``,
-    ``sy`` the players' (b, R, x, xsum, logprior); ``coef`` = (pos, neg, floor, kappa, lam,
-    eta) and ``avg`` = (rho, omega) as in the module docstring.
+    ``sy`` the players' (b, R, x, xsum, logprior); ``coef`` = (pos, floor, general, eta) from
+    :func:`kernel_args` and ``avg`` = (rho, omega) as in the module docstring.
     """
-    pos, neg, floor, kappa, lam, eta = coef
+    pos, floor, general, eta = coef
     rho, omega = avg
     g0 = _csr_matvec(a[0], a[1], a[2], sy[2])
     if not alternating:
         g1 = _csr_matvec(at[0], at[1], at[2], sx[2])
-    regret_pass(X[0], X[1], X[2], g0, sx[0], sx[1], pos, neg, floor, kappa, lam, eta, sx[4])
+    regret_pass(X[0], X[1], X[2], g0, sx[0], sx[1], pos, floor, general, eta, sx[4])
     plan_pass(X[0], X[1], X[2], sx[0], sx[2], sx[3], rho, omega)
     if alternating:
         g1 = _csr_matvec(at[0], at[1], at[2], sx[2])
     for i in range(len(g1)):
         g1[i] = -g1[i]
-    regret_pass(Y[0], Y[1], Y[2], g1, sy[0], sy[1], pos, neg, floor, kappa, lam, eta, sy[4])
+    regret_pass(Y[0], Y[1], Y[2], g1, sy[0], sy[1], pos, floor, general, eta, sy[4])
     plan_pass(Y[0], Y[1], Y[2], sy[0], sy[2], sy[3], rho, omega)
 
 
