@@ -421,9 +421,9 @@ def test_memory_capped_process_refuses_before_allocating():
     (["info", "river(board=Qs9h7d4c2s,stack=1e308)"], "stack must be a positive number of chips up to"),
     (["solve", "kuhn", "--algorithm", "dcfr", "--param", "alpha=x"], "alpha must be a finite number"),
     # were hangs
-    (["solve", "kuhn", "--target", "-1"], "--target) must be a positive number"),
-    (["solve", "kuhn", "--target", "nan"], "--target) must be a positive number"),
-    (["solve", "kuhn", "--target", "0", "--algorithm", "cfr+"], "--target) must be a positive number"),
+    (["solve", "kuhn", "--target", "-1"], "--target '-1': must be a finite number > 0"),
+    (["solve", "kuhn", "--target", "nan"], "--target 'nan': must be a finite number > 0"),
+    (["solve", "kuhn", "--target", "0", "--algorithm", "cfr+"], "--target '0': must be a finite number > 0"),
     (["solve", "kuhn", "--time-limit", "nan"], "--time-limit) must be a positive number"),
     # were accepted
     (["solve", "kuhn", "--max-iters", "-5"], "--max-iters) must be a positive whole number"),

@@ -207,7 +207,8 @@ def test_turn_spot_equals_openspiel_universal_poker():
     OpenSpiel's own rules, river deal, hand evaluator and infosets, compiled and solved by LP,
     have our engine's game value."""
     pytest.importorskip("pyspiel")
-    from treeplex.poker.openspiel import OpenSpielGame, load_universal_poker
+    from treeplex.openspiel import OpenSpielGame
+    from treeplex.poker.openspiel import load_universal_poker
 
     g = PostflopGame(board="Ks9h7d2c", pot=100, stack=200, range0="AsKh,QdJd,5c6c", range1="KdQd,9c8c,AhAc,7s7c:0.5",
                      bet="100%,a", **{"raise": "100%,a"}, add_allin_threshold=0, force_allin_threshold=0)
