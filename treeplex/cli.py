@@ -288,6 +288,8 @@ def _print_result(args, game, p, res, refined: dict, compile_seconds: float, jit
         out["target_gap"] = target
     if p.big_blind:
         out["exploitability_mbb_per_game"] = to_mbb(res.exploitability, p.big_blind)
+    if "pot" in p.stats:  # poker solvers' unit: exploitability over the starting pot
+        out["exploitability_pct_pot"] = 100 * res.exploitability / p.stats["pot"]
     out.update(refined)
     if args.refine or args.infoset_regret:
         from .refine.cli import infoset_regret_report
@@ -314,6 +316,8 @@ def _print_result(args, game, p, res, refined: dict, compile_seconds: float, jit
     expl = f"{res.exploitability:.4e} {unit} (gap / 2)"
     if p.big_blind:
         expl += f" = {to_mbb(res.exploitability, p.big_blind):.4g} mbb/g"
+    if "pot" in p.stats:
+        expl += f" = {out['exploitability_pct_pot']:.4g}% of the pot"
     print(f"exploitability  {expl}")
     if args.refine or args.infoset_regret:
         from .refine.cli import print_refinement
