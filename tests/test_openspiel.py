@@ -125,3 +125,23 @@ def test_cli_policy_file_round_trip(suffix, tmp_path, capsys):
 def test_format_openspiel_needs_an_openspiel_game(capsys):
     assert main(["solve", "kuhn", "--out", "x.pkl", "--format", "openspiel"]) == 2
     assert "needs an OpenSpiel game" in capsys.readouterr().err
+
+
+# Exploitability at T = 1000 in the released curves of Xu et al., ICLR 2024 (DDCFR),
+# github.com/rpSebastian/DDCFR results/{CFRPlus,DCFR}/<game>/data.csv, on OpenSpiel's games
+# with their parameters (ddcfr/game/game_config.py).
+GOOFSPIEL3 = "turn_based_simultaneous_game(game=goofspiel(num_cards=3,imp_info=True,points_order=descending))"
+
+
+@pytest.mark.parametrize("name,algorithm,published", [
+    ("liars_dice(numdice=1,dice_sides=3)", "cfr+", 4.842475981453598e-06),
+    ("liars_dice(numdice=1,dice_sides=3)", "dcfr", 3.952371344095873e-08),
+    ("liars_dice(numdice=1,dice_sides=4)", "cfr+", 4.533202689365606e-05),
+    ("liars_dice(numdice=1,dice_sides=4)", "dcfr", 2.6220483322750288e-05),
+    (GOOFSPIEL3, "cfr+", 1.8315018315018316e-06),
+    (GOOFSPIEL3, "dcfr", 3.4947561184442756e-09),
+])
+def test_reproduces_published_ddcfr_curves_on_openspiel_games(name, algorithm, published):
+    p = tp.compile_game(tp.load_game(f"openspiel:{name}"))
+    res = tp.solve(p, algorithm, max_iters=1000, check_every=1000)
+    assert res.exploitability == pytest.approx(published, rel=1e-8)

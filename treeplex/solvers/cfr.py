@@ -307,9 +307,10 @@ class PredictiveDiscountedCFRPlus(RegretSolver):
 
 @register("dcfr+")
 class DiscountedCFRPlus(RegretSolver):
-    """DCFR+(alpha, gamma) (Xu et al., IJCAI 2024, the PDCFR+ paper's ablation without
-    prediction): R <- max(R d(t) + r, 0) with d(t) = (t-1)^alpha / ((t-1)^alpha + 1), and the
-    average sum multiplied by ((t-1)/t)^gamma. Defaults (1.5, 4) are the paper's."""
+    """DCFR+(alpha, gamma) (Xu et al., IJCAI 2024, the PDCFR+ paper's variant without
+    prediction): R <- max(R d(t) + r, 0) with d(t) = (t-1)^alpha / ((t-1)^alpha + 1.5) (the
+    authors' code, github.com/rpSebastian/PDCFRPlus, cfr/dcfr_plus.py: 1.5, not DCFR's 1),
+    and the average sum multiplied by ((t-1)/t)^gamma. Defaults (1.5, 4) are the paper's."""
 
     plain = True  # pos = neg = d(t), floor 0, no prediction
 
@@ -318,7 +319,7 @@ class DiscountedCFRPlus(RegretSolver):
         super().__init__(problem, **kw)
 
     def regrets(self, t):
-        d = _discount(t - 1, self.alpha)
+        d = _discount(t - 1, self.alpha, 1.5)
         return d, d, 0.0, 1.0, 0.0, 0.0
 
     def averaging(self, t):
@@ -367,14 +368,14 @@ class HedgeCFR(RegretSolver):
         return 1.0, 1.0, -math.inf, 1.0, 0.0, eta
 
 
-def _discount(n: int, power: float) -> float:
-    """n^power / (n^power + 1), the DCFR discount applied after n iterations (0 at n = 0)."""
+def _discount(n: int, power: float, c: float = 1.0) -> float:
+    """n^power / (n^power + c), the DCFR discount applied after n iterations (0 at n = 0)."""
     if n == 0:
         return 0.0
     if math.isinf(power):
         return 1.0 if power > 0 else 0.0
     np_ = float(n) ** power
-    return np_ / (np_ + 1.0)
+    return np_ / (np_ + c)
 
 
 def value_scale(problem: Problem) -> float:
