@@ -478,7 +478,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--no-progress", action="store_true", help="no progress bar")
     sp.add_argument("--flops", default=None, metavar="SUBSET",
                     help="write specs instead: all (the 1,755 suit-isomorphic flops) or a texture class "
-                         "(paired, monotone, two-tone, rainbow, high-card; see treeplex.flops)")
+                         "(paired, monotone, two-tone, rainbow) or a high card (A-high ... 2-high); see treeplex.flops")
     sp.add_argument("--template", default=None, metavar="SPEC.json",
                     help="with --flops: a postflop spec (or a batch line) whose board is replaced")
     sp.add_argument("-o", "--output", default=None, metavar="SPECS.jsonl", help="with --flops: the specs file")
