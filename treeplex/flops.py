@@ -17,6 +17,7 @@ Two groupings of flops, each a partition (every flop in exactly one class):
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 
@@ -32,7 +33,11 @@ SUIT_ORDER = (3, 2, 1, 0)  # representatives name suits s, h, d, c in order of f
 def iso_flops(deck=None) -> list[tuple[tuple[int, int, int], int]]:
     """[(representative flop, number of flops in its class)] over ``deck`` (card ids, every
     suit of its ranks; default 52 cards), ordered by the representatives' ranks, high first."""
-    cards = sorted(range(52) if deck is None else deck)
+    return _iso_flops(tuple(sorted(range(52) if deck is None else deck)))
+
+
+@functools.lru_cache(maxsize=4)
+def _iso_flops(cards: tuple) -> list:
     if {r * 4 + s for r in {c // 4 for c in cards} for s in range(4)} != set(cards):
         raise InputError("suit-isomorphic flops need a deck with every suit of its ranks")
     classes: dict[tuple, int] = {}
