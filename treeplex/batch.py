@@ -271,7 +271,8 @@ class LocalEngine:
         self.pool = self._pool()
 
     def _pool(self):
-        return cf.ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+        return cf.ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                      initializer=_exit_with_parent, initargs=(os.getpid(),))
 
     def submit(self, spec: dict, base: str) -> cf.Future:
         try:
@@ -283,6 +284,19 @@ class LocalEngine:
 
     def close(self, cancel: bool = False) -> None:
         self.pool.shutdown(wait=not cancel, cancel_futures=cancel)
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Pool initializer: end this worker once the driver is gone (after a SIGKILL nothing else
+    would: an idle worker waits on its queue forever)."""
+    import threading
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
 
 
 def make_engine(engine: str, workers: int | None, address: str | None, threads: int):
