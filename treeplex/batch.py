@@ -351,7 +351,7 @@ def _drive(todo: list[Spot], store: Store, eng, base: str, counts: dict, progres
     """Keep ``eng.workers`` spots in flight; record each as soon as it finishes."""
     from tqdm import tqdm
 
-    bar = tqdm(total=len(todo), unit="spot", disable=not progress, file=sys.stderr, dynamic_ncols=True)
+    bar = tqdm(total=len(todo), unit="spot", disable=not progress, file=sys.stderr)
     queue = iter(todo)
     pending: dict = {}
     cancel = True
@@ -361,7 +361,7 @@ def _drive(todo: list[Spot], store: Store, eng, base: str, counts: dict, progres
                 pending[eng.submit(spot.spec, base)] = spot
             if not pending:
                 break
-            bar.set_postfix_str(f"done={counts['done']} failed={counts['failed']} running={len(pending)}")
+            bar.set_postfix_str(_status(counts, len(pending)))
             finished, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
             for fut in finished:
                 spot = pending.pop(fut)
@@ -373,9 +373,13 @@ def _drive(todo: list[Spot], store: Store, eng, base: str, counts: dict, progres
                 counts[row["status"]] += 1
                 if row["status"] == "failed":
                     counts["errors"].append(f"line {spot.line}: {row['error']}")
+                bar.set_postfix_str(_status(counts, len(pending)), refresh=False)
                 bar.update(1)
-        bar.set_postfix_str(f"done={counts['done']} failed={counts['failed']} running=0")
         cancel = False
     finally:
         bar.close()
         eng.close(cancel=cancel)
+
+
+def _status(counts: dict, running: int) -> str:
+    return f"done={counts['done']} failed={counts['failed']} running={running}"
