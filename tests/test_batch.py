@@ -148,7 +148,7 @@ def test_report_equals_stored_solutions(batch, tmp_path):
 def test_sigkill_of_the_driver_loses_and_duplicates_nothing(tmp_path):
     """Kill the driver once a spot is committed, rerun: every spot exactly once, the rows
     committed before the kill untouched."""
-    spots = [{"game": "leduc", "algorithm": "cfr+", "max_iters": 1000 + i} for i in range(6)]
+    spots = [{"game": "leduc", "algorithm": "cfr+", "max_iters": 3000 + i} for i in range(6)]
     specs = _write_specs(tmp_path / "specs.jsonl", spots)
     db = str(tmp_path / "r.sqlite")
     proc = subprocess.Popen([sys.executable, "-m", "treeplex.cli", "batch", specs, "--db", db, "--workers", "1",
