@@ -60,7 +60,12 @@ def save_solution(path: str, solution: dict, **meta) -> None:
     gap, exploitability, payoff unit...) and ``solution`` (a poker game's ``strategy_dict`` or
     ``{"game", "strategies"}``)."""
     with open(path, "w") as f:
-        json.dump({"format_version": FORMAT_VERSION, **meta, **solution}, f)
+        json.dump(solution_record(solution, **meta), f)
+
+
+def solution_record(solution: dict, **meta) -> dict:
+    """What :func:`save_solution` writes, as a dict (``treeplex batch`` stores it compressed)."""
+    return {"format_version": FORMAT_VERSION, **meta, **solution}
 
 
 def save_profile(path: str, problem: Problem, x: np.ndarray, y: np.ndarray, **meta) -> None:

@@ -1,0 +1,92 @@
+"""Batch throughput and per-spot overhead of ``treeplex batch`` (local process pool, and Ray if installed).
+
+1. Throughput: 20 turn spots (full deck, ranges AA-TT,AK,AQ,KQ vs 99-66,AJ,KJ,QJ,JT, bets
+   50%/all-in, pdcfr+ for 100 iterations) with 1 and 2 workers; the ratio of spots per second.
+2. Overhead per spot on tiny spots (kuhn by LP, ~1 ms of solving): one worker, a batch of 1
+   spot and a batch of N; overhead = (T_N - T_1) / (N - 1) - the mean time in the worker's
+   solve_spot. T_1 is the start-up (pool or Ray cluster, imports, numba's cached kernels).
+
+    python benchmarks/distributed.py [--spots 20] [--iters 100] [--tiny 40] [--engines local,ray]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+
+from treeplex.batch import read_rows, run_batch
+from treeplex.flops import flop_subset
+
+RANGES = {"range0": "AA-TT,AK,AQ,KQ", "range1": "99-66,AJ,KJ,QJ,JT"}
+
+
+def turn_specs(n: int, iters: int) -> list[dict]:
+    """``n`` turn spots: spread-out flops of the 1,755, each with the first turn card not on it."""
+    flops = [f for f, _ in flop_subset("all")]
+    out = []
+    for f in flops[:: len(flops) // n][:n]:
+        turn = next(c for c in ("2c", "3d", "4h") if c not in f)
+        out.append({"game": {"board": f + turn, "pot": 20, "stack": 60, "bet": "50%,a", **RANGES},
+                    "algorithm": "pdcfr+", "max_iters": iters})
+    return out
+
+
+def timed(specs: list[dict], engine: str, workers: int) -> tuple[float, list[dict]]:
+    """(wall seconds of run_batch, its rows) on a fresh database."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "specs.jsonl")
+        with open(path, "w") as f:
+            f.writelines(json.dumps(s) + "\n" for s in specs)
+        db = os.path.join(d, "r.sqlite")
+        t0 = time.perf_counter()
+        counts = run_batch(path, db, engine=engine, workers=workers)
+        seconds = time.perf_counter() - t0
+        assert counts["failed"] == 0, counts["errors"]
+        return seconds, read_rows(db)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--spots", type=int, default=20)
+    ap.add_argument("--iters", type=int, default=100)
+    ap.add_argument("--tiny", type=int, default=40)
+    ap.add_argument("--engines", default="local,ray")
+    args = ap.parse_args()
+    engines = [e for e in args.engines.split(",") if e != "ray" or _has_ray()]
+    print(f"# {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start")
+    print("\n| engine | turn spots | workers | wall s | spots/s | mean solve_spot s | speed-up |")
+    print("|---|---|---|---|---|---|---|")
+    specs = turn_specs(args.spots, args.iters)
+    for engine in engines:
+        base = None
+        for w in (1, 2):
+            s, rows = timed(specs, engine, w)
+            rate = len(specs) / s
+            base = base or rate
+            mean = sum(r["wall_seconds"] for r in rows) / len(rows)
+            print(f"| {engine} | {len(specs)} | {w} | {s:.1f} | {rate:.3f} | {mean:.2f} | {rate / base:.2f}x |",
+                  flush=True)
+    print("\n| engine | tiny spots | start-up s (batch of 1) | batch of N s | overhead per spot ms |")
+    print("|---|---|---|---|---|")
+    for engine in engines:
+        tiny = [{"game": "kuhn", "weight": i} for i in range(args.tiny)]  # distinct hashes
+        t1, _ = timed(tiny[:1], engine, 1)
+        tn, rows = timed(tiny, engine, 1)
+        inside = sum(r["wall_seconds"] for r in rows[1:]) / (len(rows) - 1)  # the first pays imports
+        per = (tn - t1) / (len(tiny) - 1) - inside
+        print(f"| {engine} | {len(tiny)} | {t1:.2f} | {tn:.2f} | {1000 * per:.1f} |", flush=True)
+
+
+def _has_ray() -> bool:
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,242 @@
+"""treeplex batch / report / --flops: rows against direct solves, resume, failures, a SIGKILL of
+the driver, flop counts from combinatorics, and the report against the stored solutions."""
+
+import csv
+import hashlib
+import json
+import math
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import numba
+import pytest
+
+import treeplex as tp
+from treeplex.batch import load_strategy, read_rows, run_batch, solver_version
+from treeplex.cli import main
+from treeplex.flops import TEXTURES, flop_subset, texture, write_flop_specs
+from treeplex.report import write_report
+from treeplex.strategy import profile_dict
+
+FLOP = {"board": "KsQhTd", "pot": 20, "stack": 30, "deck": "TJQKA", "bet": "a",
+        "range0": "AsKh,QdJd,TsTc", "range1": "AcAd,JsTs,KdQs"}
+SPOTS = [
+    {"game": "kuhn"},
+    {"game": FLOP, "algorithm": "cfr+", "max_iters": 30},
+    {"game": "postflop(board=KsQhTd,pot=20,stack=30,deck='TJQKA',bet='a')", "range0": "AsKh,QdJd,TsTc",
+     "range1": "AcAd,JsTs,KdQs", "algorithm": "cfr+", "target": "2%pot", "weight": 3},
+    {"game": "nosuchgame"},
+]
+
+
+def _write_specs(path, spots):
+    path.write_text("".join(json.dumps(s) + "\n" for s in spots))
+    return str(path)
+
+
+def _hash(spec):
+    return hashlib.sha256(json.dumps(spec, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    d = tmp_path_factory.mktemp("batch")
+    specs = _write_specs(d / "specs.jsonl", SPOTS)
+    db = str(d / "results.sqlite")
+    counts = run_batch(specs, db, workers=2)
+    return specs, db, counts
+
+
+def _direct(spot):
+    """The same spot solved here, without treeplex.batch, on one thread as the workers (the
+    threaded operator's partial sums change the iterates by rounding)."""
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        return _solve_direct(spot)
+    finally:
+        numba.set_num_threads(threads)
+
+
+def _solve_direct(spot):
+    if isinstance(spot["game"], dict):
+        game = tp.load_game("postflop", **{k: v for k, v in spot["game"].items()})
+    else:
+        game = tp.load_game(spot["game"], **{k: spot[k] for k in ("range0", "range1") if k in spot})
+    p = game.problem() if hasattr(game, "problem") else tp.compile_game(game)
+    if "target" in spot:
+        gap = 2 * float(spot["target"].rstrip("%pot")) / 100 * p.stats["pot"]
+        res = tp.solve(p, spot["algorithm"], target_gap=gap)
+    elif "max_iters" in spot:
+        res = tp.solve(p, spot["algorithm"], max_iters=spot["max_iters"])
+    else:
+        res = tp.solve(p, "lp")
+    return p, res
+
+
+def test_rows_equal_direct_solves(batch):
+    _, db, counts = batch
+    assert (counts["done"], counts["failed"], counts["skipped"]) == (3, 1, 0)
+    rows = {r["hash"]: r for r in read_rows(db)}
+    assert len(rows) == 4
+    for spot in SPOTS[:3]:
+        row = rows[_hash(spot)]
+        assert row["status"] == "done" and row["error"] is None
+        assert json.loads(row["spec"]) == spot
+        p, res = _direct(spot)
+        assert row["value"] == pytest.approx(res.value, abs=1e-9)
+        assert row["gap"] == pytest.approx(res.gap, abs=1e-9)
+        assert row["exploitability"] == pytest.approx(res.gap / 2, abs=1e-9)
+        assert row["iterations"] == res.iterations
+        assert row["solver_version"] == solver_version() != "unknown"
+        sol = load_strategy(row["strategy"])
+        assert sol["value"] == pytest.approx(res.value, abs=1e-9)
+        if hasattr(p, "strategy_dict"):
+            direct = p.strategy_dict(res.x, res.y)
+            assert [n["history"] for n in sol["nodes"]] == [n["history"] for n in direct["nodes"]]
+            assert sol["nodes"][0]["frequencies"] == pytest.approx(direct["nodes"][0]["frequencies"], abs=1e-9)
+            assert sol["nodes"][0]["hands"] == direct["nodes"][0]["hands"]
+        else:
+            assert sol["strategies"] == profile_dict(p, res.x, res.y)
+
+
+def test_failed_spot_is_recorded(batch):
+    _, db, _ = batch
+    row = next(r for r in read_rows(db) if r["hash"] == _hash(SPOTS[3]))
+    assert row["status"] == "failed"
+    assert "unknown game 'nosuchgame'" in row["error"] and "\n" not in row["error"]
+    assert row["value"] is None and row["strategy"] is None
+
+
+def test_resume_skips_done_spots(batch, tmp_path):
+    specs, db, _ = batch
+    again = run_batch(specs, db, workers=1)
+    assert (again["done"], again["failed"], again["skipped"]) == (0, 1, 3)  # a failed spot is tried again
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT COUNT(*), COUNT(DISTINCT hash) FROM spots").fetchone() == (4, 4)
+
+
+def test_report_equals_stored_solutions(batch, tmp_path):
+    _, db, _ = batch
+    text = write_report(db, str(tmp_path))
+    assert "rainbow" in text and os.path.getsize(tmp_path / "report.png") > 0
+    with open(tmp_path / "report.csv") as f:
+        rows = {r["spot"]: r for r in csv.DictReader(f)}
+    for spot in SPOTS[1:3]:
+        row = rows[_hash(spot)[:12]]
+        p, res = _direct(spot)
+        root = p.strategy_dict(res.x, res.y)["nodes"][0]
+        assert float(row["oop_ev"]) == pytest.approx(res.value + 10, abs=1e-6)  # value + pot/2
+        assert float(row["oop_ev"]) == pytest.approx(root["range_ev"], abs=1e-6)
+        assert float(row["ip_ev"]) == pytest.approx(10 - res.value, abs=1e-6)
+        assert float(row["oop_equity"]) == pytest.approx(root["range_equity"], abs=1e-9)
+        assert float(row["oop_equity"]) + float(row["ip_equity"]) == pytest.approx(1.0)
+        assert float(row["freq_x"]) == pytest.approx(root["frequencies"][0], abs=1e-9)
+        assert float(row["freq_b30"]) == pytest.approx(root["frequencies"][1], abs=1e-9)
+        assert row["texture"] == "rainbow" and row["high_card"] == "K-high"
+    assert rows[_hash(SPOTS[0])[:12]]["oop_ev"] == ""  # kuhn: no root EVs
+    with open(tmp_path / "textures.csv") as f:
+        rainbow = next(r for r in csv.DictReader(f) if r["class"] == "rainbow")
+    a, b = (float(rows[_hash(s)[:12]]["oop_ev"]) for s in SPOTS[1:3])
+    assert float(rainbow["oop_ev"]) == pytest.approx((1 * a + 3 * b) / 4)  # weighted by "weight"
+
+
+def test_sigkill_of_the_driver_loses_and_duplicates_nothing(tmp_path):
+    """Kill the driver once a spot is committed, rerun: every spot exactly once, the rows
+    committed before the kill untouched."""
+    spots = [{"game": "leduc", "algorithm": "cfr+", "max_iters": 3000 + i} for i in range(6)]
+    specs = _write_specs(tmp_path / "specs.jsonl", spots)
+    db = str(tmp_path / "r.sqlite")
+    proc = subprocess.Popen([sys.executable, "-m", "treeplex.cli", "batch", specs, "--db", db, "--workers", "1",
+                             "--no-progress"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        before = []
+        for _ in range(1200):  # until a spot is committed (or the driver ended)
+            if os.path.exists(db):
+                try:
+                    with sqlite3.connect(db) as c:
+                        before = c.execute("SELECT hash, value, finished_at FROM spots").fetchall()
+                except sqlite3.OperationalError:
+                    before = []
+            if before or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the pool's workers, orphaned by the kill
+        except ProcessLookupError:
+            pass
+    with sqlite3.connect(db) as c:
+        at_kill = c.execute("SELECT hash, value, finished_at FROM spots").fetchall()
+    assert 1 <= len(at_kill) < len(spots)
+    counts = run_batch(specs, db, workers=2)
+    assert counts["skipped"] == len(at_kill) and counts["done"] == len(spots) - len(at_kill)
+    with sqlite3.connect(db) as c:
+        after = c.execute("SELECT hash, value, finished_at FROM spots").fetchall()
+        assert c.execute("SELECT COUNT(*) FROM spots WHERE status = 'done'").fetchone() == (len(spots),)
+    assert sorted(h for h, _, _ in after) == sorted(_hash(s) for s in spots)
+    assert set(at_kill) <= set(after)
+
+
+def test_flop_counts():
+    flops = flop_subset("all")
+    assert len(flops) == 1755
+    assert sum(w for _, w in flops) == math.comb(52, 3)
+    c = math.comb(13, 3)
+    expected = {"paired": 13 * 12 * 2 + 13, "monotone": c, "two-tone": 3 * c, "rainbow": c}
+    counts = {t: len(flop_subset(t)) for t in TEXTURES}
+    assert counts == expected and sum(counts.values()) == 1755
+    assert sum(len(flop_subset(f"{r}-high")) for r in "AKQJT98765432") == 1755
+    assert texture("Kh7d2c") == "rainbow" and texture("7s7h2d") == "paired" and texture("QsJs2h") == "two-tone"
+
+
+def test_flop_specs_from_template(tmp_path):
+    template = tmp_path / "t.json"
+    template.write_text(json.dumps({"game": "postflop", **FLOP, "board": "2c3c4c"}))
+    out = tmp_path / "flops.jsonl"
+    assert write_flop_specs("monotone", str(template), str(out)) == math.comb(5, 3)  # deck TJQKA: 5 ranks
+    lines = [json.loads(t) for t in out.read_text().splitlines()]
+    assert all(texture(s["game"]["board"]) == "monotone" and s["weight"] == 4 for s in lines)
+    assert {k: v for k, v in lines[0]["game"].items() if k != "board"} == {k: v for k, v in FLOP.items()
+                                                                            if k != "board"}
+
+
+def test_cli_errors_are_one_line(tmp_path, capsys, monkeypatch):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"game": "kuhn"}\n{"game": "kuhn", "iters": 3}\n')
+    assert main(["batch", str(bad), "--db", str(tmp_path / "r.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "line 2: unknown keys ['iters']" in err
+    good = _write_specs(tmp_path / "good.jsonl", [{"game": "kuhn"}])
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    assert main(["batch", good, "--db", str(tmp_path / "r.sqlite"), "--parquet", str(tmp_path / "pq")]) == 2
+    assert "needs pyarrow" in capsys.readouterr().err
+    assert main(["report", str(tmp_path / "none.sqlite")]) == 2
+    assert main(["batch", "--flops", "striped", "--template", str(bad), "-o", str(tmp_path / "o.jsonl")]) == 2
+
+
+def test_parquet_table(batch, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    specs, db, _ = batch
+    run_batch(specs, db, workers=1, parquet=str(tmp_path))
+    table = pq.read_table(tmp_path / "spots.parquet").to_pylist()
+    assert sorted(r["hash"] for r in table) == sorted(r["hash"] for r in read_rows(db))
+
+
+def test_ray_engine_on_a_local_cluster(tmp_path):
+    pytest.importorskip("ray")
+    spots = SPOTS[:2]
+    db = str(tmp_path / "r.sqlite")
+    counts = run_batch(_write_specs(tmp_path / "s.jsonl", spots), db, engine="ray", workers=2)
+    assert (counts["done"], counts["failed"]) == (2, 0)
+    rows = {r["hash"]: r for r in read_rows(db)}
+    for spot in spots:
+        _, res = _direct(spot)
+        assert rows[_hash(spot)]["value"] == pytest.approx(res.value, abs=1e-9)
