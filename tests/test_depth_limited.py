@@ -131,6 +131,13 @@ def test_offtree_leaves_average_their_two_neighbours(tiny):
     want = 0.5 * 250 / 200 * table.values[:, table.row[G.node("p0.5,c").id]] + \
         0.5 * 250 / 300 * table.values[:, table.row[G.node("p1,c").id]]
     assert np.allclose(vals[Gx.node("p0.75,c").id], want)
+    # RPAT-like weights: f(0.75) = 3/7 on the 0.5 size, 4/7 on 1 pot
+    f = rpat_probability(0.75, 0.5, 1.0)
+    assert bracket(G.root, 0.75, "rpat") == [("p0.5", pytest.approx(f)), ("p1", pytest.approx(1 - f))]
+    vals = offtree_leaf_values(table, Gx.node("p0.75"), "rpat")
+    want = f * 250 / 200 * table.values[:, table.row[G.node("p0.5,c").id]] + \
+        (1 - f) * 250 / 300 * table.values[:, table.row[G.node("p1,c").id]]
+    assert np.allclose(vals[Gx.node("p0.75,c").id], want) and f == pytest.approx(3 / 7)
     # an in-abstraction line maps one to one
     same = offtree_leaf_values(table, G.node("p1"))
     assert np.allclose(same[G.node("p1,c").id], table.values[:, table.row[G.node("p1,c").id]])
