@@ -1,6 +1,6 @@
 """Figure 1 of Brown, Sandholm & Amos (2018), "Depth-limited solving", on a small NLFH.
 
-    .venv/bin/python experiments/depth_limited_nlfh.py            # about 3 minutes on 2 cores
+    .venv/bin/python experiments/depth_limited_nlfh.py            # about 5 minutes on 2 busy cores (--arena-pairs 0)
     .venv/bin/python experiments/depth_limited_nlfh.py --ranks 13 --arena-pairs 0 --out out/dl_r13  # 8 min
 
 The blueprint is CFR+ on the abstraction {0.5, 1} x pot + all-in (both rounds), run to below
