@@ -1,10 +1,11 @@
 """Figure 1 of Brown, Sandholm & Amos (2018), "Depth-limited solving", on a small NLFH.
 
-    .venv/bin/python experiments/depth_limited_nlfh.py            # about 3 minutes on 2 cores
+    .venv/bin/python experiments/depth_limited_nlfh.py            # about 5 minutes on 2 busy cores (--arena-pairs 0)
     .venv/bin/python experiments/depth_limited_nlfh.py --ranks 13 --arena-pairs 0 --out out/dl_r13  # 8 min
 
 The blueprint is CFR+ on the abstraction {0.5, 1} x pot + all-in (both rounds), run to below
-1 mbb/g. Player 0 (P1, the small blind) then opens with an off-tree bet of 0.75 x pot. Player
+1 mbb/g. Player 0 (P1, the small blind) then opens with an off-tree bet of ``--offtree`` x pot
+(default 0.75). Player
 1's response is computed by
 
 - depth-limited solving after the bet (leaves at the end of the first round, the k values
@@ -15,11 +16,16 @@ The blueprint is CFR+ on the abstraction {0.5, 1} x pot + all-in (both rounds), 
 - and, for reference, one safe subgame solved to the end of the game after the bet (the best
   response possible while the blueprint is kept everywhere else).
 
-The lower bound is CFR+ (same stopping rule) on the game with 0.75 in the abstraction. Every
-exploitability is exact (best responses in the game where the 0.75 bet is available), in
+The lower bound is CFR+ (same stopping rule) on the game with the off-tree size in the
+abstraction. Every
+exploitability is exact (best responses in the game where the off-tree bet is available), in
 mbb/g = 1000 x (gap / 2) / big blind. The arena then plays the depth-limited agent (it also
-bets 0.75 itself, by a depth-limited solve at the start of the game) against the
+bets the off-tree size itself, by a depth-limited solve at the start of the game) against the
 blueprint-with-RPAT agent in duplicate hands.
+
+``--offtree`` must lie strictly between two of the abstraction's opening raises (with the
+default bets: above 0.5 pot, not 1 pot, and below all-in); other sizes are refused in one
+line (exit 2) before any solving.
 
 Writes ``table.md``, ``results.json`` and ``figure1.png`` under ``--out`` (default
 ``out/depth_limited_nlfh``) and prints the paths.
@@ -30,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 
 from treeplex.compile import compile_game
@@ -40,11 +47,30 @@ from treeplex.depth_limited.index import NLFHIndex, behavioral
 from treeplex.depth_limited.leaves import LeafEvaluator
 from treeplex.depth_limited.nested import respond_to_offtree, solve_own_offtree
 from treeplex.depth_limited.sets import bias_table, self_generative_table
-from treeplex.depth_limited.translation import rpat_plan
+from treeplex.depth_limited.translation import rpat_bracket, rpat_plan
+from treeplex.errors import InputError
 from treeplex.poker.nlfh import NLFH, frac_label
 
 
-def main():
+def offtree_size(G: NLFH, Gx: NLFH, size: float) -> float:
+    """The off-tree opening's pot fraction in chips (``size`` rounded to a chip), checked to lie
+    strictly between two of ``G``'s opening raises; else a one-line :class:`InputError`."""
+    label = frac_label(size)
+    if label in G.root.actions:
+        raise InputError(f"--offtree {size:g}: that size is in the abstraction (bets {G.bets_spec!r})")
+    to = Gx.root.raise_sizes().get(label)
+    if not size > 0 or to is None or to in G.root.raise_sizes().values():
+        raise InputError(f"--offtree {size:g}: not a raise of its own at the first action (it is not positive, or "
+                         f"it rounds to the chips of a raise the abstraction has, to the minimum raise or to all-in)")
+    x = Gx.root.fraction_of(to)
+    try:
+        rpat_bracket(G.root, x)
+    except InputError as e:
+        raise InputError(f"--offtree {size:g} (a raise to {to} chips): {e}") from None
+    return x
+
+
+def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ranks", type=int, default=8)
     ap.add_argument("--suits", type=int, default=2)
@@ -62,13 +88,19 @@ def main():
     ap.add_argument("--arena-k", type=int, default=16)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default="out/depth_limited_nlfh")
-    args = ap.parse_args()
-    os.makedirs(args.out, exist_ok=True)
+    args = ap.parse_args(argv)
     t_all = time.perf_counter()
     params = dict(ranks=args.ranks, suits=args.suits, hole=args.hole, flop=args.flop, stack=args.stack, bets=args.bets)
-    G = NLFH(**params)
-    Gx = NLFH(**params, off_tree={"": (args.offtree,)})
+    try:
+        G = NLFH(**params)
+        Gx = NLFH(**params, off_tree={"": (args.offtree,)})
+        offtree_size(G, Gx, args.offtree)
+    except InputError as e:
+        print(f"depth_limited_nlfh: error: {e}", file=sys.stderr)
+        return 2
+    os.makedirs(args.out, exist_ok=True)
     after = Gx.root.child(frac_label(args.offtree))
+    xs = f"{args.offtree:g}"
     bb = G.big_blind
     log = lambda *a: print(f"[{time.perf_counter() - t_all:7.1f} s]", *a, flush=True)  # noqa: E731
 
@@ -77,7 +109,7 @@ def main():
         f"{bp.seconds:.1f} s, exploitability {bp.exploitability_mbb:.3f} mbb/g in the abstraction")
     Px = compile_game(Gx)
     lb = compute_blueprint(Gx, min_iters=args.min_iters, target_mbb=args.target_mbb, problem=Px)
-    log(f"lower bound (0.75 in the abstraction): {lb.exploitability_mbb:.3f} mbb/g, {lb.iterations} iterations")
+    log(f"lower bound ({xs} in the abstraction): {lb.exploitability_mbb:.3f} mbb/g, {lb.iterations} iterations")
     x_bp = plan_of(Px, 0, bp.dicts[0])
 
     def expl(response: dict) -> float:
@@ -128,40 +160,44 @@ def main():
                "rpat_mbb": rpat, "rpat": rpat_info, "solve_to_end_mbb": full_mbb, "rows": rows,
                "self_generative_log": sg_log, "arena": arena, "seconds": time.perf_counter() - t_all}
     write_outputs(args, results)
+    return 0
 
 
 def run_arena(args, G, Gx, Px, idx_x, bp, ev, table_p0, x_bp, y_rpat, after, lb, log) -> dict:
     """Duplicate matches between the depth-limited agent, the blueprint-with-RPAT agent and a
-    "0.75 prober", with the exact expected values."""
+    prober of the off-tree size, with the exact expected values."""
     k = args.arena_k
     resp = respond_to_offtree(bp, table_p0.first(k), Gx, after, solver=args.subgame_solver)
     d1 = dict(bp.dicts[1])
     d1.update(resp.strategy)
     table_p1, _ = self_generative_table(ev, 1, bp.b, k, solver=args.subgame_solver)
     own, costs = solve_own_offtree(bp, table_p1, Gx, solver=args.subgame_solver)
-    # the prober: the lower bound's strategy with every 0.5 and 1 pot opening moved to 0.75
+    # the prober: the lower bound's strategy with every opening raise of the two bracketing sizes
+    # (0.5 and 1 pot for 0.75) moved to the off-tree size
+    prober = f"{args.offtree:g}-prober"
+    (_, la), (_, lb) = rpat_bracket(G.root, offtree_size(G, Gx, args.offtree))
     probe = {key: dict(p) for key, p in lb.dicts[0].items()}
     for key, p in probe.items():
         if key.endswith("||"):
-            p[after.label] += p.pop("p0.5", 0.0) + p.pop("p1", 0.0)
+            p[after.label] += p.pop(la, 0.0) + p.pop(lb, 0.0)
     agents = {
         "depth-limited": (plan_of(Px, 0, own), plan_of(Px, 1, d1)),
         "blueprint+RPAT": (x_bp, y_rpat),
-        "0.75-prober": (plan_of(Px, 0, probe), lb.plans[1]),
+        prober: (plan_of(Px, 0, probe), lb.plans[1]),
     }
     seqs = (idx_x.node[0] == Gx.root.id) & (idx_x.label[0] == after.label)
     p_open = {n: float(sum(idx_x.chance_of_hole(0)[idx_x.hole[0][s]] * a[0][s] for s in seqs.nonzero()[0]))
               for n, a in agents.items()}
-    log("P(open 0.75 pot) as player 0: " + ", ".join(f"{n} {p:.3f}" for n, p in p_open.items()))
+    log(f"P(open {args.offtree:g} pot) as player 0: " + ", ".join(f"{n} {p:.3f}" for n, p in p_open.items()))
     out = []
-    for a, b in [("depth-limited", "blueprint+RPAT"), ("depth-limited", "0.75-prober"), ("blueprint+RPAT", "0.75-prober")]:
+    for a, b in [("depth-limited", "blueprint+RPAT"), ("depth-limited", prober), ("blueprint+RPAT", prober)]:
         t0 = time.perf_counter()
         res = play_duplicate(Gx, Agent.from_plans(a, Px, *agents[a]), Agent.from_plans(b, Px, *agents[b]),
                              args.arena_pairs, seed=args.seed)
         exact = exact_match_value(Px, agents[a], agents[b], G.big_blind)
         log(f"arena: {res.line()}; exact {exact:+.1f} mbb/g; {time.perf_counter() - t0:.1f} s")
         out.append({"a": a, "b": b, "pairs": res.pairs, "mbb": res.mbb, "ci95": res.ci95, "exact_mbb": exact})
-    return {"k": k, "matches": out, "p_open_075": p_open,
+    return {"k": k, "matches": out, "p_open_offtree": p_open,
             "own_solve_seconds": sum(c["build_seconds"] + c["solve_seconds"] for c in costs)}
 
 
@@ -182,7 +218,7 @@ def write_outputs(args, results):
         vals = {variant_name(r): r["exploitability_mbb"] for r in results["rows"] if r["k"] == k}
         lines.append(f"| {k} | " + " | ".join(f"{vals[n]:.2f}" for n in names) + " |")
     lines += ["", f"- RPAT: {results['rpat_mbb']:.2f}",
-              f"- lower bound (0.75 in the abstraction): {results['lower_bound_mbb']:.2f}",
+              f"- lower bound ({results['offtree']:g} in the abstraction): {results['lower_bound_mbb']:.2f}",
               f"- safe subgame solved to the end after the bet: {results['solve_to_end_mbb']:.2f}",
               f"- blueprint in its own abstraction: {results['blueprint_mbb']:.3f} "
               f"({results['blueprint_iterations']} CFR+ iterations)"]
@@ -217,18 +253,19 @@ def plot(results, path):
                 alpha=1 if main else 0.5, ms=5 if main else 3, label=f"depth-limited, {name}")
     ax.axhline(results["rpat_mbb"], color="C3", ls="--", label="action translation (RPAT)")
     ax.axhline(results["solve_to_end_mbb"], color="C2", ls="-.", label="safe subgame solved to the end")
-    ax.axhline(results["lower_bound_mbb"], color="k", ls="--", lw=1, label="0.75 in the abstraction (lower bound)")
+    ax.axhline(results["lower_bound_mbb"], color="k", ls="--", lw=1,
+               label=f"{results['offtree']:g} in the abstraction (lower bound)")
     ks = sorted({r["k"] for r in results["rows"]})
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xticks(ks, [str(k) for k in ks])
     ax.set_xlabel("number of values per leaf state (k)")
     ax.set_ylabel("exploitability (mbb/g)")
-    ax.set_title("Response to an off-tree 0.75-pot opening bet, small NLFH")
+    ax.set_title(f"Response to an off-tree {results['offtree']:g}-pot opening bet, small NLFH")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     fig.savefig(path, dpi=150)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

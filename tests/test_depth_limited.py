@@ -131,6 +131,13 @@ def test_offtree_leaves_average_their_two_neighbours(tiny):
     want = 0.5 * 250 / 200 * table.values[:, table.row[G.node("p0.5,c").id]] + \
         0.5 * 250 / 300 * table.values[:, table.row[G.node("p1,c").id]]
     assert np.allclose(vals[Gx.node("p0.75,c").id], want)
+    # RPAT-like weights: f(0.75) = 3/7 on the 0.5 size, 4/7 on 1 pot
+    f = rpat_probability(0.75, 0.5, 1.0)
+    assert bracket(G.root, 0.75, "rpat") == [("p0.5", pytest.approx(f)), ("p1", pytest.approx(1 - f))]
+    vals = offtree_leaf_values(table, Gx.node("p0.75"), "rpat")
+    want = f * 250 / 200 * table.values[:, table.row[G.node("p0.5,c").id]] + \
+        (1 - f) * 250 / 300 * table.values[:, table.row[G.node("p1,c").id]]
+    assert np.allclose(vals[Gx.node("p0.75,c").id], want) and f == pytest.approx(3 / 7)
     # an in-abstraction line maps one to one
     same = offtree_leaf_values(table, G.node("p1"))
     assert np.allclose(same[G.node("p1,c").id], table.values[:, table.row[G.node("p1,c").id]])
@@ -250,3 +257,29 @@ def test_self_generated_strategies_are_best_responses_at_every_infoset(tiny):
     # an exact equilibrium blueprint)
     sg, _ = self_generative_table(ev, 0, tiny.b, 2)
     assert np.allclose(sg.values[1], ev.values(b, tiny.b[1]))
+
+
+def test_offtree_sizes_outside_the_bracket_are_refused_in_one_line(capsys, tmp_path):
+    from treeplex.depth_limited.translation import rpat_bracket
+    from treeplex.errors import InputError
+
+    G = NLFH(**TINY)  # opening raises 0.5 pot (the minimum raise), 1 pot, all-in
+    assert [lab for _, lab in rpat_bracket(G.root, 0.75)] == ["p0.5", "p1"]
+    for x in (0.4, 0.5, 1.0, 100.0):  # below the smallest, equal to one, above all-in
+        with pytest.raises(InputError, match="not strictly between"):
+            rpat_bracket(G.root, x)
+    import sys
+
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[1] / "experiments"))
+    import depth_limited_nlfh as exp
+
+    tiny = ["--ranks", "3", "--stack", "1000", "--out", str(tmp_path / "never")]
+    for size, needle in (("0.3", "rounds to the chips"), ("1", "in the abstraction"), ("-1", "not positive"),
+                         ("1e6", "all-in")):
+        assert exp.main(["--offtree", size] + tiny) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"--offtree {float(size):g}" in err and needle in err, err
+    assert not (tmp_path / "never").exists()  # refused before any work
+    # a size in a bracket passes, its labels say so (checked without solving)
+    Gx = NLFH(**TINY, off_tree={"": (0.6,)})
+    assert exp.offtree_size(G, Gx, 0.6) == pytest.approx(0.6, abs=0.01)

@@ -125,6 +125,16 @@ def test_lp_large_payoffs_within_range_exact(tmp_path, capsys):
     assert d["value"] == pytest.approx(d["br_value_player0"], abs=1e-9 * 1e8)
 
 
+def test_lp_drops_unresolvable_entries_of_negligible_total(tmp_path, capsys):
+    # 4e-9 beside payoffs of 1 to 2 (a ratio above 1e9): the depth-limited experiment's self-
+    # generative subgames have one such computed leaf value among 61k entries of up to 83
+    code, out, err = run_cli(capsys, "solve", _kuhn_with_payoff(tmp_path, "4e-10"), "--json", "--no-strategies")
+    d = json.loads(out)
+    assert code == 0 and d["stopped_by"] == "exact" and d["gap"] <= 1e-9, err
+    zero = json.loads(run_cli(capsys, "solve", _kuhn_with_payoff(tmp_path, "0"), "--json", "--no-strategies")[1])
+    assert abs(d["value"] - zero["value"]) <= 4e-10 / 6 + 1e-12  # moved by at most the dropped entry
+
+
 def test_lp_ignores_rounding_residue(tmp_path, capsys):
     # a payoff of 1e-15 among payoffs of 1 (what a computed leaf value can leave instead of 0)
     code, out, err = run_cli(capsys, "solve", _kuhn_with_payoff(tmp_path, "1e-15"), "--json", "--no-strategies")

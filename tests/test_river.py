@@ -305,3 +305,48 @@ def test_game_name_with_a_board_python_cannot_parse():
     # "7h2c..." is not a Python token; the name parser falls back to plain key=value splitting.
     g = tp.make_game("river(pot=2100,board=7h2cAsKd3s,abstraction=fcpa)")
     assert g.board_text == "7h2cAsKd3s" and g.pot == 2100 and g.abstraction.name == "fcpa"
+
+
+def test_reach_weights_full_game_units():
+    # weights="reach": deal (h0, h1) has weight w0 w1 / N (N = card-disjoint pairs), not / Z.
+    from treeplex.driver import solve
+    from treeplex.poker.cards import HAND_CARDS
+    from treeplex.poker.operator import _normalizer
+
+    spec = dict(SMALL[0])
+    w = [make_range(spec.pop("range0")), make_range(spec.pop("range1"))]
+    cond = RiverGame(abstraction="fcpa", range0=w[0], range1=w[1], **spec)
+    cards = [HAND_CARDS[h] for h in cond.hands]
+    Z = _normalizer(cards, cond.weight)
+    N = _normalizer(cards, [np.ones(len(v)) for v in cond.weight])
+    assert N == cond.problem().stats["deals"] and abs(Z - N) > 1  # the test would be empty otherwise
+    # reach weights whose compatible pairs sum to N: the conditional game, product for product
+    same = RiverGame(abstraction="fcpa", range0=w[0] * (N / Z), range1=w[1], weights="reach", **spec)
+    assert same.reach_scale == pytest.approx(1.0, rel=1e-12)
+    rng = np.random.default_rng(3)
+    pc, ps = cond.problem(), same.problem()
+    for _ in range(3):
+        x, y = rng.normal(size=pc.X.n_seqs), rng.normal(size=pc.Y.n_seqs)
+        assert np.allclose(ps.A.matvec(y), pc.A.matvec(y), rtol=1e-12, atol=1e-12)
+        assert np.allclose(ps.A.rmatvec(x), pc.A.rmatvec(x), rtol=1e-12, atol=1e-12)
+    # the raw weights as reach probabilities: everything times Z / N (here not 1)
+    raw = RiverGame(abstraction="fcpa", range0=w[0], range1=w[1], weights="reach", **spec)
+    assert raw.reach_scale == pytest.approx(Z / N, rel=1e-12) and "weights=reach" in raw.name
+    # the rules view (compiled deal by deal) agrees with the structured operator
+    c = tp.compile_game(raw)
+    pr = raw.problem()
+    m0, m1 = sequence_map(c.X, pr.X), sequence_map(c.Y, pr.Y)
+    y = rng.normal(size=pr.Y.n_seqs)
+    assert np.abs(pr.A.matvec(y)[m0] - c.A.matvec(y[m1])).max() < 1e-10
+    # scaling a range by c scales value and gap by c; CFR+'s iterates are the same (c a power
+    # of 2 keeps every float exact: bit for bit; other c agree to rounding, which CFR+'s
+    # clipping can amplify over hundreds of iterations)
+    scaled = RiverGame(abstraction="fcpa", range0=0.25 * w[0], range1=w[1], weights="reach", **spec)
+    r1, r2 = solve(pr, "cfr+", max_iters=200), solve(scaled.problem(), "cfr+", max_iters=200)
+    assert np.array_equal(r1.x, r2.x) and np.array_equal(r1.y, r2.y)
+    assert r2.value == pytest.approx(0.25 * r1.value, rel=1e-12)
+    assert r2.gap == pytest.approx(0.25 * r1.gap, rel=1e-12) and r1.gap > 0
+    lp = [tp.solve_lp(Problem(q.X, q.Y, SparsePayoff(q.A.to_sparse()))).value for q in (pc, pr)]
+    assert lp[1] == pytest.approx(Z / N * lp[0], rel=1e-7)  # the game value: the conditional one's x Z / N
+    with pytest.raises(InputError, match="weights must be"):
+        RiverGame(board=BOARD, weights="joint")

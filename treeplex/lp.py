@@ -32,6 +32,7 @@ from .treeplex import Treeplex
 
 LP_RANGE = 1e9  # largest max|A_ij| / min|A_ij| (nonzero) the LP resolves
 NOISE = 1e-12  # relative to the median |A_ij|: below it (and unresolvable), an entry is rounding residue
+RESIDUE = 1e-9  # unresolvable entries are dropped when their total is below RESIDUE x the median |A_ij|
 EXACT_GAP = 1e-9  # an LP result is exact when its gap <= EXACT_GAP * max|A_ij|
 TIGHT = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 
@@ -73,8 +74,9 @@ class LPError(RuntimeError):
 
 def scaled_payoffs(problem: Problem) -> tuple[sp.csr_matrix, float]:
     """(A / s, s) with s = max |A_ij| (1 for an all-zero A). Entries below 1e-12 of the median
-    |A_ij| that the LP could not see anyway (rounding residue such as 1e-15) are zeroed; any
-    other entry range beyond LP_RANGE is refused."""
+    |A_ij| that the LP could not see anyway (rounding residue such as 1e-15) are zeroed, and
+    so are entries below max / LP_RANGE whose total is below RESIDUE x the median; any other
+    entry range beyond LP_RANGE is refused."""
     A = problem.A.to_sparse().tocsr(copy=True)
     mags = np.abs(A.data)
     if not mags.any():
@@ -83,6 +85,14 @@ def scaled_payoffs(problem: Problem) -> tuple[sp.csr_matrix, float]:
     noise = (mags < NOISE * float(np.median(mags[mags > 0]))) & (mags < hi / LP_RANGE)
     if noise.any():
         A.data[noise] = 0.0
+        A.eliminate_zeros()
+        mags = np.abs(A.data)
+    # Entries the LP cannot resolve but whose total is negligible next to a typical entry
+    # (a leaf value computed as 4e-9 beside payoffs of 80): zeroing them moves any profile's
+    # value by at most their total (plans are at most 1), far below EXACT_GAP * max|A_ij|.
+    tiny = mags < hi / LP_RANGE
+    if tiny.any() and mags[tiny].sum() <= RESIDUE * float(np.median(mags)):
+        A.data[tiny] = 0.0
         A.eliminate_zeros()
         mags = np.abs(A.data)
     lo = float(mags[mags > 0].min())

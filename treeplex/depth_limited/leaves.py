@@ -22,7 +22,7 @@ import numpy as np
 
 from ..poker.nlfh import NLFH, PublicNode
 from .index import NLFHIndex
-from .translation import translate
+from .translation import rpat_probability, translate
 
 
 @dataclass
@@ -115,9 +115,13 @@ class LeafEvaluator:
         return LeafTable(self.index.game, chooser, dict(self.row), np.stack(vals), list(names))
 
 
-def bracket(node: PublicNode, x: float) -> list[tuple[str, float]]:
+def bracket(node: PublicNode, x: float, weighting: str = "average") -> list[tuple[str, float]]:
     """The abstraction's raises at ``node`` just below and above pot fraction ``x``, each with
-    weight 1/2 (Section 6.1 averages the two); one neighbour (weight 1) at the edges."""
+    weight 1/2 (``weighting="average"``: Section 6.1 averages the two), or with RPAT's f(x)
+    and 1 - f(x) (``"rpat"``: the pseudo-harmonic mapping's probabilities, more weight on the
+    nearer size); one neighbour (weight 1) at the edges."""
+    if weighting not in ("average", "rpat"):
+        raise ValueError(f"weighting must be 'average' or 'rpat', got {weighting!r}")
     sizes = sorted((node.fraction_of(to), label) for label, to in node.raise_sizes().items())
     below = [lab for f, lab in sizes if f < x]
     above = [lab for f, lab in sizes if f > x]
@@ -125,15 +129,21 @@ def bracket(node: PublicNode, x: float) -> list[tuple[str, float]]:
     if same:
         return [(same[0], 1.0)]
     picks = ([below[-1]] if below else []) + ([above[0]] if above else [])
+    if weighting == "rpat" and len(picks) == 2:
+        a = max(f for f, lab in sizes if f < x)
+        b = min(f for f, lab in sizes if f > x)
+        f = rpat_probability(x, a, b)
+        return [(picks[0], f), (picks[1], 1.0 - f)]
     return [(lab, 1.0 / len(picks)) for lab in picks]
 
 
-def offtree_leaf_values(table: LeafTable, start: PublicNode) -> dict[int, np.ndarray]:
+def offtree_leaf_values(table: LeafTable, start: PublicNode, weighting: str = "average") -> dict[int, np.ndarray]:
     """Leaf values of every leaf below ``start`` in a game that has off-tree sizes ``table``'s
     game lacks. A leaf reached through an off-tree raise gets the weighted average of the
     corresponding leaves (same later actions, nearest sizes) after the two neighbouring
     in-abstraction sizes (:func:`bracket`; section 6.1), each scaled by the pot ratio (values
-    as a fraction of the pot, appendix A); other leaves map one to one."""
+    as a fraction of the pot, appendix A); other leaves map one to one. ``weighting``: see
+    :func:`bracket`."""
     g = table.game
     out = {}
     for leaf in leaf_nodes(start):
@@ -142,7 +152,7 @@ def offtree_leaf_values(table: LeafTable, start: PublicNode) -> dict[int, np.nda
             choices = [(None, 1.0)]
         else:
             x = off.fraction_of(off.raise_to_of(off_label(leaf, off)))
-            choices = [((off, lab), w) for lab, w in bracket(translate(off, g), x)]
+            choices = [((off, lab), w) for lab, w in bracket(translate(off, g), x, weighting)]
         acc = 0.0
         for sub, w in choices:
             dst = translate(leaf, g, substitute=sub)

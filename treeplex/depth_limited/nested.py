@@ -92,12 +92,14 @@ def root_bounds(bp: Blueprint, node: PublicNode, opponent: int, r_resp: np.ndarr
 
 def respond_to_offtree(bp: Blueprint, table: LeafTable | None, game_x: NLFH, after: PublicNode, *,
                        root_safety: bool = True, round2: str = "safe", solver: str = "lp",
-                       depth_limit: bool = True, **solve_kw) -> OffTreeResponse:
+                       depth_limit: bool = True, leaf_weighting: str = "average", **solve_kw) -> OffTreeResponse:
     """Nested solving after the off-tree action leading to ``after`` (a node of ``game_x``, the
     game in which it exists); ``table`` holds the chooser's (the bettor's) leaf values of the
     blueprint's game. See the module docstring. ``depth_limit=False`` solves the subgame after
     the bet to the end of the game in one piece (the reference the paper mentions, "about
-    10,000x larger" in real NLFH; ``table`` is then unused). ``solve_kw`` go to the solver."""
+    10,000x larger" in real NLFH; ``table`` is then unused). ``leaf_weighting``: how leaves
+    after the off-tree bet mix the two bracketing sizes' values (:func:`.leaves.bracket`:
+    "average", the paper's 1/2 each, or "rpat"). ``solve_kw`` go to the solver."""
     if round2 not in ("safe", "unsafe"):
         raise ValueError(f"round2 must be 'safe' or 'unsafe', got {round2!r}")
     t_start = time.perf_counter()
@@ -109,8 +111,8 @@ def respond_to_offtree(bp: Blueprint, table: LeafTable | None, game_x: NLFH, aft
         raise ValueError(f"the leaf table's chooser is player {table.chooser}, the off-tree bettor is {opp}")
     gparent = G.node(after.parent.hist_str)
     x = after.parent.fraction_of(after.parent.raise_to_of(after.label))
-    neighbours = bracket(gparent, x)
-    leaf_values = offtree_leaf_values(table, after) if depth_limit else {}
+    neighbours = bracket(gparent, x, leaf_weighting)
+    leaf_values = offtree_leaf_values(table, after, leaf_weighting) if depth_limit else {}
 
     # the root: chance x the responder's blueprint reach (x the opponent's range if unsafe)
     r_resp = reach(bp.dicts[resp], G, gparent, resp, holes)

@@ -102,6 +102,22 @@ def translated_behavioral(T: Treeplex, index_parse, strategy: dict, game_abs: NL
     return b, missing
 
 
+def rpat_bracket(node: PublicNode, x: float) -> tuple[tuple[float, str], tuple[float, str]]:
+    """((a, label), (b, label)): the abstraction's raises at ``node`` just below and just above
+    the pot fraction ``x``. A size below the smallest raise (RPAT's paper would translate it
+    against check/call) or equal to a raise is refused with a one-line :class:`GameError`."""
+    sizes = sorted((node.fraction_of(to), lab) for lab, to in node.raise_sizes().items())
+    below = [s for s in sizes if s[0] < x]
+    above = [s for s in sizes if s[0] > x]
+    if not below or not above or any(f == x for f, _ in sizes):
+        where = f"at {node.hist_str!r}" if node.hist_str else "at the first action"
+        have = ", ".join(f"{f:.3g}" for f, _ in sizes) or "none"
+        raise GameError(f"off-tree size {x:.3g} x pot is not strictly between two of the abstraction's raise sizes "
+                        f"{where} (raises there: {have} x pot); RPAT and the depth-limited leaves need one on "
+                        f"each side")
+    return below[-1], above[0]
+
+
 def rpat_plan(T: Treeplex, index_parse, strategy: dict, game_abs: NLFH, after: PublicNode,
               default: np.ndarray) -> tuple[np.ndarray, dict]:
     """The RPAT realization plan of the player responding to the off-tree node ``after``.
@@ -111,12 +127,7 @@ def rpat_plan(T: Treeplex, index_parse, strategy: dict, game_abs: NLFH, after: P
     """
     parent = game_abs.node(after.parent.hist_str)
     x = after.parent.fraction_of(after.parent.raise_to_of(after.label))
-    sizes = sorted((parent.fraction_of(to), lab) for lab, to in parent.raise_sizes().items())
-    below = [s for s in sizes if s[0] < x]
-    above = [s for s in sizes if s[0] > x]
-    if not below or not above:
-        raise GameError(f"RPAT: off-tree size {x:.3f} pot is not between two abstraction sizes at {parent.hist_str!r}")
-    (a, la), (bb, lb) = below[-1], above[0]
+    (a, la), (bb, lb) = rpat_bracket(parent, x)
     f = rpat_probability(x, a, bb)
     ba, miss_a = translated_behavioral(T, index_parse, strategy, game_abs, after, la, default)
     bb_, miss_b = translated_behavioral(T, index_parse, strategy, game_abs, after, lb, default)

@@ -47,11 +47,12 @@ class RiverPayoff(PayoffOperator):
     ``kind`` (0 fold, 1 showdown), ``value`` (chips), ``base[p]``, ``stride[p]``.
     Products share scratch arrays: one call at a time per operator (numba's threads run
     inside a call). ``threads``: how many threads a product uses (default: numba's, or 1 when
-    both players have at most ``PARALLEL_SEQS`` sequences).
+    both players have at most ``PARALLEL_SEQS`` sequences). ``normalizer``: the Z that divides
+    w0 w1 (default: the total weight of card-disjoint pairs, so that deal probabilities sum to 1).
     """
 
     def __init__(self, n_seqs, cards, weight, strength, kind, value, base, stride, method: str = "sweep",
-                 threads: int | None = None):
+                 threads: int | None = None, normalizer: float | None = None):
         if method not in ("sweep", "dense"):
             raise ValueError(f"showdown method must be 'sweep' or 'dense', got {method!r}")
         self.shape = (int(n_seqs[0]), int(n_seqs[1]))
@@ -60,7 +61,9 @@ class RiverPayoff(PayoffOperator):
         self.cards = [np.ascontiguousarray(c, dtype=np.int32) for c in cards]
         self.strength = [np.ascontiguousarray(s, dtype=np.int64) for s in strength]
         w = [np.ascontiguousarray(x, dtype=np.float64) for x in weight]
-        self.Z = _normalizer(self.cards, w)
+        # Z: the total weight of compatible deals (conditional ranges), or a given constant
+        # (reach-weighted ranges: the number of compatible deals, see RiverGame's ``weights``)
+        self.Z = _normalizer(self.cards, w) if normalizer is None else float(normalizer)
         self.weight = w
         self.coef = [w[0] / self.Z, w[1] / self.Z]  # own weight / Z
         for p in (0, 1):

@@ -34,7 +34,7 @@ from ..problem import Problem
 from .betting import build_tree, make_abstraction
 from .cards import HAND_CARDS, board_mask, card_name, hand_name, hand_strength, parse_board
 from .hands_game import HandsGame
-from .operator import RiverPayoff
+from .operator import RiverPayoff, _normalizer
 from .ranges import make_range
 
 
@@ -60,17 +60,31 @@ class RiverGame(HandsGame):
     ``range0``/``range1`` (Pio strings, 1326-arrays, dicts, or None for uniform),
     ``abstraction`` (``"libratus"``, ``"fcpa"``, ``"check_down"``, a JSON file or dict),
     ``stack`` (each player's chips at the start of the hand), ``big_blind``, ``first``
-    (the player who acts first) and ``showdown`` (``"sweep"`` or ``"dense"`` products).
+    (the player who acts first), ``showdown`` (``"sweep"`` or ``"dense"`` products) and
+    ``weights``:
+
+    - ``"conditional"`` (default): each range is the conditional hand distribution, and the
+      deal (h0, h1) has probability w0 w1 / Z, Z the total weight of card-disjoint pairs;
+    - ``"reach"``: the weights are the players' reach probabilities in the full game (chance
+      included), and the deal has weight w0 w1 / N, N the number of card-disjoint pairs, not
+      divided by the total. Values and gaps are then in full-game units: the conditional
+      game's times Z / N (:attr:`reach_scale`). Weights with Z = N give the conditional game;
+      scaling either range by c scales values and gaps by c and leaves CFR's iterates as they
+      are.
     """
 
     payoff_unit = "chips"
 
     def __init__(self, pot=2100, board=None, range0=None, range1=None, abstraction="libratus", stack=20000,
-                 big_blind=100, first=0, showdown="sweep"):
+                 big_blind=100, first=0, showdown="sweep", weights="conditional"):
         if board is None:
             raise InputError("river: board is required, e.g. board=AsKd7h2c3s")
         if showdown not in ("sweep", "dense"):
             raise InputError(f"river: showdown must be 'sweep' or 'dense', got {showdown!r}")
+        if weights not in ("conditional", "reach"):
+            raise InputError(f"river: weights must be 'conditional' (ranges are conditional distributions) or "
+                             f"'reach' (reach probabilities in the full game), got {weights!r}")
+        self.weights = weights
         self.pot, self.stack, self.big_blind = (_chips(v, k) for k, v in (("pot", pot), ("stack", stack),
                                                                          ("big_blind", big_blind)))
         if isinstance(first, bool) or not isinstance(first, int) or first not in (0, 1):
@@ -93,7 +107,17 @@ class RiverGame(HandsGame):
             self.weight.append(w[keep])
         self.strength = [strength[h] for h in self.hands]
         self.name = (f"river(pot={_num(self.pot)},board={self.board_text},abstraction={self.abstraction.name}"
-                     + (f",first={first}" if first else "") + ")")
+                     + (f",first={first}" if first else "") + (",weights=reach" if weights == "reach" else "") + ")")
+
+    @property
+    def reach_scale(self) -> float:
+        """Z / N with ``weights="reach"`` (1 otherwise): the game's values and gaps are the
+        conditional game's times this, Z the total weight and N the number of card-disjoint
+        pairs (h0, h1)."""
+        if self.weights != "reach":
+            return 1.0
+        cards = [HAND_CARDS[h] for h in self.hands]
+        return _normalizer(cards, self.weight) / _normalizer(cards, [np.ones(len(w)) for w in self.weight])
 
     @property
     def board_text(self) -> str:
@@ -104,8 +128,9 @@ class RiverGame(HandsGame):
         kind, value, base, stride = self.terminal_arrays()
         cards = [HAND_CARDS[h] for h in self.hands]
         n_seqs = (self.n_seqs(0), self.n_seqs(1))
+        z = _normalizer(cards, [np.ones(len(w)) for w in self.weight]) if self.weights == "reach" else None
         return RiverPayoff(n_seqs, cards, self.weight, self.strength, kind, value, base, stride, self.showdown,
-                           threads)
+                           threads, normalizer=z)
 
     def problem(self, max_memory=None) -> RiverProblem:
         """The sequence-form problem with the structured operator (never writes A down).
@@ -123,6 +148,7 @@ class RiverGame(HandsGame):
             "betting_nodes": t.n_nodes,
             "terminal_betting_sequences": t.n_terminals,
             "deals": deals,
+            "weights": self.weights,
             "leaves": A.leaves,
             "histories": 1 + deals * (t.n_nodes + t.n_terminals),
             "terminals": A.leaves,
@@ -139,6 +165,7 @@ class RiverGame(HandsGame):
 
     def initial_state(self) -> "RiverState":
         """Rules view for :func:`treeplex.compile_game`: a chance node over all deals, then betting."""
+        self._scale = self.reach_scale
         return RiverState(self)
 
     def strategy_dict(self, x: np.ndarray, y: np.ndarray) -> dict:
@@ -167,7 +194,8 @@ class RiverGame(HandsGame):
                 "weight": {hand_name(h): round(float(w), 6) for h, w in zip(self.hands[p], self.weight[p] * reach)},
             })
         return {"game": self.name, "board": self.board_text, "pot": self.pot, "stack": self.stack,
-                "big_blind": self.big_blind, "first": self.first, "abstraction": self.abstraction.to_dict(),
+                "big_blind": self.big_blind, "first": self.first, "weights": self.weights,
+                "abstraction": self.abstraction.to_dict(),
                 "units": "chips; action labels bN = bet/raise to N chips this round", "nodes": nodes}
 
     def summary(self, x: np.ndarray, y: np.ndarray, max_nodes: int | None = None) -> str:
@@ -227,11 +255,15 @@ class RiverState(RulesState):
         return RiverState(g, self.deal, self.node, -1 - child)
 
     def payoff(self):
+        """Player 0's chips; with reach weights times :attr:`RiverGame.reach_scale` (the chance
+        node keeps probabilities that sum to 1)."""
         t, g = self.term, self.game
         if g.tree.kind[t] == "fold":
-            return g.tree.payoff0[t]
-        s0, s1 = g.strength[0][self.deal[0]], g.strength[1][self.deal[1]]
-        return g.tree.stake[t] * (1.0 if s0 > s1 else -1.0 if s0 < s1 else 0.0)
+            u = g.tree.payoff0[t]
+        else:
+            s0, s1 = g.strength[0][self.deal[0]], g.strength[1][self.deal[1]]
+            u = g.tree.stake[t] * (1.0 if s0 > s1 else -1.0 if s0 < s1 else 0.0)
+        return u * g._scale if g.weights == "reach" else u
 
 
 # The paper's endgames (section 7) in sizes: Libratus's ranges are not public, so
@@ -275,7 +307,7 @@ def load_spec(path_or_dict, where: str | None = None) -> RiverGame:
         raise InputError(f"{where}: a river spec is a JSON object")
     spec = dict(spec)
     spec.pop("game", None)
-    allowed = {"pot", "board", "range0", "range1", "abstraction", "stack", "big_blind", "first", "showdown"}
+    allowed = {"pot", "board", "range0", "range1", "abstraction", "stack", "big_blind", "first", "showdown", "weights"}
     unknown = set(spec) - allowed
     if unknown:
         raise InputError(f"{where}: unknown keys {sorted(unknown)}; allowed: {sorted(allowed)}")
