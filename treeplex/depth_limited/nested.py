@@ -139,11 +139,11 @@ def respond_to_offtree(bp: Blueprint, table: LeafTable | None, game_x: NLFH, aft
         r_opp = r_opp * enter
     rows = []
     for leaf in leaf_nodes(after):
-        rr = r_resp * reach(sol.strategies[resp], game_x, leaf, resp, holes, start=after)
+        rr = snap_reach(r_resp * reach(sol.strategies[resp], game_x, leaf, resp, holes, start=after))
         if not rr.any():
             continue  # the responder never gets here: its play here does not matter
         if round2 == "unsafe":
-            ro = r_opp * reach(sol.strategies[opp], game_x, leaf, opp, holes, start=after)
+            ro = snap_reach(r_opp * reach(sol.strategies[opp], game_x, leaf, opp, holes, start=after))
             w2 = _pair_weights(index.deal, opp, ro if ro.any() else np.ones(len(holes)), rr)
             sub2 = nlfh_subgame(game_x, leaf, w2, holes)
         else:
@@ -154,6 +154,20 @@ def respond_to_offtree(bp: Blueprint, table: LeafTable | None, game_x: NLFH, aft
         rows.append(s2.cost)
     strategy = {k: v for k, v in strategy.items() if not k.endswith((GADGET_TAG, LEAF_TAG))}
     return OffTreeResponse(resp, strategy, neighbours, sol.cost, rows, time.perf_counter() - t_start)
+
+
+# Reaches below the first-round solve are products of the LP's probabilities, and HiGHS
+# returns probabilities such as 9e-10 where it means 0 (its primal feasibility tolerance is
+# 1e-7: it cannot tell them apart). Left in, such a hole's round-2 payoff entries sit ~1e9x
+# below the others and the exact LP refuses the subgame (treeplex/lp.py, LP_RANGE; the
+# off-tree sweep at 0.8 pot). A hole whose reach is below REACH_TOL x the largest moves the
+# exploitability by at most REACH_TOL x its stakes; it is dropped from the round-2 subgame.
+REACH_TOL = 1e-7
+
+
+def snap_reach(r: np.ndarray) -> np.ndarray:
+    """``r`` with entries below ``REACH_TOL`` x max(r) set to 0 (LP noise; see above)."""
+    return np.where(r < REACH_TOL * r.max(), 0.0, r) if r.size and r.max() > 0 else r
 
 
 def _pair_weights(deal: np.ndarray, opp: int, r_opp: np.ndarray, r_resp: np.ndarray) -> np.ndarray:
