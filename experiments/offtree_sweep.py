@@ -73,15 +73,24 @@ def main(argv=None) -> int:
                "rpat": exploitability(Px, x_bp, y_rpat, bp.game.big_blind)[0], "dl": {}}
         for w in args.weightings:
             for k in args.k:
-                resp = respond_to_offtree(bp, table.first(k), Gx, after, leaf_weighting=w)
+                try:
+                    resp = respond_to_offtree(bp, table.first(k), Gx, after, leaf_weighting=w)
+                except InputError as e:  # e.g. an LP refusal: record it and go on with the sweep
+                    log(f"x = {x:g}, {w} k={k}: refused: {e}")
+                    row["dl"][f"{w} k={k}"] = None
+                    continue
                 d1 = dict(bp.dicts[1])
                 d1.update(resp.strategy)
                 row["dl"][f"{w} k={k}"] = exploitability(Px, x_bp, plan_of(Px, 1, d1), bp.game.big_blind)[0]
         rows.append(row)
         log(f"x = {x:g} (f = {row['f']:.3f} to {row['below']}): RPAT {row['rpat']:.2f}; "
-            + ", ".join(f"{n} {v:.2f}" for n, v in row["dl"].items()))
+            + ", ".join(f"{n} {fmt(v)}" for n, v in row["dl"].items()))
         write(args, G, bp, rows)
     return 0
+
+
+def fmt(v) -> str:
+    return "refused" if v is None else f"{v:.2f}"
 
 
 def write(args, G, bp, rows) -> None:
@@ -91,7 +100,7 @@ def write(args, G, bp, rows) -> None:
              "| size (x pot) | RPAT f | RPAT | " + " | ".join(names) + " |", "|---|---|---|" + "---|" * len(names)]
     for r in rows:
         lines.append(f"| {r['size']:g} | {r['f']:.3f} | {r['rpat']:.2f} | "
-                     + " | ".join(f"{r['dl'][n]:.2f}" for n in names) + " |")
+                     + " | ".join(fmt(r['dl'][n]) for n in names) + " |")
     with open(os.path.join(args.out, "sweep.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     with open(os.path.join(args.out, "sweep.json"), "w") as f:

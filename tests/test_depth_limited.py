@@ -283,3 +283,42 @@ def test_offtree_sizes_outside_the_bracket_are_refused_in_one_line(capsys, tmp_p
     # a size in a bracket passes, its labels say so (checked without solving)
     Gx = NLFH(**TINY, off_tree={"": (0.6,)})
     assert exp.offtree_size(G, Gx, 0.6) == pytest.approx(0.6, abs=0.01)
+
+
+def test_lp_noise_in_the_first_round_strategy_does_not_stop_the_second_round(tiny, offtree, monkeypatch):
+    # The first-round subgame's LP returns probabilities such as 9e-10 where it means 0 (the
+    # off-tree sweep at 0.8 pot): a hole then reaches a second-round leaf with weight ~1e-9 of
+    # the others, its payoff entries sit 1e9x below the rest and the exact LP refused the
+    # round-2 subgame. Inject that noise: the response must complete, be complete (plan_of
+    # raises on a reached infoset without a strategy) and match the clean one.
+    import treeplex.depth_limited.nested as nested
+
+    Gx, Px = offtree
+    after = Gx.node("p0.75")
+    table = bias_table(LeafEvaluator(tiny.index), 0, tiny.b, 4)
+    clean = respond_to_offtree(tiny, table, Gx, after)
+    real = nested.solve_subgame
+    noised = []
+
+    def noisy(game, **kw):
+        sol = real(game, **kw)
+        if not noised:  # the first-round subgame: 1e-9 on every action the LP left at 0
+            noised.append(True)
+            for probs in sol.strategies[1].values():
+                if 0.0 in probs.values():
+                    zeros = [a for a, p in probs.items() if p == 0.0]
+                    top = max(probs, key=probs.get)
+                    for a in zeros:
+                        probs[a] = 1e-9
+                    probs[top] -= 1e-9 * len(zeros)
+        return sol
+
+    monkeypatch.setattr(nested, "solve_subgame", noisy)
+    resp = respond_to_offtree(tiny, table, Gx, after)
+
+    def expl(rs):
+        d1 = dict(tiny.dicts[1])
+        d1.update(rs.strategy)
+        return exploitability(Px, tiny.dicts[0], d1, Gx.big_blind)[0]
+
+    assert noised and expl(resp) == pytest.approx(expl(clean), abs=1e-6)

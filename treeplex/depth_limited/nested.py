@@ -127,23 +127,24 @@ def respond_to_offtree(bp: Blueprint, table: LeafTable | None, game_x: NLFH, aft
                        to_end=not depth_limit)
     lt_bytes = sum(v.nbytes for v in leaf_values.values())
     sol = solve_subgame(sub, solver=solver, k=table.k if depth_limit else 0, leaf_table_bytes=lt_bytes, **solve_kw)
-    strategy = {k: v for k, v in sol.strategies[resp].items()}
+    first = tuple(snap_strategy(st) for st in sol.strategies)  # LP noise -> 0 (see snap_strategy)
+    strategy = dict(first[resp])
     if not depth_limit:
         return OffTreeResponse(resp, strategy, neighbours, sol.cost, [], time.perf_counter() - t_start)
 
     # the second round, solved to the end at every leaf
     names = [G.cards_name(c) for c in holes]
     if root_safety:
-        enter = np.array([sol.strategies[opp].get(f"{n}||{after.hist_str}{GADGET_TAG}", {"enter": 1.0})["enter"]
+        enter = np.array([first[opp].get(f"{n}||{after.hist_str}{GADGET_TAG}", {"enter": 1.0})["enter"]
                           for n in names])
         r_opp = r_opp * enter
     rows = []
     for leaf in leaf_nodes(after):
-        rr = r_resp * reach(sol.strategies[resp], game_x, leaf, resp, holes, start=after)
+        rr = r_resp * reach(first[resp], game_x, leaf, resp, holes, start=after)
         if not rr.any():
             continue  # the responder never gets here: its play here does not matter
         if round2 == "unsafe":
-            ro = r_opp * reach(sol.strategies[opp], game_x, leaf, opp, holes, start=after)
+            ro = r_opp * reach(first[opp], game_x, leaf, opp, holes, start=after)
             w2 = _pair_weights(index.deal, opp, ro if ro.any() else np.ones(len(holes)), rr)
             sub2 = nlfh_subgame(game_x, leaf, w2, holes)
         else:
@@ -154,6 +155,30 @@ def respond_to_offtree(bp: Blueprint, table: LeafTable | None, game_x: NLFH, aft
         rows.append(s2.cost)
     strategy = {k: v for k, v in strategy.items() if not k.endswith((GADGET_TAG, LEAF_TAG))}
     return OffTreeResponse(resp, strategy, neighbours, sol.cost, rows, time.perf_counter() - t_start)
+
+
+# HiGHS returns probabilities such as 9e-10 where it means 0 (its primal feasibility
+# tolerance is 1e-7: it cannot tell them apart). Left in the first-round solution, such a
+# probability lets a hole reach a second-round leaf with weight ~1e-9 of the others; its
+# round-2 payoff entries then sit ~1e9x below the rest and the exact LP refuses the subgame
+# (treeplex/lp.py, LP_RANGE; the off-tree sweep at 0.8 pot). Dropping it from the round-2
+# subgame alone would leave that hole's (reached) infosets without a strategy, so the noise
+# is cleaned where it is produced: action probabilities below SNAP_PROB become 0 and the
+# infoset is renormalized, which moves the exploitability by at most ~SNAP_PROB x the stakes.
+SNAP_PROB = 1e-7
+
+
+def snap_strategy(strategy: dict) -> dict:
+    """{infoset: {action: p}} with every p < ``SNAP_PROB`` set to 0, renormalized (see above)."""
+    out = {}
+    for key, probs in strategy.items():
+        if all(p == 0 or p >= SNAP_PROB for p in probs.values()):
+            out[key] = probs
+            continue
+        kept = {a: (p if p >= SNAP_PROB else 0.0) for a, p in probs.items()}
+        total = sum(kept.values())
+        out[key] = {a: p / total for a, p in kept.items()} if total > 0 else probs
+    return out
 
 
 def _pair_weights(deal: np.ndarray, opp: int, r_opp: np.ndarray, r_resp: np.ndarray) -> np.ndarray:
@@ -190,16 +215,17 @@ def solve_own_offtree(bp: Blueprint, table: LeafTable, game_x: NLFH, *, solver: 
     sub = nlfh_subgame(game_x, game_x.root, index.deal, holes, leaf_values=leaf_values, chooser=opp)
     sol = solve_subgame(sub, solver=solver, k=table.k, leaf_table_bytes=sum(v.nbytes for v in leaf_values.values()),
                         **solve_kw)
+    first = tuple(snap_strategy(st) for st in sol.strategies)  # LP noise -> 0 (see snap_strategy)
     strategy = dict(bp.dicts[me])
-    strategy.update(sol.strategies[me])
+    strategy.update(first[me])
     costs = [sol.cost]
     for leaf in leaf_nodes(game_x.root):
         if first_offtree(leaf, G) is None:
             continue
-        r_me = reach(sol.strategies[me], game_x, leaf, me, holes)
+        r_me = reach(first[me], game_x, leaf, me, holes)
         if not r_me.any():
             continue
-        r_opp = reach(sol.strategies[opp], game_x, leaf, opp, holes)
+        r_opp = reach(first[opp], game_x, leaf, opp, holes)
         w = _pair_weights(index.deal, opp, r_opp if r_opp.any() else np.ones(len(holes)), r_me)
         s2 = solve_subgame(nlfh_subgame(game_x, leaf, w, holes), solver=solver, **solve_kw)
         strategy.update(s2.strategies[me])
