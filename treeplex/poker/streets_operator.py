@@ -28,7 +28,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .. import threads  # noqa: F401  (before any parallel kernel runs)
+from ..threads import PARALLEL_SEQS  # (importing threads first also sets up the parallel kernels)
 from ..problem import PayoffOperator
 from .operator import _normalizer, _same_combo
 
@@ -62,7 +62,7 @@ class StreetsPayoff(PayoffOperator):
         self.base = [np.ascontiguousarray(b, dtype=np.int64) for b in base]
         self.stride = [np.ascontiguousarray(s, dtype=np.int64) for s in stride]
         self._groups = [_groups(self.board, self.base[p], self.stride[p]) for p in (0, 1)]  # by input player
-        n_threads = nb.get_num_threads()
+        n_threads = nb.get_num_threads() if max(self.shape) > PARALLEL_SEQS else 1  # as the river operator
         self._parts = [_split(g[0], len(self.cards[p]) + len(self.cards[1 - p]), n_threads)
                        for p, g in enumerate(self._groups)]
         runs = [len(self._parts[1 - p]) - 1 for p in (0, 1)]
