@@ -129,6 +129,7 @@ def test_spec_file_example_from_the_issue(tmp_path):
     (dict(pot=0), "pot must be a positive number"),
     (dict(stack=-5), "stack must be a positive number"),
     (dict(add_allin_threshold="x"), "add_allin_threshold must be a finite number"),
+    (dict(isomorphism="maybe"), "isomorphism must be true or false"),
 ])
 def test_bad_input_names_the_field(kw, message):
     base = dict(board="KsQh9d8c", pot=20, stack=30, range0="AA", range1="KK")
