@@ -49,8 +49,14 @@ def parse_game_name(spec: str) -> tuple[str, dict]:
             try:
                 params[kw.arg] = ast.literal_eval(kw.value)
             except Exception:  # noqa: BLE001 - bare words (abstraction=libratus), or {[]: 1} etc.
-                params[kw.arg] = ast.unparse(kw.value)
+                params[kw.arg] = _bare_word(ast.unparse(kw.value))
     return name, params
+
+
+def _bare_word(text: str):
+    """A bare word of a game name: ``true``/``false`` (any case) as booleans, as ``--param``
+    reads them; anything else stays text (a board, an abstraction name)."""
+    return {"true": True, "false": False}.get(text.strip().lower(), text)
 
 
 def _plain_params(spec: str, args: str) -> dict:
@@ -73,7 +79,7 @@ def _plain_params(spec: str, args: str) -> dict:
         try:
             params[key] = ast.literal_eval(value)
         except Exception:  # noqa: BLE001 - a bare word such as a board, 7h2cAsKd3s
-            params[key] = value
+            params[key] = _bare_word(value)
     return params
 
 

@@ -189,8 +189,6 @@ class PostflopGame(HandsGame):
                 order = np.argsort(strength[self.hands[p]], kind="stable")
                 self.hands[p], self.weight[p] = self.hands[p][order], self.weight[p][order]
             self.strength = [strength[h] for h in self.hands]
-        if isinstance(isomorphism, str) and isomorphism.lower() in ("true", "false"):
-            isomorphism = isomorphism.lower() == "true"  # a bare word in a game name
         if not isinstance(isomorphism, bool):
             raise InputError(f"postflop: isomorphism must be true or false, got {isomorphism!r}")
         full = []
