@@ -177,9 +177,10 @@ def _out_streets(args, problem) -> dict:
     """``strategy_dict`` keywords for ``--out-streets N`` (postflop games only)."""
     if args.out_streets is None:
         return {}
-    from .poker.postflop import PostflopProblem
+    from .poker.hands_game import HandsProblem
+    from .poker.postflop import PostflopGame
 
-    if not isinstance(problem, PostflopProblem):
+    if not (isinstance(problem, HandsProblem) and isinstance(problem.game, PostflopGame)):
         raise InputError("--out-streets applies to postflop games only")
     if args.out_streets < 1:
         raise InputError(f"--out-streets must be at least 1, got {args.out_streets}")

@@ -13,12 +13,28 @@ runout's chance weight, 1 on a one-street tree).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
+from ..problem import Problem
 from ..treeplex import Treeplex
 from .cards import HAND_CARDS, hand_name
+
+
+@dataclass
+class HandsProblem(Problem):
+    """A :class:`Problem` that remembers its :class:`HandsGame` (for results and summaries)."""
+
+    game: "HandsGame | None" = None
+
+    def strategy_dict(self, x, y, **kw) -> dict:
+        """The game's per-hand strategies; ``kw`` go to the game (postflop: ``streets``)."""
+        return self.game.strategy_dict(x, y, **kw)
+
+    def summary(self, x, y) -> str:
+        return self.game.summary(x, y)
 
 
 class HandsGame:

@@ -28,15 +28,13 @@ import numpy as np
 
 from ..problem import PayoffOperator
 from ..treeplex import Treeplex
-from .cards import HAND_INDEX
+from .cards import HAND_CARDS, HAND_INDEX
 from .hands_game import LazyKeys, LazyLabels
 from .public_tree import permute_card
 
 
 def hand_orbits(hands: np.ndarray, perms: list[tuple[int, ...]]) -> np.ndarray:
     """orbit id (0, 1, ... in order of first member) of each hand of ``hands`` under ``perms``."""
-    from .cards import HAND_CARDS
-
     pos = {int(h): i for i, h in enumerate(hands)}
     low = np.arange(len(hands))
     for perm in perms:

@@ -148,12 +148,7 @@ class RiverPayoff(PayoffOperator):
 
     def compatible(self) -> np.ndarray:
         """bool[n0, n1]: the two hands share no card."""
-        c0, c1 = self.cards
-        clash = np.zeros((len(c0), len(c1)), dtype=bool)
-        for i in range(2):
-            for j in range(2):
-                clash |= c0[:, i][:, None] == c1[:, j][None, :]
-        return ~clash
+        return compatible(*self.cards)
 
     # ------------------------------------------------------------ sizes
 
@@ -204,6 +199,15 @@ class RiverPayoff(PayoffOperator):
             vals.append(M[i, j])
         A = sp.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=self.shape)
         return A.tocsr()
+
+
+def compatible(cards_a: np.ndarray, cards_b: np.ndarray) -> np.ndarray:
+    """bool[len(a), len(b)]: hand a and hand b (rows of two card ids) share no card."""
+    clash = np.zeros((len(cards_a), len(cards_b)), dtype=bool)
+    for i in range(2):
+        for j in range(2):
+            clash |= cards_a[:, i][:, None] == cards_b[:, j][None, :]
+    return ~clash
 
 
 def _normalizer(cards, w) -> float:

@@ -28,16 +28,14 @@ import json
 import math
 import os
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import InputError
 from ..game import RulesState
-from ..problem import Problem
-from .cards import HAND_CARDS, RANKS, board_mask, card_name, hand_name, parse_board, parse_cards
-from .hands_game import HandsGame
-from .operator import RiverPayoff
+from .cards import HAND_CARDS, RANKS, board_mask, card_name, hand_name, hand_strength, parse_board, parse_cards
+from .hands_game import HandsGame, HandsProblem
+from .operator import RiverPayoff, _normalizer, compatible
 from .isomorphism import Reduction, SymmetricPayoff
 from .public_tree import CHANCE, DECISION, STREETS, TERMINAL, TreeConfig, build_public_tree, card_symmetries
 from .ranges import make_range
@@ -109,19 +107,6 @@ def parse_deck(deck) -> tuple[int, ...]:
     return tuple(sorted(parse_cards(s, "deck")))
 
 
-@dataclass
-class PostflopProblem(Problem):
-    """A :class:`Problem` that remembers its :class:`PostflopGame` (for results and summaries)."""
-
-    game: "PostflopGame | None" = None
-
-    def strategy_dict(self, x, y, streets: int = 1) -> dict:
-        return self.game.strategy_dict(x, y, streets)
-
-    def summary(self, x, y) -> str:
-        return self.game.summary(x, y)
-
-
 class PostflopGame(HandsGame):
     """A postflop subgame; see the module docstring for the game, its units and its layout.
 
@@ -182,8 +167,6 @@ class PostflopGame(HandsGame):
             self.hands.append(keep)
             self.weight.append(w[keep])
         if len(self.board) == 5:  # the river operator sweeps hands weakest first
-            from .cards import hand_strength
-
             strength = hand_strength(list(self.board))
             for p in (0, 1):
                 order = np.argsort(strength[self.hands[p]], kind="stable")
@@ -222,8 +205,6 @@ class PostflopGame(HandsGame):
         return seqs * per_seq + BYTES_PER_PUBLIC_NODE * nodes
 
     def stats(self) -> dict:
-        from .operator import _normalizer
-
         t = self.tree
         deals = int(round(_normalizer([HAND_CARDS[h] for h in self.hands], [np.ones(len(h)) for h in self.hands])))
         return {"histories": 1 + deals * (t.n_nodes + t.n_chance + t.n_terminals), "terminals": deals * t.n_terminals,
@@ -281,7 +262,7 @@ class PostflopGame(HandsGame):
                         np.concatenate(st).astype(np.int32) if st else np.zeros(0, np.int32)))
         return out
 
-    def problem(self, max_memory: str | int | None = None) -> PostflopProblem:
+    def problem(self, max_memory: str | int | None = None) -> HandsProblem:
         """The sequence-form problem with the structured operator; refuses, before allocating,
         a game whose :meth:`memory_estimate` is above ``max_memory`` (bytes, or a size such as
         ``"4G"``; default: the memory available now)."""
@@ -304,7 +285,7 @@ class PostflopGame(HandsGame):
             X, Y = self.reduction.treeplex(0), self.reduction.treeplex(1)
         stats = self.stats()
         stats["compile_seconds"] = time.perf_counter() - t0
-        self._problem = PostflopProblem(X, Y, A, name=self.name, stats=stats, payoff_unit="chips", big_blind=self.big_blind,
+        self._problem = HandsProblem(X, Y, A, name=self.name, stats=stats, payoff_unit="chips", big_blind=self.big_blind,
                                game=self)
         return self._problem
 
@@ -374,14 +355,15 @@ class PostflopGame(HandsGame):
             block = values[p][self.bases[p][v]: self.bases[p][v] + n * k].reshape(n, k)
             cfv = (probs * block).sum(axis=1)
             opp = self.opponent_reach(p, plans[1 - p], v)
-            mass = _compatible_mass(cards[p], cards[1 - p], opp) * self.node_alive(p, v)
+            compat = compatible(cards[p], cards[1 - p])
+            mass = (compat @ opp) * self.node_alive(p, v)  # opponent weight each hand can meet at v
             norm = A.coef[p] * self.tree.node_chance[v] * mass
             with np.errstate(invalid="ignore", divide="ignore"):
                 ev = np.where(norm > 0, cfv / np.where(norm > 0, norm, 1.0), np.nan) + self.pot / 2
             b = self.tree.boards[self.tree.board[v]]
             if b not in runouts:
                 runouts[b] = _runout_strengths(b, self.deck, self.hands)
-            out[v] = {"ev": ev, "equity": _equity(runouts[b], cards, p, opp) * np.where(mass > 0, 1.0, np.nan),
+            out[v] = {"ev": ev, "equity": _equity(runouts[b], compat, p, opp) * np.where(mass > 0, 1.0, np.nan),
                       "mass": mass}
         return out
 
@@ -523,16 +505,6 @@ def _round(v) -> float | None:
     return None if not np.isfinite(v) else round(float(v), 6)
 
 
-def _compatible_mass(own_cards, opp_cards, w) -> np.ndarray:
-    """For each own hand: sum of ``w`` over the other's hands sharing no card with it."""
-    per_card = np.zeros(52)
-    np.add.at(per_card, opp_cards[:, 0], w)
-    np.add.at(per_card, opp_cards[:, 1], w)
-    key = {(int(a), int(b)): i for i, (a, b) in enumerate(opp_cards)}
-    same = np.array([w[key[(int(a), int(b))]] if (int(a), int(b)) in key else 0.0 for a, b in own_cards])
-    return w.sum() - per_card[own_cards[:, 0]] - per_card[own_cards[:, 1]] + same
-
-
 def _runout_strengths(board, deck, hands):
     """[(runout cards, strength per player's hands or -1 if blocked)] for every way to deal the
     board to 5 cards from ``deck`` (phevaluator; larger is better)."""
@@ -553,14 +525,13 @@ def _runout_strengths(board, deck, hands):
     return out
 
 
-def _equity(runouts, cards, p, opp_w) -> np.ndarray:
-    """Player p's showdown equity per hand against weights ``opp_w`` over the other's hands,
-    averaged over runouts avoiding both hands (each equally likely)."""
+def _equity(runouts, compat, p, opp_w) -> np.ndarray:
+    """Player p's showdown equity per hand against weights ``opp_w`` over the other's hands
+    (``compat``: which pairs share no card), averaged over runouts avoiding both hands (each
+    equally likely)."""
     q = 1 - p
-    compat = ~((cards[p][:, 0][:, None] == cards[q][None, :, 0]) | (cards[p][:, 0][:, None] == cards[q][None, :, 1])
-               | (cards[p][:, 1][:, None] == cards[q][None, :, 0]) | (cards[p][:, 1][:, None] == cards[q][None, :, 1]))
-    num = np.zeros(len(cards[p]))
-    den = np.zeros(len(cards[p]))
+    num = np.zeros(compat.shape[0])
+    den = np.zeros(compat.shape[0])
     for _, st in runouts:
         sp, sq = st[p], st[q]
         ok = compat & (sp[:, None] >= 0) & (sq[None, :] >= 0)

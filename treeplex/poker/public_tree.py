@@ -24,11 +24,12 @@ hand that holds a dealt card, so every card-compatible (h0, h1, runout) has the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import permutations
 
 import numpy as np
 
 from ..errors import InputError
-from .cards import card_name
+from .cards import HAND_CARDS, HAND_INDEX, card_name
 from .sizes import StreetSizes, street_actions
 
 STREETS = ("flop", "turn", "river")
@@ -126,10 +127,6 @@ def permute_card(c: int, perm: tuple[int, ...]) -> int:
 def card_symmetries(board, deck, weights) -> list[tuple[int, ...]]:
     """Suit permutations that map the board (as a set), the deck and every weight vector
     (float[1326] by hand index) to themselves: the game's suit isomorphisms."""
-    from itertools import permutations
-
-    from .cards import HAND_CARDS, HAND_INDEX
-
     out = []
     for perm in permutations(range(4)):
         if {permute_card(c, perm) for c in board} != set(board) or {permute_card(c, perm) for c in deck} != set(deck):
@@ -169,16 +166,12 @@ def build_public_tree(config: TreeConfig, board: tuple[int, ...], deck: tuple[in
     return tree
 
 
-def _street_index(board_len: int) -> int:
-    return board_len - 3
-
-
 def _decision(tree, b, actor, amount, st, allin, oop_called, hist, last, chance) -> tuple[int, int]:
     """Add a decision node; ``amount`` = chips each has matched before this street."""
     cfg = tree.config
     v = tree.n_nodes
     half = cfg.pot / 2
-    street = _street_index(len(tree.boards[b]))
+    street = len(tree.boards[b]) - 3  # 0 flop, 1 turn, 2 river
     tree.actor.append(actor)
     tree.board.append(b)
     tree.contrib.append((half + amount[0] + st.bets[0], half + amount[1] + st.bets[1]))
@@ -194,7 +187,7 @@ def _decision(tree, b, actor, amount, st, allin, oop_called, hist, last, chance)
     max_to = cfg.stack - matched
     acts: list[tuple[str, str, int]] = []
     facing = to_call > 0
-    sizes = cfg.sizes[street - _street_index(len(tree.boards[0]))][actor]
+    sizes = cfg.sizes[len(tree.boards[b]) - tree.n_start][actor]  # by street of the subgame
     if facing:
         acts += [("f", "fold", 0), ("c", "call", opp)]
         if not allin and (cfg.raise_cap is None or st.raises < cfg.raise_cap):

@@ -24,31 +24,16 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import InputError, read_json
 from ..game import RulesState
-from ..problem import Problem
 from .betting import build_tree, make_abstraction
 from .cards import HAND_CARDS, board_mask, card_name, hand_name, hand_strength, parse_board
-from .hands_game import HandsGame
+from .hands_game import HandsGame, HandsProblem
 from .operator import RiverPayoff, _normalizer
 from .ranges import make_range
-
-
-@dataclass
-class RiverProblem(Problem):
-    """A :class:`Problem` that remembers its :class:`RiverGame` (for export and summaries)."""
-
-    game: "RiverGame | None" = None
-
-    def strategy_dict(self, x, y) -> dict:
-        return self.game.strategy_dict(x, y)
-
-    def summary(self, x, y) -> str:
-        return self.game.summary(x, y)
 
 
 class RiverGame(HandsGame):
@@ -132,7 +117,7 @@ class RiverGame(HandsGame):
         return RiverPayoff(n_seqs, cards, self.weight, self.strength, kind, value, base, stride, self.showdown,
                            threads, normalizer=z)
 
-    def problem(self, max_memory=None) -> RiverProblem:
+    def problem(self, max_memory=None) -> HandsProblem:
         """The sequence-form problem with the structured operator (never writes A down).
         ``max_memory`` is not checked: at most 1,326 hands per player and one betting round."""
         t0 = time.perf_counter()
@@ -156,7 +141,7 @@ class RiverGame(HandsGame):
             "decision_nodes": deals * t.n_nodes,
             "explicit_csr_bytes": 24 * A.leaves,  # A and A^T: 8 B value + 4 B index per entry each
         }
-        prob = RiverProblem(X, Y, A, name=self.name, stats=stats, payoff_unit="chips", big_blind=self.big_blind,
+        prob = HandsProblem(X, Y, A, name=self.name, stats=stats, payoff_unit="chips", big_blind=self.big_blind,
                             game=self)
         stats["compile_seconds"] = time.perf_counter() - t0
         return prob

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..threads import PARALLEL_SEQS  # (importing threads first also sets up the parallel kernels)
 from ..problem import PayoffOperator
-from .operator import _normalizer, _same_combo
+from .operator import _normalizer, _same_combo, compatible
 
 FOLD, SHOWDOWN = 0, 1
 
@@ -96,10 +96,7 @@ class StreetsPayoff(PayoffOperator):
         """The explicit A, terminal by terminal over all hand pairs: small games and cross-checks."""
         import scipy.sparse as sp
 
-        c0, c1 = self.cards
-        compat = ~((c0[:, 0][:, None] == c1[None, :, 0]) | (c0[:, 0][:, None] == c1[None, :, 1])
-                   | (c0[:, 1][:, None] == c1[None, :, 0]) | (c0[:, 1][:, None] == c1[None, :, 1]))
-        base = np.outer(self.coef[0], self.weight[1]) * compat
+        base = np.outer(self.coef[0], self.weight[1]) * compatible(*self.cards)
         rows, cols, vals = [], [], []
         for t in range(self.n_terminals):
             bd = self.board[t]
