@@ -100,7 +100,7 @@ def test_first_ten_cfr_plus_iterates_match_tree_walking_reference(seed):
     for _ in range(10):
         solver.step()
         ref.iterate()
-        cur = {**_local(p.X, solver.b0, 0), **_local(p.Y, solver.b1, 1)}
+        cur = {**_local(p.X, solver.players[0].b, 0), **_local(p.Y, solver.players[1].b, 1)}
         avg_x, avg_y = solver.average()
         avg = {**_behavioral(p.X, avg_x, 0), **_behavioral(p.Y, avg_y, 1)}
         # infosets the walk never reached have no reference entry: the game has none here

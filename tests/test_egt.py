@@ -22,7 +22,7 @@ from treeplex.games import make_game
 from treeplex.lp import solve_lp
 from treeplex.metrics import evaluate
 from treeplex.problem import PayoffOperator, Problem
-from treeplex.solvers.egt import TUNE_ITERS, TUNE_SCALES, max_abs_entry, theory_mu
+from treeplex.solvers.egt import TUNE_ITERS, TUNE_SCALES, theory_mu
 
 KUHN_VALUE = -1.0 / 18.0  # player 0's value of Kuhn poker (Kuhn 1950)
 
@@ -108,30 +108,13 @@ class DelegatingPayoff(PayoffOperator):
         return self.inner.to_sparse()
 
 
-@pytest.mark.parametrize("algorithm", ["egt", "egt-as"])
-def test_fused_step_equals_generic_path(algorithm):
-    """The one-numba-call step (CSR payoff, dilated entropies) makes the same iterates, bit
-    for bit, and the same gradient count as the generic path through the interfaces."""
-    p = compile_game(make_game("leduc"))
-    q = Problem(p.X, p.Y, DelegatingPayoff(compile_game(make_game("leduc")).A))
-    a, b = make_solver(p, algorithm, mu=0.01), make_solver(q, algorithm, mu=0.01)
-    assert a._fused is not None and b._fused is None
-    for _ in range(200):
-        a.step()
-        b.step()
-        assert np.array_equal(a.x, b.x) and np.array_equal(a.y, b.y) and (a.mu_x, a.mu_y) == (b.mu_x, b.mu_y)
-    assert a.gradients == b.gradients and a.backtracks == b.backtracks
-    if algorithm == "egt-as":
-        assert a.backtracks > 0
-
-
 def test_egt_theory_rate(games):
     """Algorithm 1 with mu_x mu_y = ||A||^2 / (phi_X phi_Y) (section 2's theorem):
     gap(x^T, y^T) <= 4 ||A|| / (T + 1) sqrt(Omega_X Omega_Y / (phi_X phi_Y)) for T >= 1."""
     p = games["kuhn"]
     s = make_solver(p, "egt", mu="theory", balance=False)
     dx, dy = s.dgf
-    const = 4 * max_abs_entry(p) * math.sqrt(dx.omega * dy.omega / (dx.modulus * dy.modulus))
+    const = 4 * p.A.max_abs_entry() * math.sqrt(dx.omega * dy.omega / (dx.modulus * dy.modulus))
     for T in range(1, 200):
         s.step()
         assert evaluate(p, *s.average()).gap <= const / (T + 1)
@@ -171,8 +154,7 @@ def test_kuhn_value_to_high_precision(games):
 @pytest.mark.parametrize("algorithm,per_iter", [("egt", 3), ("egt-as", 3), ("mirror-prox", 4)])
 def test_gradient_accounting_is_honest(games, algorithm, per_iter):
     """Each solver step's raw operator calls equal the change of its gradient count:
-    EGT 3 per iteration, EGT/as 3 per iteration + 2 per backtrack, mirror prox 4. (Generic
-    operator path; the fused path counts the same, see test_fused_step_equals_generic_path.)"""
+    EGT 3 per iteration, EGT/as 3 per iteration + 2 per backtrack, mirror prox 4."""
     leduc = games["leduc"]
     p = Problem(leduc.X, leduc.Y, DelegatingPayoff(leduc.A))
     s = make_solver(p, algorithm)
@@ -204,7 +186,7 @@ def test_mu_tuning_picks_the_best_scale():
     """EFPE paper, section 4: the weight s among 1, 0.1, 0.05, 0.01, 0.005 (mu = s max|A_ij|)
     with the smallest gap after 20 iterations; tuning products are reported apart."""
     p = compile_game(make_game("kuhn"))
-    a = max_abs_entry(p)
+    a = p.A.max_abs_entry()
     gaps = []
     for scale in TUNE_SCALES:
         trial = make_solver(p, "egt", mu=a * scale)
@@ -222,9 +204,9 @@ def test_theory_mu_satisfies_nesterovs_condition(games):
     p = games["leduc"]
     dx, dy = DilatedEntropy(p.X), DilatedEntropy(p.Y)
     mx, my = theory_mu(p, dx, dy)
-    assert mx * my == pytest.approx(max_abs_entry(p) ** 2 / (dx.modulus * dy.modulus), rel=1e-12)
+    assert mx * my == pytest.approx(p.A.max_abs_entry() ** 2 / (dx.modulus * dy.modulus), rel=1e-12)
     assert mx * dx.omega == pytest.approx(my * dy.omega, rel=1e-12)
-    assert max_abs_entry(p) == np.abs(p.A.to_sparse().toarray()).max()
+    assert p.A.max_abs_entry() == np.abs(p.A.to_sparse().toarray()).max()
 
 
 @pytest.mark.parametrize("algorithm", ["egt", "egt-as", "mirror-prox"])

@@ -1,7 +1,7 @@
-"""The fused CFR update split by independent subtrees (Treeplex.subtree_parts) equal the serial ones.
+"""The backend's regret update, serial and split by independent subtrees (Treeplex.subtree_parts).
 
-Expected numbers come from the serial kernels regret_pass / plan_pass (the independent
-second method here), and the partition is checked against the tree structure itself.
+Expected numbers come from a plain-NumPy regret update written from the formulas (the
+independent second method), and the partition is checked against the tree structure itself.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 import treeplex as tp
 from treeplex.poker.river import RiverGame
-from treeplex.solvers.regret_kernels import kernel_args, plan_pass, regret_pass, update_parts
+from treeplex.backends.numba_regret import kernel_args, update, update_parts
 from random_games import random_game
 
 # (pos, neg, floor, kappa, lam, eta): CFR+, DCFR-like, PDCFR+-like, Hedge
@@ -42,25 +42,59 @@ def test_subtree_parts_cover_every_infoset_once_and_close_under_descendants(part
         assert np.array_equal(part[below], part[T.seq_infoset[T.parent[below]]])
 
 
+def reference_update(T, g, b, R, x, xsum, coef, rho, omega, lower=None):
+    """The regret update of the module docstring of treeplex.backends.numba_regret, one
+    infoset at a time in plain NumPy (the independent second method)."""
+    pos, neg, floor, kappa, lam, eta = coef
+    v = g.copy()
+    for j in range(T.n_infosets - 1, -1, -1):
+        sl = slice(T.start[j], T.end[j])
+        played = b[sl] @ v[sl]
+        value = played
+        if lower is not None:
+            value = (played - lower[sl] @ v[sl]) / (1 - lower[sl].sum())
+        inst = v[sl] - value
+        R[sl] = np.maximum(R[sl] * np.where(R[sl] > 0, pos, neg) + inst, floor)
+        q = kappa * R[sl] + lam * inst
+        if eta > 0:
+            e = np.exp(eta * q - (eta * q).max())
+            b[sl] = e / e.sum()
+        else:
+            q = np.maximum(q, 0)
+            b[sl] = q / q.sum() if q.sum() > 0 else 1 / len(q)
+        if lower is not None:
+            b[sl] = lower[sl] + (1 - lower[sl].sum()) * b[sl]
+        v[T.parent[j]] += played
+    xsum[:] = rho * xsum + omega * x
+    x[:] = T.plan_from_behavioral(b)
+    return v
+
+
+@pytest.mark.parametrize("perturbed", [False, True])
 @pytest.mark.parametrize("coef", COEFS)
-def test_parallel_passes_equal_the_serial_ones(coef):
+def test_serial_and_parallel_updates_equal_the_reference(coef, perturbed):
+    if perturbed and coef[5] > 0:
+        pytest.skip("Hedge has no lower-bounded form")
     rng = np.random.default_rng(1)
     for T in treeplexes():
         n = T.n_seqs
+        lower = None
+        if perturbed:
+            lower = np.full(n, 0.01)
+            lower[0] = 0.0
         b = T.behavioral_from_plan(T.uniform())
         state = (rng.normal(size=n), b, np.abs(rng.normal(size=n)))  # g, b, R
         x, xsum = T.uniform(), rng.random(n)
-        logprior = np.log(b) if coef[5] > 0 else np.zeros(0)
         g, b1, R1 = (a.copy() for a in state)
         x1, xsum1 = x.copy(), xsum.copy()
-        value = regret_pass(T.start, T.end, T.parent, g, b1, R1, *kernel_args(coef, plain=True), logprior)
-        plan_pass(T.start, T.end, T.parent, b1, x1, xsum1, 0.5, 2.0)
-        for parts in (1, 2, 3, 40):
-            v, b2, R2 = (a.copy() for a in state)
+        v = reference_update(T, g, b1, R1, x1, xsum1, coef, 0.5, 2.0, lower)
+        bounds = None if lower is None else (lower, np.add.reduceat(lower, T.start))
+        for parts in (None, 1, 2, 3, 40):
+            g2, b2, R2 = (a.copy() for a in state)
             x2, xsum2 = x.copy(), xsum.copy()
-            P = T.subtree_parts(parts)
-            value2 = update_parts(P, T.start, T.end, T.parent, v, b2, R2, x2, xsum2, *kernel_args(coef, plain=True), logprior,
-                                  0.5, 2.0)
-            for a, c in ((b1, b2), (R1, R2), (g[1:], v[1:]), (x1, x2), (xsum1, xsum2)):
-                assert np.array_equal(a, c)  # same arithmetic, sequence by sequence
-            assert value2 == pytest.approx(value, rel=1e-12, abs=1e-12)  # only the root sum is reordered
+            args = (T.start, T.end, T.parent, g2, b2, R2, x2, xsum2, *kernel_args(coef, plain=True),
+                    np.zeros(0), bounds, 0.5, 2.0)
+            value = update(T.subtree_parts(1), *args) if parts is None else update_parts(T.subtree_parts(parts), *args)
+            for a, c in ((b1, b2), (R1, R2), (v, g2), (x1, x2), (xsum1, xsum2)):
+                np.testing.assert_allclose(c, a, rtol=1e-12, atol=1e-12)
+            assert value == pytest.approx(v[0], rel=1e-12, abs=1e-12)

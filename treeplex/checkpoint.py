@@ -26,7 +26,7 @@ from .errors import InputError
 from .files import atomic_write
 from .problem import Problem
 
-VERSION = 2
+VERSION = 3  # 3: solver state listed explicitly (per-player fields, "gradients", optional "rng")
 
 
 def fingerprint(problem: Problem) -> dict:

@@ -20,28 +20,63 @@ from .treeplex import Treeplex
 
 
 class PayoffOperator:
-    """Protocol + gradient counter. Subclasses implement ``_matvec`` and ``_rmatvec``."""
+    """The payoff-operator protocol, and its gradient counter.
+
+    A subclass implements ``_matvec`` and ``_rmatvec`` (new float64 arrays), ``nnz`` and
+    either ``max_abs_entry`` or ``to_sparse``. ``csr`` is (A, A^T) as CSR triples
+    (indptr, indices, data) when the operator is a CSR matrix, else None: a backend may then
+    fuse the products into its passes and report them with :meth:`charge`. Every product is
+    counted here, nowhere else.
+    """
 
     shape: tuple[int, int]
     gradients: int = 0
+    csr: tuple | None = None
 
-    def matvec(self, y: np.ndarray, count: bool = True) -> np.ndarray:
-        """A @ y (player 0's payoff per sequence of X, given y)."""
+    def matvec(self, y: np.ndarray, count: bool = True, out: np.ndarray | None = None) -> np.ndarray:
+        """A @ y (player 0's payoff per sequence of X, given y), into ``out`` if given."""
         if count:
             self.gradients += 1
-        return self._matvec(y)
+        return self._into(self._matvec(y), out)
 
-    def rmatvec(self, x: np.ndarray, count: bool = True) -> np.ndarray:
-        """A.T @ x (player 0's payoff per sequence of Y, given x)."""
+    def rmatvec(self, x: np.ndarray, count: bool = True, out: np.ndarray | None = None) -> np.ndarray:
+        """A.T @ x (player 0's payoff per sequence of Y, given x), into ``out`` if given."""
         if count:
             self.gradients += 1
-        return self._rmatvec(x)
+        return self._into(self._rmatvec(x), out)
+
+    def charge(self, products: int) -> None:
+        """Count ``products`` products that a backend computed from :attr:`csr` itself."""
+        self.gradients += products
+
+    @staticmethod
+    def _into(result, out):
+        if out is None:
+            return result
+        out[...] = result
+        return out
 
     def _matvec(self, y):  # pragma: no cover - abstract
         raise NotImplementedError
 
     def _rmatvec(self, x):  # pragma: no cover - abstract
         raise NotImplementedError
+
+    @property
+    def nnz(self) -> int:
+        """Stored payoff entries (nonzeros of the matrix the operator stands for)."""
+        return self.to_sparse().nnz
+
+    def max_abs_entry(self) -> float:
+        """||A|| = max_ij |A_ij|, the operator norm from l1 to l_inf (EFPE paper, Theorem 4)."""
+        A = self.to_sparse()
+        return float(abs(A).max()) if A.nnz else 0.0
+
+    def to_sparse(self):
+        """A as a scipy sparse matrix."""
+        from .errors import InputError
+
+        raise InputError(f"{type(self).__name__} cannot be written as a matrix (nor give max |A_ij|, nnz)")
 
     @property
     def nbytes(self) -> int:
@@ -75,19 +110,36 @@ class SparsePayoff(PayoffOperator):
 
     @property
     def csr(self) -> tuple[tuple, tuple]:
-        """(indptr, indices, data) of A and of A^T, for numba kernels that fuse a whole
-        iteration (they must add their products to ``gradients`` themselves)."""
+        """(indptr, indices, data) of A and of A^T (see :class:`PayoffOperator`)."""
         return self._a, self._at
+
+    def max_abs_entry(self) -> float:
+        return float(np.abs(self._a[2]).max(initial=0.0))
 
     @property
     def nbytes(self) -> int:
         return sum(a.nbytes for a in self._a + self._at)
 
+    def matvec(self, y, count=True, out=None):
+        return self._product(self._a, y, count, out)
+
+    def rmatvec(self, x, count=True, out=None):
+        return self._product(self._at, x, count, out)
+
+    def _product(self, m, v, count, out):
+        if count:
+            self.gradients += 1
+        v = np.asarray(v, dtype=np.float64)
+        if out is None:
+            return _csr_matvec(*m, v)
+        _csr_matvec_into(*m, v, out)
+        return out
+
     def _matvec(self, y):
-        return _csr_matvec(*self._a, np.asarray(y, dtype=np.float64))
+        return self.matvec(y, count=False)
 
     def _rmatvec(self, x):
-        return _csr_matvec(*self._at, np.asarray(x, dtype=np.float64))
+        return self.rmatvec(x, count=False)
 
     def to_sparse(self):
         """A as a ``scipy.sparse.csr_matrix``."""
@@ -125,6 +177,15 @@ def _csr_matvec(indptr, indices, data, v):
     return out
 
 
+@nb.njit(cache=True)
+def _csr_matvec_into(indptr, indices, data, v, out):
+    for i in range(len(indptr) - 1):
+        acc = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            acc += data[k] * v[indices[k]]
+        out[i] = acc
+
+
 @dataclass
 class Problem:
     """A compiled two-player zero-sum game.
@@ -141,6 +202,7 @@ class Problem:
     stats: dict = field(default_factory=dict)
     payoff_unit: str = "payoff units"
     big_blind: float | None = None
+    _backend: object = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         if self.A.shape != (self.X.n_seqs, self.Y.n_seqs):
@@ -151,3 +213,18 @@ class Problem:
     @property
     def treeplexes(self) -> tuple[Treeplex, Treeplex]:
         return (self.X, self.Y)
+
+    @property
+    def backend(self):
+        """Where the solvers' treeplex passes run (:mod:`treeplex.backends`; numba unless
+        :meth:`use_backend` chose another)."""
+        if self._backend is None:
+            self.use_backend("numba")
+        return self._backend
+
+    def use_backend(self, name: str) -> None:
+        """Run the passes on backend ``name`` from now on ("numba", or "gpu")."""
+        if self._backend is None or self._backend.name != name:
+            from .backends import make_backend
+
+            self._backend = make_backend(name, self)

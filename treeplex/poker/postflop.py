@@ -333,7 +333,7 @@ class PostflopGame(HandsGame):
         cards are dealt with no more betting, against the opponent's range at v (card removal
         counted, every runout equally likely). NaN where the hand never gets to v.
         """
-        from ..solvers.regret_kernels import counterfactual_values
+        from ..backends.numba_regret import counterfactual_values
 
         prob = self.problem()
         A = prob.A if self.reduction is None else prob.A.inner

@@ -1,7 +1,12 @@
-"""Iterative solvers. Importing this package registers every algorithm in ``ALGORITHMS``."""
+"""Iterative solvers. Importing this package imports every module in it, which registers
+every algorithm in ``ALGORITHMS``: adding a solver is adding one file with ``@register``."""
+
+import importlib
+import pkgutil
 
 from .base import ALGORITHMS, Solver, register
-from . import egt  # noqa: E402,F401  (registers egt, egt-as, mirror-prox)
-from . import cfr  # noqa: E402,F401  (registers cfr, cfr-rm+, cfr+, lcfr, dcfr, dcfr+, pcfr+, sapcfr+, pdcfr+, hedge)
+
+for _m in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_m.name}")
 
 __all__ = ["ALGORITHMS", "Solver", "register"]

@@ -7,7 +7,11 @@ A solver owns its iterates and exposes
 - ``average()`` and ``current()``: realization plans (x, y) of the reported (averaged)
   strategy and of the last iterate;
 - ``trace_extra()``: algorithm-specific numbers for the trace (mu, tau, ...);
-- ``state_dict()`` / ``load_state_dict()``: everything needed to resume bit-for-bit.
+- ``state_dict()`` / ``load_state_dict()``: everything needed to resume bit-for-bit, listed
+  explicitly (per-player state is a small dataclass; the RNG state is included).
+
+Treeplex passes go through ``problem.backend`` (:mod:`treeplex.backends`), products through
+``problem.A``; a solver is the schedule of those calls.
 
 Register a class with ``@register("name")`` and the driver and CLI can run it.
 """
@@ -38,12 +42,32 @@ def register(*names: str):
 
 
 class Solver:
-    name = "solver"
+    """Base of every iterative method: counters, the optional lower bounds (EFPE) and the
+    RNG, and checkpoint state (explicit: each solver lists its state in :meth:`state_dict`).
 
-    def __init__(self, problem: Problem):
+    ``lower=(l_X, l_Y)``: per-sequence lower bounds of the xi-perturbed treeplexes (EFPE
+    paper; :func:`treeplex.refine.efpe.perturbation`), for solvers with
+    ``supports_lower``: the solver then runs on X^l x Y^l, its name gains "/efpe" and its
+    trace the gap inside the perturbed game.
+    """
+
+    name = "solver"
+    supports_lower = False  # can run on a xi-perturbed treeplex (pass ``lower``)
+    restartable = False  # the driver may call restart()
+
+    def __init__(self, problem: Problem, lower=None):
         self.problem = problem
+        self.backend = problem.backend
         self.iteration = 0
+        self.rng: np.random.Generator | None = None  # set by sampling solvers; checkpointed
         self._grad_offset = -problem.A.gradients  # gradients counted from here
+        self.lower = None
+        if lower is not None:
+            if not self.supports_lower:
+                raise InputError(f"{self.name} cannot run on a perturbed treeplex (--refine efpe)")
+            self.lower = tuple(np.asarray(l, dtype=np.float64) for l in lower)
+            self.name = f"{self.name}/efpe"
+        self.bounds = self.backend.bounds(self.lower)  # what the backend's passes take as lower
 
     @property
     def gradients(self) -> int:
@@ -63,29 +87,41 @@ class Solver:
     def current(self) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
 
-    def trace_extra(self) -> dict:
-        return {}
+    def restart(self) -> None:
+        raise InputError(f"algorithm {self.name!r} does not support restarting")
 
-    # -- checkpointing: arrays and scalars by name
+    def trace_extra(self) -> dict:
+        """Algorithm-specific numbers for the trace; on a perturbed treeplex, the gap there."""
+        if self.lower is None:
+            return {}
+        from ..refine.efpe import perturbed_gap
+
+        return {"gap_perturbed": perturbed_gap(self.problem, self.lower, *self.average())}
+
+    # -- checkpointing
+
     def state_dict(self) -> dict:
-        state = {k: v for k, v in vars(self).items() if isinstance(v, (np.ndarray, int, float, bool))}
-        state["_gradients"] = self.gradients
+        """Everything a resumed run needs to continue bit for bit: name -> array, number, or
+        (``rng``) the generator's state dict. Subclasses add their own fields."""
+        state = {"iteration": self.iteration, "gradients": self.gradients}
+        if self.rng is not None:
+            state["rng"] = self.rng.bit_generator.state
         return state
+
+    def set_state(self, state: dict) -> None:
+        """Take the subclass's fields of a checked :meth:`state_dict`."""
 
     def load_state_dict(self, state: dict) -> None:
         """Load a :meth:`state_dict` (e.g. from a checkpoint) after :meth:`check_state`."""
         self.check_state(state)
-        for k, v in state.items():
-            if k == "_gradients":
-                continue
-            cur = getattr(self, k, None)
-            if isinstance(cur, np.ndarray) and cur.shape == np.shape(v):
-                cur[...] = v
-            elif isinstance(cur, np.ndarray):  # e.g. an optional array that a warm start filled
-                setattr(self, k, np.array(v, dtype=cur.dtype))
-            else:
-                setattr(self, k, type(cur)(v) if cur is not None else v)
-        self._grad_offset = int(state["_gradients"]) - self.problem.A.gradients
+        self.iteration = int(state["iteration"])
+        self._grad_offset = int(state["gradients"]) - self.problem.A.gradients
+        if self.rng is not None:
+            try:
+                self.rng.bit_generator.state = state["rng"]
+            except (TypeError, ValueError, KeyError) as e:
+                raise InputError(f"checkpoint field 'rng' is not a random generator state ({e})") from None
+        self.set_state(state)
 
     def check_state(self, state: dict) -> None:
         """Refuse (:class:`InputError`) a state that does not fit this solver: other names,
@@ -105,11 +141,31 @@ class Solver:
                 if ref.size == 0 and k[-1:] in "01" and isinstance(v, np.ndarray) and v.size:
                     shape = (self.problem.treeplexes[int(k[-1])].n_seqs,)
                 check_array(f"state/{k}", v, shape, ref.dtype)
+            elif isinstance(ref, dict):
+                if not isinstance(v, dict) or v.get("bit_generator") != ref.get("bit_generator"):
+                    raise InputError(f"checkpoint field {k!r} is not a {ref.get('bit_generator')} generator state")
             elif isinstance(ref, (bool, np.bool_)):
                 if not isinstance(v, (bool, np.bool_)):
                     raise InputError(f"checkpoint field {k!r} is {v!r}, expected true or false")
             elif isinstance(ref, numbers.Integral):
-                if isinstance(v, bool) or not isinstance(v, numbers.Integral) or (v < 0 and k != "_grad_offset"):
+                if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
                     raise InputError(f"checkpoint field {k!r} is {v!r}, expected a whole number >= 0")
             elif isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
                 raise InputError(f"checkpoint field {k!r} is {v!r}, expected a finite number")
+
+
+def load_players(players, state: dict, backend) -> None:
+    """Set the per-player state dataclasses from a checked state's ``FIELDp`` entries."""
+    from dataclasses import fields
+
+    for p, s in enumerate(players):
+        for f in fields(s):
+            cur, v = getattr(s, f.name), state[f"{f.name}{p}"]
+            setattr(s, f.name, backend.asarray(v, cur.dtype) if isinstance(v, np.ndarray) else type(cur)(v))
+
+
+def average_plan(backend, xsum, fallback) -> np.ndarray:
+    """The weighted average realization plan xsum / xsum[0] (``fallback`` while the sum is
+    empty), as a float64 NumPy array."""
+    xsum, fallback = backend.to_numpy(xsum), backend.to_numpy(fallback)
+    return xsum / np.float64(xsum[0]) if xsum[0] > 0.0 else np.array(fallback, dtype=np.float64)

@@ -1,7 +1,7 @@
 """The CFR family on the treeplex: one gradient and two passes per player per iteration.
 
 Every variant is a :class:`RegretSolver` that states, for iteration t = 1, 2, ..., the
-scalars of the shared passes (:mod:`.regret_kernels`):
+scalars of the backend's regret update (:mod:`treeplex.backends.numba_regret`):
 
 - ``regrets(t)`` -> (pos, neg, floor, kappa, lam, eta): discounts of positive / negative
   cumulative regrets, their lower clip, the prediction weights, and the Hedge step (0 for
@@ -24,21 +24,19 @@ from __future__ import annotations
 
 import math
 
-import numba as nb
 import numpy as np
 
+from ..backends import flat_state
 from ..errors import InputError, nonnegative
-from ..problem import Problem, SparsePayoff
-from ..threads import PARALLEL_SEQS  # treeplexes larger than this run update_parts: one part of subtrees per thread
-from .base import Solver, register
-from .regret_kernels import (average_plan, cfr_iteration, counterfactual_values, kernel_args, plan_pass, regret_pass,
-                             update_parts)
+from ..problem import Problem
+from .base import Solver, average_plan, load_players, register
 
 TINY = 1e-300  # floor for log(prior) in Hedge recentering
 
 
 class RegretSolver(Solver):
-    """Counterfactual regret minimization over the treeplexes of ``problem``.
+    """Counterfactual regret minimization over the treeplexes of ``problem``: per iteration,
+    the backend's ``cfr_iteration`` with this variant's scalars.
 
     Parameters shared by every variant:
 
@@ -54,36 +52,28 @@ class RegretSolver(Solver):
     - ``storage`` (default ``"float64"``): ``"float32"`` halves the solver state (regrets,
       strategies, the running average: 16 instead of 32 bytes per sequence) for large games;
       gradients, the average handed to gap checks and the gaps stay in float64.
+    - ``lower``: lower bounds of a xi-perturbed treeplex (:class:`~.base.Solver`): regret
+      matching on Delta played through b = l + (1 - L) p (EFPE; regret-matching variants).
 
     ``plain`` (class attribute): True for variants whose regrets are plain regret matching
     (pos = neg, kappa = 1, lam = 0), so that only that kernel is compiled
-    (:func:`~.regret_kernels.kernel_args`).
+    (:func:`~treeplex.backends.numba_regret.kernel_args`).
     """
 
     plain = False
+    supports_lower = True
+    restartable = True
 
     def __init__(self, problem: Problem, alternating: bool = True, prior=None, prior_weight: float = 100.0,
-                 restart_weight: float = 10.0, storage: str = "float64"):
-        super().__init__(problem)
+                 restart_weight: float = 10.0, storage: str = "float64", lower=None):
+        super().__init__(problem, lower)
         if storage not in ("float64", "float32"):
             raise InputError(f"storage must be 'float64' or 'float32', got {storage!r}")
-        dtype = np.dtype(storage)
         self.alternating = bool(alternating)
         self.prior_weight = nonnegative(prior_weight, "prior_weight")
         self.restart_weight = nonnegative(restart_weight, "restart_weight")
         self.epoch = 0  # iteration at the last (re)start: schedules count t from there
-        self._parts = tuple(T.subtree_parts(nb.get_num_threads()) if T.n_seqs > PARALLEL_SEQS else None
-                            for T in problem.treeplexes)  # independent subtrees per thread, or serial
-        for p, T in enumerate(problem.treeplexes):
-            n = T.n_seqs
-            sizes = T.end - T.start
-            b = np.ones(n, dtype=dtype)
-            b[1:] = 1.0 / np.repeat(sizes, sizes)  # local (behavioral) strategy to play next: uniform
-            setattr(self, f"b{p}", b)
-            setattr(self, f"x{p}", T.plan_from_behavioral(b).astype(dtype))  # its plan
-            setattr(self, f"xsum{p}", np.zeros(n, dtype=dtype))  # weighted sum of played plans
-            setattr(self, f"R{p}", np.zeros(n, dtype=dtype))  # cumulative (discounted) regrets
-            setattr(self, f"logprior{p}", np.zeros(0))  # Hedge recentering, set by a warm start
+        self.players = tuple(self.backend.regret_state(p, np.dtype(storage), self.bounds[p]) for p in (0, 1))
         if prior is not None:
             self.warm_start(*prior, weight=self.prior_weight)
 
@@ -101,46 +91,25 @@ class RegretSolver(Solver):
 
     def step(self) -> None:
         t = self.iteration + 1 - self.epoch
-        coef = kernel_args(self.regrets(t), self.plain)
-        avg = self.averaging(t)
-        A = self.problem.A
-        if isinstance(A, SparsePayoff):  # the same step, fused into one numba call
-            X, Y = self.problem.treeplexes
-            cfr_iteration((X.start, X.end, X.parent), (Y.start, Y.end, Y.parent), *A.csr,
-                          (self.b0, self.R0, self.x0, self.xsum0, self.logprior0),
-                          (self.b1, self.R1, self.x1, self.xsum1, self.logprior1),
-                          coef, avg, self.alternating)
-            A.gradients += 2
-        elif self.alternating:
-            self._update(0, A.matvec(self.x1), coef, avg)
-            g1 = A.rmatvec(self.x0)
-            np.negative(g1, out=g1)
-            self._update(1, g1, coef, avg)
-        else:
-            g0 = A.matvec(self.x1)
-            g1 = A.rmatvec(self.x0)
-            np.negative(g1, out=g1)
-            self._update(0, g0, coef, avg)
-            self._update(1, g1, coef, avg)
+        self.backend.cfr_iteration(self.players, self.regrets(t), self.averaging(t), self.plain, self.alternating,
+                                   self.bounds)
         self.iteration += 1
-
-    def _update(self, p: int, g: np.ndarray, coef, avg) -> None:
-        T = self.problem.treeplexes[p]
-        b, x, R, xsum, logprior = (getattr(self, f"{k}{p}") for k in ("b", "x", "R", "xsum", "logprior"))
-        parts = self._parts[p]
-        if parts is None:
-            regret_pass(T.start, T.end, T.parent, g, b, R, *coef, logprior)
-            plan_pass(T.start, T.end, T.parent, b, x, xsum, *avg)
-        else:  # the same numbers (sequence 0's value summed in another order)
-            update_parts(parts, T.start, T.end, T.parent, g, b, R, x, xsum, *coef, logprior, *avg)
 
     def average(self) -> tuple[np.ndarray, np.ndarray]:
         """Weighted average of the played plans (the current iterate before any step)."""
-        return average_plan(self.xsum0, self.x0), average_plan(self.xsum1, self.x1)
+        return tuple(average_plan(self.backend, s.xsum, s.x) for s in self.players)
 
     def current(self) -> tuple[np.ndarray, np.ndarray]:
         """The plans the next iteration will play."""
-        return self.x0.copy(), self.x1.copy()
+        return tuple(np.array(self.backend.to_numpy(s.x), dtype=np.float64) for s in self.players)
+
+    def state_dict(self) -> dict:
+        return {**super().state_dict(), "epoch": self.epoch,
+                **{k: self.backend.to_numpy(v) for k, v in flat_state(self.players).items()}}
+
+    def set_state(self, state: dict) -> None:
+        self.epoch = int(state["epoch"])
+        load_players(self.players, state, self.backend)
 
     # ------------------------------------------------------------------ warm start
 
@@ -161,36 +130,35 @@ class RegretSolver(Solver):
 
         ``x``, ``y`` are realization plans; infosets a plan never reaches get uniform play.
         """
+        if self.lower is not None:
+            raise InputError("efpe: warm starts are not supported on a perturbed treeplex")
         for p, (T, plan) in enumerate(zip(self.problem.treeplexes, (x, y))):
             err = T.check_plan(plan, tol=1e-6)
             if err is not None:
                 raise InputError(f"warm start: player {p}'s prior is not a realization plan: {err}")
-        gx = self.problem.A.matvec(y, count=False)
-        gy = -self.problem.A.rmatvec(x, count=False)
+        A, bk = self.problem.A, self.backend
         hedge = self.regrets(1)[5] > 0.0
         ux, uy = self.problem.X.uniform(), self.problem.Y.uniform()
-        gux, guy = self.problem.A.matvec(uy, count=False), -self.problem.A.rmatvec(ux, count=False)
-        for p, (T, plan, g, gu) in enumerate(zip(self.problem.treeplexes, (x, y), (gx, gy), (gux, guy))):
+        grads = ((A.matvec(y, count=False), A.matvec(uy, count=False)),
+                 (-A.rmatvec(x, count=False), -A.rmatvec(ux, count=False)))
+        for p, (T, plan, (g, gu), s) in enumerate(zip(self.problem.treeplexes, (x, y), grads, self.players)):
             b = T.behavioral_from_plan(plan)
-            v = g.copy()
-            counterfactual_values(T.start, T.end, T.parent, v, b)
-            counterfactual_values(T.start, T.end, T.parent, gu, b)
-            R = getattr(self, f"R{p}")
+            v, vu = bk.counterfactual_values(p, g, b), bk.counterfactual_values(p, gu, b)
+            R = np.zeros(T.n_seqs)
             if T.n_infosets:  # per infoset j (slices tile sequences 1..n-1): reduceat over them
                 first, own = T.start - 1, T.seq_infoset[1:]
                 r = v[1:] - np.add.reduceat((b * v)[1:], first)[own]
                 if hedge:
                     R[1:] = weight * r
                 else:
-                    scale = np.maximum.reduceat(np.abs(v[1:]), first) + np.maximum.reduceat(np.abs(gu[1:]), first)
+                    scale = np.maximum.reduceat(np.abs(v[1:]), first) + np.maximum.reduceat(np.abs(vu[1:]), first)
                     R[1:] = weight * (r + scale[own] * b[1:])
             if not hedge and self.regrets(1)[2] == 0.0:
                 np.maximum(R, 0.0, out=R)
-            if hedge:
-                setattr(self, f"logprior{p}", np.log(np.maximum(b, TINY)))
-            getattr(self, f"b{p}")[:] = b
-            getattr(self, f"x{p}")[:] = T.plan_from_behavioral(b)
-            getattr(self, f"xsum{p}")[:] = 0.0
+            dtype = s.b.dtype
+            s.R, s.b = bk.asarray(R, dtype), bk.asarray(b, dtype)
+            s.x, s.xsum = bk.asarray(T.plan_from_behavioral(b), dtype), bk.asarray(np.zeros(T.n_seqs), dtype)
+            s.logprior = bk.asarray(np.log(np.maximum(b, TINY)) if hedge else np.zeros(0))
         self.epoch = self.iteration - 1  # the prior counts as iteration 1 of the new epoch
 
     def restart(self) -> None:
@@ -343,31 +311,6 @@ class SimpleAsymmetricPCFRPlus(PredictiveCFRPlus):
         return 1.0, 1.0, 0.0, 1.0, 1.0 / (1.0 + self.alpha), 0.0
 
 
-@register("hedge")
-class HedgeCFR(RegretSolver):
-    """CFR with Hedge at every infoset (unified view, Definition 2 and Algorithm 1): play
-    b proportional to exp(eta_t R), R the cumulative counterfactual regret, uniform averaging.
-
-    Step size: eta_t = eta / sqrt(t) (``schedule="sqrt"``, the anytime rate of Theorem 3) or
-    eta_t = eta (``"constant"``); ``eta`` is in 1/payoff units. Default: eta = 5 / V, V the
-    largest counterfactual action value of the uniform profile (:func:`value_scale`); 5 was
-    the best round factor on Kuhn and Leduc at 2000 iterations.
-    """
-
-    def __init__(self, problem, eta: float | None = None, schedule: str = "sqrt", **kw):
-        if schedule not in ("sqrt", "constant"):
-            raise InputError(f"hedge: schedule must be 'sqrt' or 'constant', got {schedule!r}")
-        self.eta = float(eta) if eta is not None else 5.0 / value_scale(problem)
-        if not self.eta > 0:
-            raise InputError(f"hedge: eta must be > 0, got {eta!r}")
-        self.sqrt_schedule = schedule == "sqrt"
-        super().__init__(problem, **kw)
-
-    def regrets(self, t):
-        eta = self.eta / math.sqrt(t) if self.sqrt_schedule else self.eta
-        return 1.0, 1.0, -math.inf, 1.0, 0.0, eta
-
-
 def _discount(n: int, power: float, c: float = 1.0) -> float:
     """n^power / (n^power + c), the DCFR discount applied after n iterations (0 at n = 0)."""
     if n == 0:
@@ -376,106 +319,3 @@ def _discount(n: int, power: float, c: float = 1.0) -> float:
         return 1.0 if power > 0 else 0.0
     np_ = float(n) ** power
     return np_ / (np_ + c)
-
-
-def value_scale(problem: Problem) -> float:
-    """max |v[s]| over both players' counterfactual action values when both play uniformly:
-    the payoff scale of a regret at one infoset (game payoff units; 1.0 if all are 0)."""
-    Tx, Ty = problem.treeplexes
-    ux, uy = Tx.uniform(), Ty.uniform()
-    scale = 0.0
-    for T, g, u in ((Tx, problem.A.matvec(uy, count=False), ux), (Ty, problem.A.rmatvec(ux, count=False), uy)):
-        counterfactual_values(T.start, T.end, T.parent, g, T.behavioral_from_plan(u))
-        scale = max(scale, float(np.abs(g[1:]).max(initial=0.0)))
-    return scale or 1.0
-
-
-@register("dual-averaging")
-class DualAveraging(Solver):
-    """Dual averaging with the dilated entropy (unified view, Definition 3 and "Dual
-    Averaging"; Nesterov 2009): each player plays the smoothed best response to the sum of
-    its gradients,
-
-        x_{t+1} = argmax_{x in X} <sum_{tau <= t} A y_tau, x> - mu_t d(x),
-
-    "fictitious play with a smoothed best response" (the unified view), computed bottom-up
-    by log-sum-exp (:class:`~treeplex.dilated_entropy.DilatedEntropy`). The reported strategy
-    is the uniform average of the played plans. Step size 1/mu_t with mu_t = mu sqrt(t)
-    (``schedule="sqrt"``) or mu (``"constant"``); ``mu`` is in payoff units, default
-    0.1 V / sqrt(max weight) with V as in :func:`value_scale`.
-
-    ``prior=(x, y)``: the dual weights start at ``prior_weight`` times the prior opponent's
-    gradient, and d is recentered at the prior (the Bregman divergence D(x || prior) replaces
-    d), so the first iterate is the prior (unified view, "Initialization with a Prior").
-    """
-
-    def __init__(self, problem: Problem, mu: float | None = None, schedule: str = "sqrt", weights: str = "egt",
-                 alternating: bool = True, prior=None, prior_weight: float = 100.0,
-                 restart_weight: float = 10.0):
-        from ..dilated_entropy import DilatedEntropy
-
-        super().__init__(problem)
-        if schedule not in ("sqrt", "constant"):
-            raise InputError(f"dual-averaging: schedule must be 'sqrt' or 'constant', got {schedule!r}")
-        self.sqrt_schedule = schedule == "sqrt"
-        self.alternating = bool(alternating)
-        self.prior_weight = nonnegative(prior_weight, "prior_weight")
-        self.restart_weight = nonnegative(restart_weight, "restart_weight")
-        self.dgf = tuple(DilatedEntropy(T, weights) for T in problem.treeplexes)
-        if mu is None:
-            mu = 0.1 * value_scale(problem) / math.sqrt(max(d.beta.max() for d in self.dgf))
-        self.mu = float(mu)
-        if not self.mu > 0:
-            raise InputError(f"dual-averaging: mu must be > 0, got {mu!r}")
-        for p, T in enumerate(problem.treeplexes):
-            setattr(self, f"theta{p}", np.zeros(T.n_seqs))  # sum of gradients (dual weights)
-            setattr(self, f"x{p}", T.uniform())  # argmin d: the first iterate
-            setattr(self, f"xsum{p}", np.zeros(T.n_seqs))
-            setattr(self, f"center{p}", np.zeros(0))  # prior plan, when warm-started
-        if prior is not None:
-            self.warm_start(*prior, weight=self.prior_weight)
-
-    def _play(self, p: int, t: int) -> None:
-        mu = self.mu * math.sqrt(t) if self.sqrt_schedule else self.mu
-        theta, center = getattr(self, f"theta{p}"), getattr(self, f"center{p}")
-        x = getattr(self, f"x{p}")
-        getattr(self, f"xsum{p}")[:] += x
-        x[:] = self.dgf[p].prox(center, theta, mu) if len(center) else self.dgf[p].sbr(theta, mu)[0]
-
-    def step(self) -> None:
-        t = self.iteration + 1
-        A = self.problem.A
-        if self.alternating:
-            self.theta0 += A.matvec(self.x1)
-            self._play(0, t)
-            self.theta1 -= A.rmatvec(self.x0)
-        else:
-            self.theta0 += A.matvec(self.x1)
-            self.theta1 -= A.rmatvec(self.x0)
-            self._play(0, t)
-        self._play(1, t)
-        self.iteration = t
-
-    def average(self):
-        return average_plan(self.xsum0, self.x0), average_plan(self.xsum1, self.x1)
-
-    def current(self):
-        return self.x0.copy(), self.x1.copy()
-
-    def warm_start(self, x: np.ndarray, y: np.ndarray, weight: float = 1.0) -> None:
-        """Dual weights theta = weight * (the prior opponent's gradient); d recentered at the
-        prior; the next iterate is the prior; the running average is emptied."""
-        for p, (T, plan) in enumerate(zip(self.problem.treeplexes, (x, y))):
-            err = T.check_plan(plan, tol=1e-6)
-            if err is not None:
-                raise InputError(f"warm start: player {p}'s prior is not a realization plan: {err}")
-        self.theta0[:] = weight * self.problem.A.matvec(y, count=False)
-        self.theta1[:] = -weight * self.problem.A.rmatvec(x, count=False)
-        for p, (T, plan) in enumerate(zip(self.problem.treeplexes, (x, y))):
-            clean = T.plan_from_behavioral(T.behavioral_from_plan(plan))
-            setattr(self, f"center{p}", clean)
-            getattr(self, f"x{p}")[:] = clean
-            getattr(self, f"xsum{p}")[:] = 0.0
-
-    def restart(self) -> None:
-        self.warm_start(*self.average(), weight=self.restart_weight)

@@ -35,10 +35,9 @@ Treeplex passes (smoothed best responses) per step: y^ and x~, plus x_m unless t
 step left it, plus the check's y_mu(x+) for EGT/as. EGT/as always has x_m (the previous x~
 or check), so it makes 3 passes per iteration; EGT makes 3 when the focus switches player.
 
-On a CSR payoff matrix with dilated-entropy DGFs the whole step runs in one numba call
-(:func:`_fused_step`), the same operations in the same order as the generic path, which
-serves any operator and any DGF with :class:`~treeplex.dilated_entropy.DilatedEntropy`'s
-interface (tested bit for bit).
+The step is written once, over the operator's products and the backend's DGF passes
+(``problem.backend.dilated_entropy``), so it serves any operator, any backend and the
+perturbed entropy of the EFPE paper alike.
 
 Initial point (Algorithm 1, line 1-2): y0 = y_mu(x_w), x0 = x_mu(y0), x_w = argmin d_X
 (the uniform strategy); 3 products.
@@ -57,113 +56,73 @@ the papers' plots.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
-import numba as nb
 import numpy as np
 
-from ..dilated_entropy import DilatedEntropy, _sbr
+from ..backends import flat_state
 from ..errors import InputError
 from ..metrics import evaluate
-from ..problem import Problem, SparsePayoff, _csr_matvec
-from .base import Solver, register
+from ..problem import Problem
+from .base import Solver, load_players, register
 
 TUNE_SCALES = (1.0, 0.1, 0.05, 0.01, 0.005)
 TUNE_ITERS = 20
 
 
-@nb.njit(cache=True)
+@dataclass
+class FOMState:
+    """One player's iterate in EGT and mirror prox."""
+
+    plan: np.ndarray  # the iterate (x or y)
+    grad: np.ndarray  # the other player's gradient it faces: A y for x, -A^T x for y (EGT)
+    mu: float  # its smoothing weight
+
+
 def _lerp(a, b, tau):
     """(1 - tau) a + tau b."""
-    out = np.empty_like(a)
-    for i in range(len(a)):
-        out[i] = (1.0 - tau) * a[i] + tau * b[i]
-    return out
+    return (1.0 - tau) * a + tau * b
 
 
-_EMPTY = np.zeros(0)
-
-
-@nb.njit(cache=True)
-def _gradient_from(csr, sign, plan):
-    """The other player's gradient from ``plan``: sign * M @ plan, M = A^T (sign -1) or A."""
-    g = _csr_matvec(csr[0], csr[1], csr[2], plan)
-    if sign < 0:
-        for k in range(len(g)):
-            g[k] = -g[k]
-    return g
-
-
-@nb.njit(cache=True)
-def _fused_step(TP, TO, DP, DO, mP, sP, mO, sO, p, o, gp, go, mu_p, mu_o, pm, have_pm, tau, aggressive):
-    """the generic path of EGT.step (EGT._trial and the EGT/as loop) in one call; see there.
-    T* = (start, end, parent), D* = (beta, log n), m*/s* = CSR matrix and sign giving the
-    other player's gradient. Returns (p+, g_p+, mu_p+, o+, g_o+, p~, o_mu(p+) or empty,
-    tau (-1 if it underflowed), backtracks, products)."""
-    products = 0
-    if not have_pm:
-        pm = np.empty(len(p))
-        _sbr(TP[0], TP[1], TP[2], DP[0], mu_p, DP[1], gp, pm)
-    go_m = _gradient_from(mP, sP, pm)
-    products += 1
-    backtracks = 0
-    ot = np.empty(0)
-    while True:
-        oh = np.empty(len(o))
-        _sbr(TO[0], TO[1], TO[2], DO[0], mu_o, DO[1], _lerp(go, go_m, tau), oh)
-        gp_new = _lerp(gp, _gradient_from(mO, sO, oh), tau)
-        mu_new = (1.0 - tau) * mu_p
-        pt = np.empty(len(p))
-        p_value = _sbr(TP[0], TP[1], TP[2], DP[0], mu_new, DP[1], gp_new, pt)
-        go_new = _lerp(go, _gradient_from(mP, sP, pt), tau)
-        products += 2
-        if not aggressive:
-            break
-        ot = np.empty(len(o))
-        o_value = _sbr(TO[0], TO[1], TO[2], DO[0], mu_o, DO[1], go_new, ot)
-        if -(p_value + o_value) >= 0.0:
-            break
-        tau *= 0.5
-        backtracks += 1
-        if tau < 1e-12:
-            return p, gp, mu_p, o, go, pt, ot, -1.0, backtracks, products
-    return _lerp(p, pt, tau), gp_new, mu_new, _lerp(o, oh, tau), go_new, pt, ot, tau, backtracks, products
-
-
-def max_abs_entry(problem: Problem) -> float:
-    """||A|| = max_ij |A_ij|, the operator norm from l1 to l_inf (EFPE paper, Theorem 4)."""
-    op = problem.A
-    if hasattr(op, "max_abs_entry"):
-        return float(op.max_abs_entry())
-    if hasattr(op, "to_sparse"):
-        A = op.to_sparse()
-        return float(abs(A).max()) if A.nnz else 0.0
-    raise InputError(f"{type(op).__name__} cannot give max |A_ij|: pass mu=(mu_x, mu_y) explicitly")
-
-
-def theory_mu(problem: Problem, dx: DilatedEntropy, dy: DilatedEntropy) -> tuple[float, float]:
+def theory_mu(problem: Problem, dx, dy) -> tuple[float, float]:
     """mu_x, mu_y with mu_x mu_y = ||A||^2 / (phi_X phi_Y) and mu_x Omega_X = mu_y Omega_Y."""
-    a = max(max_abs_entry(problem), 1e-300)
+    a = max(problem.A.max_abs_entry(), 1e-300)
     prod = a * a / (dx.modulus * dy.modulus)
     ratio = math.sqrt(dy.omega / dx.omega) if dx.omega > 0 and dy.omega > 0 else 1.0
     return math.sqrt(prod) * ratio, math.sqrt(prod) / ratio
 
 
 class _DilatedFOM(Solver):
-    """Shared setup: one dilated entropy per player and the initial mu (tuned or given)."""
+    """Shared setup: one dilated entropy per player (perturbed on Q^l when ``lower`` is
+    given) and the initial mu (tuned or given).
 
-    def __init__(self, problem: Problem, mu="tune", weights: str = "egt", **params):
-        super().__init__(problem)
-        self.dgf = self._make_dgfs(problem, weights)
-        self._params = dict(weights=weights, **params)
+    ``mu="tune"`` on a perturbed treeplex tunes at xi = 0 as the EFPE paper does (section 4):
+    the run starts from the mu that the same solver and weights tune to without perturbation.
+    """
+
+    supports_lower = True
+
+    def __init__(self, problem: Problem, mu="tune", weights: str = "egt", lower=None, **params):
+        super().__init__(problem, lower)
+        self.dgf = tuple(self.backend.dilated_entropy(p, weights, self.bounds[p]) for p in (0, 1))
+        self._params = dict(weights=weights, lower=lower, **params)  # of the tuning trials
         self.tune_gradients = 0
         self.mu_scale = 1.0  # the tuned weight s (mu = s ||A||), 1 when mu is not tuned
-        self.mu_x, self.mu_y = self._initial_mu(mu)
+        if lower is not None and isinstance(mu, str) and mu == "tune" and any(np.any(l) for l in lower):
+            zero = tuple(np.zeros(T.n_seqs) for T in problem.treeplexes)  # the same DGF at xi = 0
+            plain = type(self)(problem, mu="tune", **{**self._params, "lower": zero})
+            mu = (plain.mu_x, plain.mu_y)
+        self.players = tuple(FOMState(plan=d.center, grad=np.zeros(0), mu=m)
+                             for d, m in zip(self.dgf, self._initial_mu(mu)))
         self._grad_offset = -problem.A.gradients  # tuning is not charged to this run
 
-    def _make_dgfs(self, problem: Problem, weights: str):
-        """One DGF per player. A subclass may return any object with DilatedEntropy's
-        interface (e.g. the perturbed entropy of :mod:`treeplex.refine.perturbed`)."""
-        return DilatedEntropy(problem.X, weights), DilatedEntropy(problem.Y, weights)
+    @property
+    def mu_x(self) -> float:
+        return self.players[0].mu
+
+    @property
+    def mu_y(self) -> float:
+        return self.players[1].mu
 
     def _initial_mu(self, mu) -> tuple[float, float]:
         if isinstance(mu, str):
@@ -171,7 +130,7 @@ class _DilatedFOM(Solver):
                 raise InputError(f"mu must be 'tune', 'theory', a number or a pair, got {mu!r}")
             if mu == "theory":
                 return theory_mu(self.problem, *self.dgf)
-            a = max(max_abs_entry(self.problem), 1e-300)
+            a = max(self.problem.A.max_abs_entry(), 1e-300)
             self.mu_scale = self._tune((a, a))
             return a * self.mu_scale, a * self.mu_scale
         pair = (mu, mu) if np.isscalar(mu) else tuple(mu)
@@ -198,6 +157,15 @@ class _DilatedFOM(Solver):
         x -> g_y = -A^T x, y -> g_x = A y."""
         return -self.problem.A.rmatvec(plan) if player == 0 else self.problem.A.matvec(plan)
 
+    def state_dict(self) -> dict:
+        return {**super().state_dict(), **flat_state(self.players)}
+
+    def set_state(self, state: dict) -> None:
+        load_players(self.players, state, self.backend)
+
+    def trace_extra(self) -> dict:
+        return {"mu_x": self.mu_x, "mu_y": self.mu_y, **super().trace_extra()}
+
 
 @register("egt")
 class EGT(_DilatedFOM):
@@ -211,114 +179,86 @@ class EGT(_DilatedFOM):
 
     aggressive = False
 
-    def __init__(self, problem: Problem, mu="tune", weights: str = "egt", balance: bool = True):
+    def __init__(self, problem: Problem, mu="tune", weights: str = "egt", balance: bool = True, lower=None):
         self.balance = bool(balance)
-        super().__init__(problem, mu=mu, weights=weights, balance=balance)
+        super().__init__(problem, mu=mu, weights=weights, balance=balance, lower=lower)
         self.t = 0
         self.tau = 0.5 if self.aggressive else 2.0 / 3.0
         self.backtracks = 0
-        self._sbr_cache = None  # [x_mu(y), y_mu(x)] of the current iterate, None where unknown
-        self._fused = self._fused_sides()
+        self._sbr_cache = [None, None]  # x_mu(y), y_mu(x) of the current iterate where known
         self._init_point()
         if self.aggressive:  # Decr needs EGV >= 0 to start from: raise mu until it holds
             while self.excessive_gap() < 0:
-                self.mu_x, self.mu_y = 2 * self.mu_x, 2 * self.mu_y
+                for s in self.players:
+                    s.mu *= 2
                 self._init_point()
 
-    def _fused_sides(self):
-        """Per player: treeplex arrays, (beta, log n), the CSR matrix giving the other player's
-        gradient from this player's plan and its sign; None unless the fused step applies."""
-        A = self.problem.A
-        if not (isinstance(A, SparsePayoff) and all(type(d) is DilatedEntropy for d in self.dgf)):
-            return None
-        a, at = A.csr
-        return tuple(((T.start, T.end, T.parent), (d.beta, d._logn), m, sign)
-                     for T, d, m, sign in zip(self.problem.treeplexes, self.dgf, (at, a), (-1.0, 1.0)))
+    @property
+    def x(self) -> np.ndarray:
+        return self.players[0].plan
+
+    @property
+    def y(self) -> np.ndarray:
+        return self.players[1].plan
 
     def _init_point(self):
         """Algorithm 1, lines 1-2: y0 = y_mu(x_w), x0 = x_mu(y0); keeps g_x = A y, g_y = -A^T x."""
-        dx, dy = self.dgf
-        self.y = dy.sbr(self._grad_for(0, dx.center), self.mu_y)[0]
-        self.gx = self._grad_for(1, self.y)
-        self.x = dx.sbr(self.gx, self.mu_x)[0]
-        self.gy = self._grad_for(0, self.x)
+        sx, sy = self.players
+        sy.plan = self.dgf[1].sbr(self._grad_for(0, self.dgf[0].center), sy.mu)[0]
+        sx.grad = self._grad_for(1, sy.plan)
+        sx.plan = self.dgf[0].sbr(sx.grad, sx.mu)[0]
+        sy.grad = self._grad_for(0, sx.plan)
 
     def excessive_gap(self) -> float:
         """EGV = f(x) - phi(y) = -(SBR value of x at g_x + SBR value of y at g_y); no products."""
-        return -(self.dgf[0].sbr(self.gx, self.mu_x)[1] + self.dgf[1].sbr(self.gy, self.mu_y)[1])
-
-    def _state(self, i):
-        return (self.x, self.gx, self.mu_x) if i == 0 else (self.y, self.gy, self.mu_y)
-
-    def _trial(self, i: int, tau: float, pm: np.ndarray, go_m: np.ndarray):
-        """Algorithm 2 focused on player i, from p_m = p_mu(o) and the gradient go_m it induces
-        on the other player; two products. Returns the new (p, g_p, mu_p, o, g_o) and
-        p~ = p_{mu+}(o+) with its SBR value."""
-        (p, gp, mp), (o, go, mo) = self._state(i), self._state(1 - i)
-        oh = self.dgf[1 - i].sbr(_lerp(go, go_m, tau), mo)[0]  # o^ = o_mu(p^), p^ = (1-tau) p + tau p_m
-        gp_new = _lerp(gp, self._grad_for(1 - i, oh), tau)
-        mp_new = (1 - tau) * mp
-        pt, value = self.dgf[i].sbr(gp_new, mp_new)  # p~ (line 3, see the module docstring)
-        go_new = _lerp(go, self._grad_for(i, pt), tau)
-        return (_lerp(p, pt, tau), gp_new, mp_new, _lerp(o, oh, tau), go_new), (pt, value)
+        return -sum(d.sbr(s.grad, s.mu)[1] for d, s in zip(self.dgf, self.players))
 
     def step(self) -> None:
+        """Algorithm 2 (EGT) or 4 (EGT/as) focused on player i (Algorithm 3, line 6: the
+        larger mu, or Algorithm 1: x on even t): the step of the module docstring, retried
+        with tau halved while EGV(x+, y+) < 0 for EGT/as."""
         if self.balance:
-            i = 0 if self.mu_x > self.mu_y else 1  # Algorithm 3, line 6
+            i = 0 if self.mu_x > self.mu_y else 1
         else:
-            i = self.t % 2  # Algorithm 1, line 6: x on even t
+            i = self.t % 2
         if not self.aggressive:
             self.tau = 2.0 / (self.t + 3)
-        pm = self._sbr_cache[i] if self._sbr_cache is not None else None
-        new, pt, ot, self.tau, backtracks = (self._step_fused if self._fused else self._step_generic)(i, pm)
-        self.backtracks += backtracks
+        P, O = self.players[i], self.players[1 - i]
+        pm = self._sbr_cache[i]
+        if pm is None:
+            pm = self.dgf[i].sbr(P.grad, P.mu)[0]  # p_m = p_mu(o)
+        go_m = self._grad_for(i, pm)
+        tau = self.tau
+        while True:
+            oh = self.dgf[1 - i].sbr(_lerp(O.grad, go_m, tau), O.mu)[0]  # o^ = o_mu(p^)
+            gp_new = _lerp(P.grad, self._grad_for(1 - i, oh), tau)
+            mu_new = (1 - tau) * P.mu
+            pt, p_value = self.dgf[i].sbr(gp_new, mu_new)  # p~ (line 3, see the module docstring)
+            go_new = _lerp(O.grad, self._grad_for(i, pt), tau)
+            ot = None
+            if not self.aggressive:
+                break
+            ot, o_value = self.dgf[1 - i].sbr(go_new, O.mu)
+            if -(p_value + o_value) >= 0:  # EGV(x+, y+) >= 0
+                break
+            tau *= 0.5  # Algorithm 4: halve tau and retry
+            self.backtracks += 1
+            if tau < 1e-12:
+                raise RuntimeError("EGT/as: no step size keeps the excessive gap condition (tau < 1e-12)")
+        P.plan, P.grad, P.mu = _lerp(P.plan, pt, tau), gp_new, mu_new
+        O.plan, O.grad = _lerp(O.plan, oh, tau), go_new
+        self.tau = tau
         self._sbr_cache = [pt, ot] if i == 0 else [ot, pt]
-        p1, gp1, mp1, o1, go1 = new
-        if i == 0:
-            self.x, self.gx, self.mu_x, self.y, self.gy = p1, gp1, mp1, o1, go1
-        else:
-            self.y, self.gy, self.mu_y, self.x, self.gx = p1, gp1, mp1, o1, go1
         self.t += 1
         self.iteration += 1
 
-    def _step_generic(self, i: int, pm):
-        """Algorithm 2 (EGT) or 4 (EGT/as) focused on player i through the DGF and operator
-        interfaces. Returns the new state, the new p~ = p_mu(o) and (EGT/as) o_mu(p), tau and
-        the number of backtracks."""
-        _, gp, mp = self._state(i)
-        if pm is None:
-            pm = self.dgf[i].sbr(gp, mp)[0]
-        go_m = self._grad_for(i, pm)
-        tau, backtracks = self.tau, 0
-        while True:
-            new, (pt, p_value) = self._trial(i, tau, pm, go_m)
-            if not self.aggressive:
-                return new, pt, None, tau, 0
-            ot, o_value = self.dgf[1 - i].sbr(new[4], self._state(1 - i)[2])
-            if -(p_value + o_value) >= 0:  # EGV(x+, y+) >= 0
-                return new, pt, ot, tau, backtracks
-            tau *= 0.5  # Algorithm 4: halve tau and retry
-            backtracks += 1
-            if tau < 1e-12:
-                raise RuntimeError("EGT/as: no step size keeps the excessive gap condition (tau < 1e-12)")
+    def state_dict(self) -> dict:
+        return {**super().state_dict(), "t": self.t, "tau": self.tau, "backtracks": self.backtracks}
 
-    def _step_fused(self, i: int, pm):
-        """:meth:`_step_generic` in one numba call (:func:`_fused_step`): CSR payoff matrix and
-        dilated entropies only. Same operations in the same order, so the same iterates."""
-        (TP, DP, mP, sP), (TO, DO, mO, sO) = self._fused[i], self._fused[1 - i]
-        (p, gp, mp), (o, go, mo) = self._state(i), self._state(1 - i)
-        have = pm is not None
-        *new, pt, ot, tau, backtracks, products = _fused_step(
-            TP, TO, DP, DO, mP, sP, mO, sO, p, o, gp, go, mp, mo, pm if have else _EMPTY, have, self.tau,
-            self.aggressive)
-        self.problem.A.gradients += products
-        if tau < 0:
-            raise RuntimeError("EGT/as: no step size keeps the excessive gap condition (tau < 1e-12)")
-        return tuple(new), pt, (ot if self.aggressive else None), tau, backtracks
-
-    def load_state_dict(self, state: dict) -> None:
-        super().load_state_dict(state)
-        self._sbr_cache = None
+    def set_state(self, state: dict) -> None:
+        super().set_state(state)
+        self.t, self.tau, self.backtracks = int(state["t"]), float(state["tau"]), int(state["backtracks"])
+        self._sbr_cache = [None, None]
 
     def average(self):
         return self.x.copy(), self.y.copy()
@@ -331,7 +271,7 @@ class EGT(_DilatedFOM):
         return self.mu_x * self.dgf[0].omega + self.mu_y * self.dgf[1].omega
 
     def trace_extra(self) -> dict:
-        return {"mu_x": self.mu_x, "mu_y": self.mu_y, "tau": self.tau, "excessive_gap": self.excessive_gap(),
+        return {**super().trace_extra(), "tau": self.tau, "excessive_gap": self.excessive_gap(),
                 "gap_bound": self.gap_bound(), "backtracks": self.backtracks}
 
 
@@ -355,28 +295,33 @@ class MirrorProx(_DilatedFOM):
     guarantees gap <= (mu_x Omega_X + mu_y Omega_Y) / T. Four products per iteration.
     """
 
-    def __init__(self, problem: Problem, mu="tune", weights: str = "egt"):
-        self.x, self.y = problem.X.uniform(), problem.Y.uniform()
-        self.sum_x, self.sum_y = np.zeros_like(self.x), np.zeros_like(self.y)
-        super().__init__(problem, mu=mu, weights=weights)
+    supports_lower = False
+
+    def __init__(self, problem: Problem, mu="tune", weights: str = "egt", lower=None):
+        super().__init__(problem, mu=mu, weights=weights, lower=lower)
+        self.sums = tuple(np.zeros_like(s.plan) for s in self.players)
 
     def step(self) -> None:
-        dx, dy = self.dgf
-        xw = dx.prox(self.x, self._grad_for(1, self.y), self.mu_x)
-        yw = dy.prox(self.y, self._grad_for(0, self.x), self.mu_y)
-        self.x = dx.prox(self.x, self._grad_for(1, yw), self.mu_x)
-        self.y = dy.prox(self.y, self._grad_for(0, xw), self.mu_y)
-        self.sum_x += xw
-        self.sum_y += yw
+        (dx, dy), (sx, sy) = self.dgf, self.players
+        xw = dx.prox(sx.plan, self._grad_for(1, sy.plan), sx.mu)
+        yw = dy.prox(sy.plan, self._grad_for(0, sx.plan), sy.mu)
+        sx.plan = dx.prox(sx.plan, self._grad_for(1, yw), sx.mu)
+        sy.plan = dy.prox(sy.plan, self._grad_for(0, xw), sy.mu)
+        self.sums[0][:] += xw
+        self.sums[1][:] += yw
         self.iteration += 1
 
     def average(self):
         if self.iteration == 0:
-            return self.x.copy(), self.y.copy()
-        return self.sum_x / self.iteration, self.sum_y / self.iteration
+            return self.current()
+        return self.sums[0] / self.iteration, self.sums[1] / self.iteration
 
     def current(self):
-        return self.x.copy(), self.y.copy()
+        return tuple(s.plan.copy() for s in self.players)
 
-    def trace_extra(self) -> dict:
-        return {"mu_x": self.mu_x, "mu_y": self.mu_y}
+    def state_dict(self) -> dict:
+        return {**super().state_dict(), "sum0": self.sums[0], "sum1": self.sums[1]}
+
+    def set_state(self, state: dict) -> None:
+        super().set_state(state)
+        self.sums = (np.array(state["sum0"], dtype=np.float64), np.array(state["sum1"], dtype=np.float64))

@@ -1,0 +1,56 @@
+"""Backends: where the treeplex passes run. A :class:`~treeplex.problem.Problem` owns one
+(``problem.backend``, numba unless chosen otherwise), and every solver makes its passes
+through it, never through a kernel of its own.
+
+A backend declares these passes over player p's treeplex (p = 0 for X, 1 for Y), each with
+the lower bounds of a xi-perturbed treeplex (EFPE paper) as an optional argument ``lower``
+(from :meth:`bounds`):
+
+- ``regret_state(p, dtype, lower)``: the first :class:`RegretState` (uniform play);
+- ``cfr_iteration(players, coef, avg, plain, alternating, lower)``: one CFR iteration, the
+  gradients from ``problem.A`` and a regret update per player (regret matching, RM+,
+  discounting, prediction and Hedge are the scalars ``coef``; see
+  :mod:`treeplex.backends.numba_regret`); the backend may fuse products and passes;
+- ``counterfactual_values(p, g, b)``: the bottom-up values of local strategy b;
+- ``dilated_entropy(p, weights, lower)``: the DGF object whose ``sbr`` (smoothed best
+  response) and ``prox`` passes EGT, mirror prox and dual averaging call;
+- ``best_response(p, g, lower)``: (max_x <g, x>, the maximizing plan);
+- ``asarray``, ``to_numpy``: moving arrays to and from where the backend keeps them.
+
+Gradient computations are counted by the operator alone: products go through
+``problem.A.matvec``/``rmatvec``, or, fused into a kernel, are reported with
+``problem.A.charge(n)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from ..errors import InputError
+
+
+@dataclass
+class RegretState:
+    """One player's CFR state (flat arrays over its sequences)."""
+
+    b: np.ndarray  # local (behavioral) strategy to play next
+    R: np.ndarray  # cumulative (discounted) regrets
+    x: np.ndarray  # its realization plan
+    xsum: np.ndarray  # weighted sum of the plans played
+    logprior: np.ndarray  # log of Hedge's prior per sequence (empty: uniform)
+
+
+def flat_state(players) -> dict:
+    """{FIELDp: array} of per-player state dataclasses, for checkpoints."""
+    return {f"{f.name}{p}": getattr(s, f.name) for p, s in enumerate(players) for f in fields(s)}
+
+
+def make_backend(name: str, problem):
+    """The backend ``name`` ("numba" or "gpu") for ``problem``."""
+    if name == "numba":
+        from .numba_backend import NumbaBackend
+
+        return NumbaBackend(problem)
+    raise InputError(f"unknown backend {name!r}; choose from: numba")

@@ -1,0 +1,120 @@
+"""The numba backend: every treeplex pass on NumPy arrays in this process.
+
+Kernels: :mod:`.numba_regret` (regret update, written once), the dilated entropies of
+:mod:`treeplex.dilated_entropy` and :mod:`treeplex.refine.perturbed`, the treeplex's own
+passes (plans, best response). Treeplexes larger than ``PARALLEL_SEQS`` sequences update
+one part of independent subtrees per thread; smaller problems on a CSR matrix run a whole
+CFR iteration in one numba call (no Python between the products and the passes).
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from ..threads import PARALLEL_SEQS
+from . import RegretState
+from .numba_regret import counterfactual_values, csr_iteration, kernel_args, update, update_parts
+
+
+class NumbaBackend:
+    name = "numba"
+
+    def __init__(self, problem):
+        self.problem = problem
+        self.treeplexes = problem.treeplexes
+        self._arrays = tuple((T.start, T.end, T.parent) for T in self.treeplexes)
+        self._runs = tuple(T.subtree_parts(1) for T in self.treeplexes)
+        self._parts = tuple(T.subtree_parts(nb.get_num_threads()) if T.n_seqs > PARALLEL_SEQS else None
+                            for T in self.treeplexes)  # independent subtrees per thread, or serial
+
+    # ------------------------------------------------------------------ arrays
+
+    def asarray(self, a, dtype=np.float64) -> np.ndarray:
+        return np.asarray(a, dtype=dtype)
+
+    def to_numpy(self, a):
+        return a
+
+    def bounds(self, lower):
+        """Per player, what the passes take as ``lower``: None, or (l per sequence, L = sum
+        of l per infoset) for lower bounds ``lower`` = (l_X, l_Y)."""
+        if lower is None:
+            return (None, None)
+        return tuple((l, np.add.reduceat(l, T.start) if T.n_infosets else np.zeros(0))
+                     for T, l in zip(self.treeplexes, (np.ascontiguousarray(l, dtype=np.float64) for l in lower)))
+
+    # ------------------------------------------------------------------ CFR
+
+    def regret_state(self, p: int, dtype, lower=None) -> RegretState:
+        """Uniform play (l + (1 - L) uniform on a perturbed treeplex), zero regrets and sums."""
+        T = self.treeplexes[p]
+        sizes = T.end - T.start
+        b = np.ones(T.n_seqs)
+        b[1:] = 1.0 / np.repeat(sizes, sizes)
+        if lower is not None:
+            l, L = lower
+            b[1:] = l[1:] + np.repeat(1.0 - L, sizes) * b[1:]
+        return RegretState(b=b.astype(dtype), R=np.zeros(T.n_seqs, dtype=dtype),
+                           x=T.plan_from_behavioral(b).astype(dtype), xsum=np.zeros(T.n_seqs, dtype=dtype),
+                           logprior=np.zeros(0))
+
+    def regret_update(self, p: int, g: np.ndarray, s: RegretState, coef, avg, plain: bool = False,
+                      lower=None) -> float:
+        """The regret pass then the plan pass for player p against its gradient ``g``
+        (overwritten with the counterfactual values); returns <g, x> of the plan played."""
+        start, end, parent = self._arrays[p]
+        args = (g, s.b, s.R, s.x, s.xsum, *kernel_args(coef, plain), s.logprior, lower, *avg)
+        if self._parts[p] is None:
+            return update(self._runs[p], start, end, parent, *args)
+        return update_parts(self._parts[p], start, end, parent, *args)
+
+    def cfr_iteration(self, players, coef, avg, plain: bool, alternating: bool, lower=(None, None)) -> None:
+        """One iteration: player 0 against A y, then player 1 against -A^T x (the new x when
+        ``alternating``); fused into one numba call on a CSR matrix of a small game."""
+        A = self.problem.A
+        s0, s1 = players
+        if A.csr is not None and self._parts == (None, None):
+            csr_iteration((*self._runs, *self._arrays), *A.csr, _arrays(s0), _arrays(s1), kernel_args(coef, plain),
+                          avg, alternating, lower)
+            A.charge(2)
+            return
+        g0 = A.matvec(s1.x)
+        if not alternating:
+            g1 = A.rmatvec(s0.x)
+        self.regret_update(0, g0, s0, coef, avg, plain, lower[0])
+        if alternating:
+            g1 = A.rmatvec(s0.x)
+        np.negative(g1, out=g1)
+        self.regret_update(1, g1, s1, coef, avg, plain, lower[1])
+
+    def counterfactual_values(self, p: int, g: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """v[s] = g[s] + the values under ``b`` of the infosets below s (a new array)."""
+        v = np.array(g, dtype=np.float64)
+        counterfactual_values(*self._arrays[p], v, b)
+        return v
+
+    # ------------------------------------------------------------------ smoothing, best response
+
+    def dilated_entropy(self, p: int, weights: str = "egt", lower=None):
+        """The dilated entropy DGF of player p's treeplex (EGT paper, section 3), or the
+        perturbed dilated entropy on Q^l (EFPE paper, section 3) when ``lower`` is given."""
+        if lower is None:
+            from ..dilated_entropy import DilatedEntropy
+
+            return DilatedEntropy(self.treeplexes[p], weights)
+        from ..refine.perturbed import PerturbedDilatedEntropy
+
+        return PerturbedDilatedEntropy(self.treeplexes[p], lower[0], "thm3" if weights == "kroer2017" else weights)
+
+    def best_response(self, p: int, g: np.ndarray, lower=None) -> tuple[float, np.ndarray]:
+        """max_x <g, x> over player p's treeplex (or Q^l): (value, maximizing plan)."""
+        if lower is None:
+            return self.treeplexes[p].best_response(g)
+        from ..refine.perturbed import PerturbedTreeplex
+
+        return PerturbedTreeplex(self.treeplexes[p], lower[0]).best_response(g)
+
+
+def _arrays(s: RegretState) -> tuple:
+    return s.b, s.R, s.x, s.xsum, s.logprior

@@ -1,0 +1,288 @@
+"""The numba kernels of the regret update, written once for the whole CFR family.
+
+Unified view (Waugh & Bagnell 2015): a CFR step for one player is one gradient g (A y for
+player 0, -A^T x for player 1: the player's own payoff per sequence, opponent and chance
+reach folded in), then
+
+1. the regret pass, bottom-up: counterfactual values, instantaneous regrets, cumulative
+   regrets and the next local strategy at every infoset;
+2. the plan pass, top-down: the next realization plan, and the weighted sum of plans that
+   the average strategy is read from.
+
+At infoset j with local strategy b (sequences s in [start_j, end_j)), counterfactual values
+are v[s] = g[s] + (values of the infosets below s), the infoset's value is
+V_j = sum_s b[s] v[s], and the instantaneous regret is r[s] = v[s] - V_j (Zinkevich et al.
+2007; no reach division is needed: g already carries the opponent's and chance's reach).
+
+The variants differ only in scalars, passed per iteration t:
+
+    R[s] <- max(R[s] * (pos if R[s] > 0 else neg) + r[s], floor)     (discounted regrets)
+    q[s] <- kappa * R[s] + lam * r[s]                                 (optimistic prediction)
+    b[s] <- q[s]^+ / sum q^+  (uniform if all q <= 0)                 (regret matching)
+    b[s] <- p[s] exp(eta q[s]) / sum p exp(eta q)   when eta > 0      (Hedge; p = prior, or 1)
+
+    xsum <- rho * xsum + omega * x,  then  x <- plan of b             (weighted averaging)
+
+Lower bounds l (the xi-perturbed treeplex of the EFPE paper) are an optional argument:
+regret matching then runs on Delta and is played through b = l + (1 - L_j) p (Farina, Kroer
+& Sandholm, ICML 2017, "Regret minimization in behaviorally-constrained zero-sum games"),
+with regrets r = v - <p, v>, <p, v> = (<b, v> - <l, v>) / (1 - L_j); the value passed up is
+<b, v>, what was played. ``lower`` is None (no bounds) or the pair (l per sequence, L per
+infoset); numba compiles one specialization per None-or-not pattern and prunes the rest.
+
+The scalars reach the kernels as (pos, floor, general, eta) from :func:`kernel_args`:
+``general`` is None for plain regret matching (pos = neg, kappa = 1, lam = 0: CFR, CFR+,
+LCFR) or the tuple (neg, kappa, lam); ``eta`` is None for regret matching or Hedge's step.
+
+Infosets are visited in *runs* of consecutive infosets with the same number of actions
+(:meth:`~treeplex.treeplex.Treeplex.subtree_parts`); the run bodies are inlined with that
+number a literal for 2-5 actions, so their loops unroll (about 2x faster regret passes on
+the Endgame-2 river than a loop bound read per infoset). Regret matching is written once,
+in :func:`_rm_run`; Hedge once, in :func:`_hedge_run`.
+
+Sign convention: every player maximizes its own g here; the caller negates player 1's.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from .. import threads  # noqa: F401  (before any parallel kernel runs)
+from ..problem import _csr_matvec
+
+
+def kernel_args(coef, plain: bool = False) -> tuple:
+    """(pos, floor, general, eta) for the kernels from coef = (pos, neg, floor, kappa, lam, eta).
+
+    ``plain=True`` (a variant whose every iteration is plain regret matching) passes
+    general = None whenever pos = neg, kappa = 1 and lam = 0; otherwise (neg, kappa, lam) is
+    always passed, so that a variant compiles one kernel even where its first iteration is
+    plain (DCFR's discounts are both 0 at t = 1).
+    """
+    pos, neg, floor, kappa, lam, eta = coef
+    general = None if plain and pos == neg and kappa == 1.0 and lam == 0.0 else (neg, kappa, lam)
+    return pos, floor, general, (eta if eta > 0.0 else None)
+
+
+@nb.njit(cache=True)
+def update(runs, start, end, parent, v, b, R, x, xsum, pos, floor, general, eta, logprior, lower, rho, omega):
+    """The regret pass then the plan pass over every infoset, on one thread.
+
+    ``runs`` = (lo, hi, ptr) of :meth:`~treeplex.treeplex.Treeplex.subtree_parts` with one
+    part. ``v`` holds the gradient g on entry and the counterfactual values on exit; ``b``
+    the local strategy played (in) and the next one (out); ``R`` the cumulative regrets;
+    ``x`` the plan played (in) and the next one (out); ``xsum`` the weighted sum of plans.
+    ``logprior`` (log p per sequence, or empty for p = 1) is used by Hedge only. Returns
+    v[0] = sum_s g[s] x[s], the player's payoff of the profile played.
+    """
+    lo, hi, ptr = runs
+    v[0] += _regret_runs(lo, hi, ptr[0], ptr[-1], start, end, parent, v, b, R, pos, floor, general, eta,
+                         logprior, lower)
+    xsum[0] = rho * xsum[0] + omega * x[0]
+    x[0] = 1.0
+    _plan_runs(lo, hi, ptr[0], ptr[-1], start, end, parent, b, x, xsum, rho, omega)
+    return v[0]
+
+
+@nb.njit(cache=True, parallel=True)
+def update_parts(parts, start, end, parent, v, b, R, x, xsum, pos, floor, general, eta, logprior, lower, rho,
+                 omega):
+    """:func:`update` with one part of independent subtrees per thread.
+
+    ``parts`` = (lo, hi, ptr) from :meth:`~treeplex.treeplex.Treeplex.subtree_parts`: part
+    k is whole subtrees below the empty sequence, so parts write disjoint sequences except
+    sequence 0, which gets the parts' sums in part order. Every other output equals
+    :func:`update`'s bit for bit (the same arithmetic in the same order).
+    """
+    lo, hi, ptr = parts
+    n = len(ptr) - 1
+    tops = np.empty(n)
+    xsum[0] = rho * xsum[0] + omega * x[0]
+    x[0] = 1.0
+    for k in nb.prange(n):
+        tops[k] = _regret_runs(lo, hi, ptr[k], ptr[k + 1], start, end, parent, v, b, R,
+                               pos, floor, general, eta, logprior, lower)
+        _plan_runs(lo, hi, ptr[k], ptr[k + 1], start, end, parent, b, x, xsum, rho, omega)
+    for k in range(n):
+        v[0] += tops[k]
+    return v[0]
+
+
+@nb.njit(cache=True)
+def _regret_runs(lo, hi, q0, q1, start, end, parent, v, b, R, pos, floor, general, eta, logprior, lower):
+    """The regret update at every infoset of the runs q1-1, ..., q0, each [lo[q], hi[q])
+    walked backwards, adding its value to its parent sequence; the values of the infosets
+    below the empty sequence are summed and returned instead of added to v[0]."""
+    if general is None:
+        plain, neg, kappa, lam = True, pos, 1.0, 0.0
+    else:
+        plain, (neg, kappa, lam) = False, general
+    root = 0.0
+    for q in range(q1 - 1, q0 - 1, -1):
+        j0, j1 = lo[q], hi[q]
+        k = end[j0] - start[j0]
+        if eta is not None:
+            root += _hedge_run(j0, j1, k, start, parent, v, b, R, pos, neg, floor, kappa, lam, eta, logprior)
+        elif k == 2:
+            root += _rm_run(j0, j1, 2, plain, start, parent, v, b, R, pos, neg, floor, kappa, lam, lower)
+        elif k == 3:
+            root += _rm_run(j0, j1, 3, plain, start, parent, v, b, R, pos, neg, floor, kappa, lam, lower)
+        elif k == 4:
+            root += _rm_run(j0, j1, 4, plain, start, parent, v, b, R, pos, neg, floor, kappa, lam, lower)
+        elif k == 5:
+            root += _rm_run(j0, j1, 5, plain, start, parent, v, b, R, pos, neg, floor, kappa, lam, lower)
+        else:
+            root += _rm_run(j0, j1, k, plain, start, parent, v, b, R, pos, neg, floor, kappa, lam, lower)
+    return root
+
+
+@nb.njit(inline="always")
+def _rm_run(j0, j1, k, plain, start, parent, v, b, R, pos, neg, floor, kappa, lam, lower):
+    """Regret matching (every variant but Hedge) at infosets j1-1, ..., j0, each of k
+    actions, as in the module docstring (``plain``: pos = neg, kappa = 1, lam = 0 folded
+    in; ``lower``: None or (l, L)). Returns the summed values of those below sequence 0."""
+    root = 0.0
+    for j in range(j1 - 1, j0 - 1, -1):
+        a = start[j]
+        played = 0.0
+        for i in range(k):
+            played += b[a + i] * v[a + i]
+        value = played
+        if lower is not None:
+            c = 1.0 - lower[1][j]
+            lv = 0.0
+            for i in range(k):
+                lv += lower[0][a + i] * v[a + i]
+            value = (played - lv) / c
+        total = 0.0
+        for i in range(k):
+            s = a + i
+            inst = v[s] - value
+            if plain:
+                acc = max(R[s] * pos + inst, floor)
+                q = max(acc, 0.0)
+            else:  # branch-free sign choice would not help: the signs are unpredictable
+                acc = max(R[s] * (pos if R[s] > 0.0 else neg) + inst, floor)
+                q = max(kappa * acc + lam * inst, 0.0)
+            R[s] = acc
+            total += q
+            b[s] = q
+        if total > 0.0:
+            inv = 1.0 / total  # one division per infoset (2-3% faster CFR+ steps on the river)
+            for i in range(k):
+                b[a + i] = b[a + i] * inv
+        else:
+            for i in range(k):
+                b[a + i] = 1.0 / k
+        if lower is not None:
+            for i in range(k):
+                b[a + i] = lower[0][a + i] + c * b[a + i]
+        p = parent[j]
+        if p == 0:
+            root += played
+        else:
+            v[p] += played
+    return root
+
+
+@nb.njit(inline="always")
+def _hedge_run(j0, j1, k, start, parent, v, b, R, pos, neg, floor, kappa, lam, eta, logprior):
+    """Hedge (eta > 0) at infosets j1-1, ..., j0, each of k actions: b proportional to
+    p exp(eta (kappa R + lam r)), computed with the exponent's maximum subtracted."""
+    centered = len(logprior) > 0
+    root = 0.0
+    for j in range(j1 - 1, j0 - 1, -1):
+        a = start[j]
+        value = 0.0
+        for i in range(k):
+            value += b[a + i] * v[a + i]
+        top = -np.inf
+        for i in range(k):
+            s = a + i
+            inst = v[s] - value
+            acc = max(R[s] * (pos if R[s] > 0.0 else neg) + inst, floor)
+            R[s] = acc
+            q = eta * (kappa * acc + lam * inst) + (logprior[s] if centered else 0.0)
+            top = max(top, q)
+            b[s] = q
+        total = 0.0
+        for i in range(k):
+            b[a + i] = np.exp(b[a + i] - top)
+            total += b[a + i]
+        for i in range(k):
+            b[a + i] /= total
+        p = parent[j]
+        if p == 0:
+            root += value
+        else:
+            v[p] += value
+    return root
+
+
+@nb.njit(cache=True)
+def _plan_runs(lo, hi, q0, q1, start, end, parent, b, x, xsum, rho, omega):
+    """xsum <- rho * xsum + omega * x, then x <- plan of b, over the runs q0, ..., q1-1
+    (top-down: a parent sequence precedes its infoset), sequence 0 excepted."""
+    for q in range(q0, q1):
+        j0, j1 = lo[q], hi[q]
+        k = end[j0] - start[j0]
+        if k == 2:
+            _plan_run(j0, j1, 2, start, parent, b, x, xsum, rho, omega)
+        elif k == 3:
+            _plan_run(j0, j1, 3, start, parent, b, x, xsum, rho, omega)
+        elif k == 4:
+            _plan_run(j0, j1, 4, start, parent, b, x, xsum, rho, omega)
+        elif k == 5:
+            _plan_run(j0, j1, 5, start, parent, b, x, xsum, rho, omega)
+        else:
+            _plan_run(j0, j1, k, start, parent, b, x, xsum, rho, omega)
+
+
+@nb.njit(inline="always")
+def _plan_run(j0, j1, k, start, parent, b, x, xsum, rho, omega):
+    """The plan pass at infosets j0, ..., j1-1, each of k actions."""
+    for j in range(j0, j1):
+        a = start[j]
+        px = x[parent[j]]
+        for i in range(k):
+            xsum[a + i] = rho * xsum[a + i] + omega * x[a + i]
+            x[a + i] = px * b[a + i]
+
+
+@nb.njit(cache=True)
+def csr_iteration(runs, a, at, sx, sy, coef, avg, alternating, lower):
+    """One whole CFR iteration on a CSR payoff matrix in a single numba call: player 0's
+    gradient A y, :func:`update`, player 1's gradient -A^T x (from the new x when
+    alternating), :func:`update`; the same arithmetic as two products and two updates
+    without the Python overhead that dominates small games.
+
+    ``runs`` = (runs_x, runs_y, treeplex arrays X, Y); ``a``, ``at`` the CSR triples of A
+    and A^T; ``sx``, ``sy`` the players' (b, R, x, xsum, logprior); ``coef`` =
+    (pos, floor, general, eta), ``avg`` = (rho, omega); ``lower`` = (lower_x, lower_y),
+    each None or (l, L).
+    """
+    rx, ry, X, Y = runs
+    pos, floor, general, eta = coef
+    rho, omega = avg
+    g0 = _csr_matvec(a[0], a[1], a[2], sy[2])
+    if not alternating:
+        g1 = _csr_matvec(at[0], at[1], at[2], sx[2])
+    update(rx, X[0], X[1], X[2], g0, sx[0], sx[1], sx[2], sx[3], pos, floor, general, eta, sx[4], lower[0],
+           rho, omega)
+    if alternating:
+        g1 = _csr_matvec(at[0], at[1], at[2], sx[2])
+    for i in range(len(g1)):
+        g1[i] = -g1[i]
+    update(ry, Y[0], Y[1], Y[2], g1, sy[0], sy[1], sy[2], sy[3], pos, floor, general, eta, sy[4], lower[1],
+           rho, omega)
+
+
+@nb.njit(cache=True)
+def counterfactual_values(start, end, parent, v, b):
+    """Bottom-up only: ``v`` (gradient in) becomes the counterfactual values under ``b``."""
+    for j in range(len(start) - 1, -1, -1):
+        value = 0.0
+        for s in range(start[j], end[j]):
+            value += b[s] * v[s]
+        v[parent[j]] += value
