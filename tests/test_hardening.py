@@ -473,10 +473,11 @@ def test_refused_in_one_line(capsys, argv, needle):
 
 def test_target_alone_is_capped(monkeypatch):
     import treeplex.driver as driver
+    import treeplex.schedule as schedule
     from treeplex import make_game
 
-    assert driver.TARGET_ONLY_ITERS == 1_000_000  # as the --target help says
-    monkeypatch.setattr(driver, "TARGET_ONLY_ITERS", 500)
+    assert schedule.TARGET_ONLY_ITERS == 1_000_000  # as the --target help says
+    monkeypatch.setattr(schedule, "TARGET_ONLY_ITERS", 500)
     res = driver.solve(compile_game(make_game("rps_plus")), "cfr+", target_gap=1e-300)  # never met
     assert res.stopped_by == "max_iters" and res.iterations == 500
 

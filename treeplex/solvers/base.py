@@ -39,6 +39,7 @@ def register(*names: str):
 
 class Solver:
     name = "solver"
+    restartable = False
 
     def __init__(self, problem: Problem):
         self.problem = problem
@@ -65,6 +66,10 @@ class Solver:
 
     def trace_extra(self) -> dict:
         return {}
+
+    def restart(self) -> None:
+        """Warm-start from the average (driver option ``restart``); solvers that can set ``restartable``."""
+        raise InputError(f"algorithm {self.name!r} does not support restarting")
 
     # -- checkpointing: arrays and scalars by name
     def state_dict(self) -> dict:

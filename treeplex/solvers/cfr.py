@@ -61,6 +61,7 @@ class RegretSolver(Solver):
     """
 
     plain = False
+    restartable = True
 
     def __init__(self, problem: Problem, alternating: bool = True, prior=None, prior_weight: float = 100.0,
                  restart_weight: float = 10.0, storage: str = "float64"):
@@ -408,6 +409,8 @@ class DualAveraging(Solver):
     gradient, and d is recentered at the prior (the Bregman divergence D(x || prior) replaces
     d), so the first iterate is the prior (unified view, "Initialization with a Prior").
     """
+
+    restartable = True
 
     def __init__(self, problem: Problem, mu: float | None = None, schedule: str = "sqrt", weights: str = "egt",
                  alternating: bool = True, prior=None, prior_weight: float = 100.0,
