@@ -1,13 +1,14 @@
 """Checkpoints of a running solve: the solver's state plus the driver's counters and trace.
 
 One ``.npz`` file: every array of ``solver.state_dict()`` under ``state/NAME``, and a JSON
-string ``meta`` with the format version, the algorithm name, its parameters, the other
-entries of the state (numbers, and JSON-able dicts such as a numpy Generator's
-``bit_generator.state``, given back as loaded from JSON: tuples become lists), the game's signature (name, treeplex sizes and a fingerprint: a hash of both
-treeplexes and a probe of the payoffs, checked on resume) and the driver's progress (trace,
-seconds, next check). Writes go to a uniquely named temporary file beside the target that is
-fsynced and renamed over it (:func:`~treeplex.files.atomic_write`), so a run killed while
-writing leaves the previous checkpoint intact.
+string ``meta`` with the format version, the algorithm name, its parameters, the state's
+other entries (``scalars``: numbers, and JSON-able dicts such as a numpy Generator's
+``bit_generator.state``, given back as JSON loads them: tuples become lists), the game's
+signature (name, treeplex sizes and a fingerprint: a hash of both treeplexes and a probe of
+the payoffs, checked on resume) and the driver's progress (trace, seconds, restarts, the
+best profile, the schedule: :func:`save_run`). Writes go to a uniquely named temporary file
+beside the target that is fsynced and renamed over it (:func:`~treeplex.files.atomic_write`),
+so a run killed while writing leaves the previous checkpoint intact.
 
 Loading trusts nothing: a file that is not such a checkpoint, or whose fields or arrays do not
 fit the game and the solver (shape, dtype, finiteness: :meth:`Solver.load_state_dict`), is
@@ -57,7 +58,7 @@ def save_checkpoint(path: str, problem: Problem, algorithm: str, params: dict, s
     arrays = {f"state/{k}": v for k, v in state.items() if isinstance(v, np.ndarray)}
     arrays.update({f"driver/{k}": v for k, v in (driver_arrays or {}).items()})
     scalars = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in state.items()
-               if not isinstance(v, np.ndarray)}
+               if not isinstance(v, np.ndarray)}  # numbers and JSON-able dicts
     meta = {"version": VERSION, "algorithm": algorithm, "params": params, "scalars": scalars,
             "problem": signature(problem), "driver": driver}
     text = json.dumps(meta, default=_plain)

@@ -120,13 +120,10 @@ def solve(
     """Run ``algorithm`` (a registered name or a ready :class:`Solver`) until a stop rule fires.
 
     Stops when the gap of the reported profile <= ``target_gap``, after ``max_iters``
-    iterations, or after ``time_limit`` seconds of solver time. With none given, runs 1000
-    iterations; with only a target, at most 1,000,000 (stopped_by ``max_iters`` if the target
-    is not met). Each given rule must be a positive number (an exact solution is
-    ``algorithm="lp"``). The gap is checked every ``check_every`` iterations (default: every
-    iteration up to 10 (every 10 on games of 1M sequences or more), then about 50 checks per
-    run on a geometric schedule, with extra checks where the last two predict the target:
-    :mod:`treeplex.schedule`). ``on_check(solver, row)`` is called after every check.
+    iterations, or after ``time_limit`` seconds of solver time, each a positive number (an
+    exact solution is ``algorithm="lp"``); the defaults with none or only a target, and when
+    the gap is checked (every ``check_every`` iterations if given), are in
+    :mod:`treeplex.schedule`. ``on_check(solver, row)`` is called after every check.
 
     ``checkpoint=PATH`` saves the solver and the driver's progress at every check (and at
     the end); ``resume=PATH`` continues such a run exactly where it was saved: same iterates,
