@@ -18,9 +18,10 @@ import argparse
 import os
 
 from treeplex.compile import compile_game
-from treeplex.driver import solve, write_trace
+from treeplex.driver import solve
 from treeplex.games import make_game
 from treeplex.plot import plot_traces
+from treeplex.progress import write_trace
 
 ALGORITHMS = ["cfr", "cfr-rm+", "cfr+", "lcfr", "dcfr", "pcfr+", "pdcfr+", "hedge", "dual-averaging"]
 RESTARTED = ["cfr+", "dcfr", "pcfr+"]

@@ -5,7 +5,8 @@ import pytest
 from random_games import random_game
 
 import treeplex as tp
-from treeplex.driver import _toward_target, solve
+from treeplex.driver import solve
+from treeplex.schedule import toward_target
 from treeplex.solvers import ALGORITHMS
 from treeplex.strategy import behavioral_dict
 
@@ -372,12 +373,12 @@ def test_gradient_grid_stops_at_budget_and_passes_every_grid_point():
 
 def test_checks_move_toward_the_target():
     # gap = 0.2 / t: from (100, 2e-3) and (200, 1e-3), a target of 0.95e-3 is crossed at t = 210.5
-    assert _toward_target(200, 220, (100, 2e-3), 1e-3, 0.95e-3) == 211
-    assert _toward_target(200, 220, (100, 2e-3), 1e-3, 0.9e-3) == 220  # crossing 222.2: the schedule comes first
-    assert _toward_target(200, 220, (100, 2e-3), 1e-3, 0.999e-3) == 202  # crossing 200.2: at least 1% on
-    assert _toward_target(200, 220, (100, 2e-3), 1e-3, 0.4e-3) == 220  # gap > 2x target: schedule only
-    assert _toward_target(200, 220, (100, 1e-3), 2e-3, 1.5e-3) == 220  # gap went up: no extrapolation
-    assert _toward_target(200, 220, None, 1e-3, 0.95e-3) == 220
+    assert toward_target(200, 220, (100, 2e-3), 1e-3, 0.95e-3) == 211
+    assert toward_target(200, 220, (100, 2e-3), 1e-3, 0.9e-3) == 220  # crossing 222.2: the schedule comes first
+    assert toward_target(200, 220, (100, 2e-3), 1e-3, 0.999e-3) == 202  # crossing 200.2: at least 1% on
+    assert toward_target(200, 220, (100, 2e-3), 1e-3, 0.4e-3) == 220  # gap > 2x target: schedule only
+    assert toward_target(200, 220, (100, 1e-3), 2e-3, 1.5e-3) == 220  # gap went up: no extrapolation
+    assert toward_target(200, 220, None, 1e-3, 0.95e-3) == 220
 
 
 def test_target_runs_stop_at_the_first_check_below_the_target(games):

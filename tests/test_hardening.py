@@ -276,6 +276,31 @@ def test_resume_with_same_algorithm_runs(capsys, checkpoint):
     assert code == 0 and json.loads(out)["iterations"] == 60
 
 
+def test_checkpoint_carries_dict_state(tmp_path):
+    """A JSON-able dict in a solver's state (a numpy Generator's ``bit_generator.state``,
+    with 128-bit integers) comes back from a checkpoint as the same dict, beside arrays and numbers."""
+    import math
+
+    import numpy as np
+
+    from treeplex import make_game
+    from treeplex.checkpoint import load_checkpoint, save_checkpoint
+
+    problem = compile_game(make_game("kuhn"))
+    rng = np.random.default_rng(7)
+    rng.random(3)
+    state = {"w": np.arange(4.0), "iteration": np.int64(3), "rng": rng.bit_generator.state}
+    path = str(tmp_path / "ck.npz")
+    save_checkpoint(path, problem, "fake", {}, state,
+                    {"trace": [], "seconds": 0.0, "check_seconds": 0.0, "restart_gap": math.inf})
+    _, _, loaded, _ = load_checkpoint(path, problem)
+    assert set(loaded) == {"w", "iteration", "rng"} and loaded["iteration"] == 3
+    assert np.array_equal(loaded["w"], state["w"]) and loaded["rng"] == state["rng"]
+    again = np.random.default_rng()
+    again.bit_generator.state = loaded["rng"]
+    assert again.random(5).tolist() == rng.random(5).tolist()
+
+
 def test_checkpoint_targets_refused(tmp_path, capsys):
     import os
 
@@ -473,10 +498,11 @@ def test_refused_in_one_line(capsys, argv, needle):
 
 def test_target_alone_is_capped(monkeypatch):
     import treeplex.driver as driver
+    import treeplex.schedule as schedule
     from treeplex import make_game
 
-    assert driver.TARGET_ONLY_ITERS == 1_000_000  # as the --target help says
-    monkeypatch.setattr(driver, "TARGET_ONLY_ITERS", 500)
+    assert schedule.TARGET_ONLY_ITERS == 1_000_000  # as the --target help says
+    monkeypatch.setattr(schedule, "TARGET_ONLY_ITERS", 500)
     res = driver.solve(compile_game(make_game("rps_plus")), "cfr+", target_gap=1e-300)  # never met
     assert res.stopped_by == "max_iters" and res.iterations == 500
 

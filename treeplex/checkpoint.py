@@ -1,12 +1,14 @@
 """Checkpoints of a running solve: the solver's state plus the driver's counters and trace.
 
 One ``.npz`` file: every array of ``solver.state_dict()`` under ``state/NAME``, and a JSON
-string ``meta`` with the format version, the algorithm name, its parameters, the scalars of
-the state, the game's signature (name, treeplex sizes and a fingerprint: a hash of both
-treeplexes and a probe of the payoffs, checked on resume) and the driver's progress (trace,
-seconds, next check). Writes go to a uniquely named temporary file beside the target that is
-fsynced and renamed over it (:func:`~treeplex.files.atomic_write`), so a run killed while
-writing leaves the previous checkpoint intact.
+string ``meta`` with the format version, the algorithm name, its parameters, the state's
+other entries (``scalars``: numbers, and JSON-able dicts such as a numpy Generator's
+``bit_generator.state``, given back as JSON loads them: tuples become lists), the game's
+signature (name, treeplex sizes and a fingerprint: a hash of both treeplexes and a probe of
+the payoffs, checked on resume) and the driver's progress (trace, seconds, restarts, the
+best profile, the schedule: :func:`save_run`). Writes go to a uniquely named temporary file
+beside the target that is fsynced and renamed over it (:func:`~treeplex.files.atomic_write`),
+so a run killed while writing leaves the previous checkpoint intact.
 
 Loading trusts nothing: a file that is not such a checkpoint, or whose fields or arrays do not
 fit the game and the solver (shape, dtype, finiteness: :meth:`Solver.load_state_dict`), is
@@ -25,6 +27,7 @@ import numpy as np
 from .errors import InputError
 from .files import atomic_write
 from .problem import Problem
+from .progress import Progress
 
 VERSION = 3  # 3: solver state listed explicitly (per-player fields, "gradients", optional "rng")
 
@@ -55,16 +58,54 @@ def save_checkpoint(path: str, problem: Problem, algorithm: str, params: dict, s
     arrays = {f"state/{k}": v for k, v in state.items() if isinstance(v, np.ndarray)}
     arrays.update({f"driver/{k}": v for k, v in (driver_arrays or {}).items()})
     scalars = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in state.items()
-               if not isinstance(v, np.ndarray)}
+               if not isinstance(v, np.ndarray)}  # numbers and JSON-able dicts
     meta = {"version": VERSION, "algorithm": algorithm, "params": params, "scalars": scalars,
             "problem": signature(problem), "driver": driver}
     text = json.dumps(meta, default=_plain)
     atomic_write(path, lambda f: np.savez(f, meta=np.array(text), **arrays))
 
 
+def save_run(path: str, problem: Problem, solver, params: dict, progress: Progress, schedule) -> None:
+    """Checkpoint ``solver`` (run with ``params``), the driver's ``progress`` and where its
+    :class:`~treeplex.schedule.Schedule` stands."""
+    best = progress.best
+    save_checkpoint(path, problem, solver.name, params, solver.state_dict(),
+                    {"trace": progress.trace, "seconds": progress.seconds, "check_seconds": progress.check_seconds,
+                     "restart_gap": progress.restart_gap, "best_gap": best[2] if best else None,
+                     "last_check": schedule.last, "next_check": schedule.next_check},
+                    {"best_x": best[0], "best_y": best[1]} if best else None)
+
+
+def load_run(path: str, problem: Problem, algorithm, params: dict) -> tuple[str, dict, dict, Progress, dict]:
+    """(algorithm, params, solver state, progress, schedule keywords ``next_check`` and
+    ``last``) of the run checkpointed at ``path``, refusing to resume it with another
+    ``algorithm`` or other ``params`` (:func:`check_resume`)."""
+    name, saved, state, driver = load_checkpoint(path, problem)
+    check_resume(path, algorithm, params, name, saved)
+    arrays = driver["arrays"]
+    best = (arrays["best_x"], arrays["best_y"], driver["best_gap"]) if "best_x" in arrays else None
+    progress = Progress(driver["trace"], driver["seconds"], driver["check_seconds"], driver["restart_gap"], best)
+    last = tuple(driver["last_check"]) if driver.get("last_check") else None
+    return name, saved, state, progress, {"next_check": driver.get("next_check"), "last": last}
+
+
+def check_resume(path: str, algorithm, params: dict, name: str, saved: dict) -> None:
+    """Refuse resuming with another algorithm (a name or a solver) or other parameters than the checkpoint's."""
+    if algorithm not in (None, name):
+        given = algorithm if isinstance(algorithm, str) else algorithm.name
+        raise InputError(f"{path} is a checkpoint of {name!r}, not of {given!r}; resume without --algorithm "
+                         f"(or with --algorithm {name})")
+    if "prior" in params:
+        raise InputError("a resumed run continues from its checkpoint: --warm-start does not apply")
+    for k, v in params.items():
+        if k not in saved or json.loads(json.dumps(v, default=str)) != saved[k]:
+            was = f"with {k}={saved[k]!r}" if k in saved else f"without {k}"
+            raise InputError(f"{path} was run {was}, not with {k}={v!r}; resume without --param {k}")
+
+
 def load_checkpoint(path: str, problem: Problem) -> tuple[str, dict, dict, dict]:
     """(algorithm, params, state, driver progress) from a checkpoint written for ``problem``;
-    the driver's arrays are in ``progress["arrays"]``. The solver's arrays are checked when
+    the driver's arrays are in ``progress["arrays"]``, the state's dict entries are dicts. The solver's arrays are checked when
     the solver loads them; the driver's fields and arrays here."""
     if os.path.isdir(path):
         raise InputError(f"checkpoint {path} is a directory")

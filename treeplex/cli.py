@@ -188,7 +188,8 @@ def _out_streets(args, problem) -> dict:
 
 
 def cmd_solve(args) -> int:
-    from .driver import solve, write_trace
+    from .driver import solve
+    from .progress import write_trace
     from .strategy import save_profile, save_solution
 
     files = [(args.game, "the game file"), (args.warm_start, "the --warm-start file"),

@@ -3,7 +3,7 @@
 ``plot_traces(["cfr.csv", "egt.csv"], "out.png")`` draws, on log-log axes, the saddle-point
 gap of the reported (average) strategy against iterations (left, figure 2) and against
 gradient computations, i.e. products A y or A^T x (right, figure 3). Traces are the CSV files
-written by ``treeplex solve --trace`` (:func:`treeplex.driver.write_trace`).
+written by ``treeplex solve --trace`` (:func:`treeplex.progress.write_trace`).
 """
 
 from __future__ import annotations
