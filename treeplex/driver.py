@@ -94,7 +94,7 @@ def _parameters(cls) -> dict:
             continue
         sig = inspect.signature(klass.__init__)
         for n, p in sig.parameters.items():
-            if n not in ("self", "problem") and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+            if n not in ("self", "problem", "lower") and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
                 names.setdefault(n, p.default)
         if not any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values()):
             break
