@@ -295,7 +295,7 @@ def _print_result(args, game, p, res, refined: dict, compile_seconds: float, jit
     if args.refine or args.infoset_regret:
         from .refine.cli import infoset_regret_report
 
-        out.update(infoset_regret_report(game, p, res.x, res.y, full=args.infoset_regret))
+        out.update(infoset_regret_report(p, res.x, res.y, full=args.infoset_regret))
     if not args.no_strategies:
         out["strategies"] = p.strategy_dict(res.x, res.y) if hasattr(p, "strategy_dict") else profile_dict(p, res.x, res.y)
     if args.json:

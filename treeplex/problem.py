@@ -12,10 +12,12 @@ evaluations are not charged to the solver.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numba as nb
 import numpy as np
 
+from .tree import GameTree
 from .treeplex import Treeplex
 
 
@@ -131,7 +133,8 @@ class Problem:
 
     ``stats`` holds node counts (histories, terminals, chance and decision nodes).
     ``payoff_unit`` names what one unit of payoff is (e.g. "chips"); ``big_blind`` is set
-    for poker games so results can also be given in mbb/g.
+    for poker games so results can also be given in mbb/g. ``game`` is the game it was built
+    from (None for a problem made from arrays).
     """
 
     X: Treeplex
@@ -141,6 +144,7 @@ class Problem:
     stats: dict = field(default_factory=dict)
     payoff_unit: str = "payoff units"
     big_blind: float | None = None
+    game: object = None
 
     def __post_init__(self):
         if self.A.shape != (self.X.n_seqs, self.Y.n_seqs):
@@ -151,3 +155,10 @@ class Problem:
     @property
     def treeplexes(self) -> tuple[Treeplex, Treeplex]:
         return (self.X, self.Y)
+
+    @cached_property
+    def tree(self) -> GameTree | None:
+        """The history tree (:class:`~treeplex.tree.GameTree`, 49 bytes per history), walked
+        from ``game`` on first access; None without a game. Structured problems, whose
+        sequences are not numbered by a walk of the game, override it with None."""
+        return None if self.game is None else GameTree.from_game(self.game, self)

@@ -13,7 +13,6 @@ runout's chance weight, 1 on a one-street tree).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
@@ -23,11 +22,13 @@ from ..treeplex import Treeplex
 from .cards import HAND_CARDS, hand_name
 
 
-@dataclass
 class HandsProblem(Problem):
-    """A :class:`Problem` that remembers its :class:`HandsGame` (for results and summaries)."""
+    """The :class:`Problem` of a :class:`HandsGame` (``game``), with its per-hand results and summaries."""
 
-    game: "HandsGame | None" = None
+    @property
+    def tree(self) -> None:
+        """None: sequences are laid out as public node x hand, not by a walk of the rules view."""
+        return None
 
     def strategy_dict(self, x, y, **kw) -> dict:
         """The game's per-hand strategies; ``kw`` go to the game (postflop: ``streets``)."""
