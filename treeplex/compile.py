@@ -20,11 +20,16 @@ from __future__ import annotations
 import math
 import time
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from .game import Game, GameError
+from .errors import GameError
 from .problem import Problem, SparsePayoff
 from .treeplex import Treeplex
+
+if TYPE_CHECKING:
+    from .game import Game
 
 PROB_TOL = 1e-9
 SUM_TOL = 1e-9

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import ClassVar
 
 import numba as nb
 import numpy as np
 
+from .strategy import profile_dict, profile_text
 from .tree import GameTree
 from .treeplex import Treeplex
 
@@ -155,6 +157,20 @@ class Problem:
     @property
     def treeplexes(self) -> tuple[Treeplex, Treeplex]:
         return (self.X, self.Y)
+
+    strategy_options: ClassVar[tuple[str, ...]] = ()  # keywords of :meth:`solution` (postflop: "streets")
+
+    def strategy_dict(self, x: np.ndarray, y: np.ndarray) -> dict:
+        """The profile (x, y) readably: {"player0": {infoset: {action: probability}}, "player1": ...}."""
+        return profile_dict(self, x, y)
+
+    def solution(self, x: np.ndarray, y: np.ndarray) -> dict:
+        """What a solution file holds besides the run's meta (``solve --out``, ``batch``)."""
+        return {"game": self.name, "strategies": self.strategy_dict(x, y)}
+
+    def summary(self, x: np.ndarray, y: np.ndarray) -> str:
+        """The strategies as text, for ``solve`` without ``--json``."""
+        return profile_text(self.strategy_dict(x, y))
 
     @cached_property
     def tree(self) -> GameTree | None:

@@ -17,6 +17,7 @@ from functools import cached_property
 
 import numpy as np
 
+from ..game import Game
 from ..problem import Problem
 from ..treeplex import Treeplex
 from .cards import HAND_CARDS, hand_name
@@ -30,19 +31,27 @@ class HandsProblem(Problem):
         """None: sequences are laid out as public node x hand, not by a walk of the rules view."""
         return None
 
+    @property
+    def strategy_options(self) -> tuple[str, ...]:
+        return self.game.strategy_options
+
     def strategy_dict(self, x, y, **kw) -> dict:
         """The game's per-hand strategies; ``kw`` go to the game (postflop: ``streets``)."""
         return self.game.strategy_dict(x, y, **kw)
+
+    def solution(self, x, y, **kw) -> dict:
+        return self.strategy_dict(x, y, **kw)
 
     def summary(self, x, y) -> str:
         return self.game.summary(x, y)
 
 
-class HandsGame:
+class HandsGame(Game):
     """Base of :class:`.river.RiverGame` and :class:`.postflop.PostflopGame`: subclasses set
     ``tree``, ``hands`` (int arrays of hand indices per player) and ``weight``."""
 
     tree = None
+    strategy_options: tuple[str, ...] = ()  # keywords of strategy_dict (postflop: "streets")
     hands: list[np.ndarray]
     weight: list[np.ndarray]
 

@@ -35,7 +35,7 @@ from functools import lru_cache
 from itertools import combinations
 
 from ..errors import InputError
-from ..game import GameError, RulesState
+from ..game import Game, GameError, RulesState
 from .betting import ALL_IN
 from .handeval import hand_value
 
@@ -267,7 +267,7 @@ class PublicNode:
         return f"PublicNode({self.kind}, {self.hist_str!r}, contrib={self.contrib})"
 
 
-class NLFH:
+class NLFH(Game):
     """No-limit flop hold'em with the deck, cards, stacks, blinds and abstraction as parameters."""
 
     payoff_unit = "chips"

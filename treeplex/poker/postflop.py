@@ -120,6 +120,7 @@ class PostflopGame(HandsGame):
     """
 
     payoff_unit = "chips"
+    strategy_options = ("streets",)
 
     def __init__(self, board=None, pot=None, stack=None, range0=None, range1=None, sizes=None, bet=None,
                  donk=None, add_allin_threshold=1.5, force_allin_threshold=0.15, raise_cap=None, big_blind=10,
