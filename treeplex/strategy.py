@@ -39,15 +39,20 @@ def profile_text(profile: dict) -> str:
     )
 
 
-def plan_from_dict(T: Treeplex, strategy: dict[str, dict[str, float]], player: int) -> np.ndarray:
-    """Realization plan from a behavioral dict; missing infosets play uniformly."""
-    b = np.empty(T.n_seqs)
+def behavioral_from_dict(T: Treeplex, strategy: dict, player: int, default: np.ndarray | None = None) -> np.ndarray:
+    """Local probabilities b[s] = P(action of s | its infoset) (b[0] = 1) of a strategy
+    {infoset key: {action: probability}}. A listed infoset's row must name its actions with
+    probabilities that sum to 1 within 1e-6 (unlisted actions 0); it is normalized. An infoset
+    the dict lacks plays ``default``'s row (uniform if None). Anything else is a
+    :class:`GameError` naming the player and infoset."""
+    b = np.empty(T.n_seqs) if default is None else np.array(default, dtype=np.float64)
     b[0] = 1.0
     for j, key in enumerate(T.infoset_keys):
         probs = strategy.get(str(key))
         labels = T.action_labels[j]
         if probs is None:
-            b[T.start[j] : T.end[j]] = 1.0 / len(labels)
+            if default is None:
+                b[T.start[j] : T.end[j]] = 1.0 / len(labels)
             continue
         if not isinstance(probs, dict):
             raise GameError(f"player {player} infoset {key!r}: expected {{action: probability}}, got {probs!r:.60}")
@@ -61,7 +66,19 @@ def plan_from_dict(T: Treeplex, strategy: dict[str, dict[str, float]], player: i
         if np.any(row < 0) or abs(row.sum() - 1.0) > 1e-6:
             raise GameError(f"player {player} infoset {key!r}: probabilities {row.tolist()} are not a distribution")
         b[T.start[j] : T.end[j]] = row / row.sum()
-    return T.plan_from_behavioral(b)
+    return b
+
+
+def plan_from_dict(T: Treeplex, strategy: dict, player: int, complete: bool = False) -> np.ndarray:
+    """Realization plan of a strategy {infoset key: {action: probability}}
+    (:func:`behavioral_from_dict`; infosets the dict lacks play uniformly). With ``complete``,
+    every infoset the dict lacks must be one the plan never reaches (else :class:`GameError`)."""
+    x = T.plan_from_behavioral(behavioral_from_dict(T, strategy, player))
+    if complete:
+        for j, key in enumerate(T.infoset_keys):
+            if str(key) not in strategy and x[T.parent[j]] > 1e-12:
+                raise GameError(f"player {player}'s strategy lacks infoset {key!r}, which it reaches")
+    return x
 
 
 FORMAT_VERSION = 1  # of the files ``solve --out`` writes; readers refuse newer versions
