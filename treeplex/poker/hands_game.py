@@ -136,9 +136,11 @@ class HandsGame(Game):
 
     def hand_position(self, p: int, name: str) -> int:
         """Index of hand ``name`` (e.g. "AsKd") among player p's hands."""
-        if not hasattr(self, "_positions"):
-            self._positions = [{hand_name(h): i for i, h in enumerate(hs)} for hs in self.hands]
         return self._positions[p][name]
+
+    @cached_property
+    def _positions(self) -> list[dict[str, int]]:
+        return [{hand_name(h): i for i, h in enumerate(hs)} for hs in self.hands]
 
 
 class LazyKeys(Sequence):
