@@ -43,13 +43,14 @@ from treeplex.compile import compile_game
 from treeplex.depth_limited.arena import Agent, exact_match_value, play_duplicate
 from treeplex.depth_limited.blueprint import compute_blueprint
 from treeplex.depth_limited.evaluation import exploitability, plan_of
-from treeplex.depth_limited.index import NLFHIndex, behavioral
+from treeplex.depth_limited.index import NLFHIndex
 from treeplex.depth_limited.leaves import LeafEvaluator
 from treeplex.depth_limited.nested import respond_to_offtree, solve_own_offtree
 from treeplex.depth_limited.sets import bias_table, self_generative_table
 from treeplex.depth_limited.translation import rpat_bracket, rpat_plan
 from treeplex.errors import InputError
 from treeplex.poker.nlfh import NLFH, frac_label
+from treeplex.strategy import behavioral_from_dict
 
 
 def offtree_size(G: NLFH, Gx: NLFH, size: float) -> float:
@@ -118,7 +119,7 @@ def main(argv=None) -> int:
         return exploitability(Px, x_bp, d1, bb)[0]
 
     idx_x = NLFHIndex(Gx, Px)
-    y_rpat, rpat_info = rpat_plan(Px.Y, idx_x.parse, bp.dicts[1], G, after, behavioral(Px.Y, bp.dicts[1]))
+    y_rpat, rpat_info = rpat_plan(Px.Y, idx_x.parse, bp.dicts[1], G, after, behavioral_from_dict(Px.Y, bp.dicts[1], 1))
     rpat = exploitability(Px, x_bp, y_rpat, bb)[0]
     log(f"RPAT: {rpat:.2f} mbb/g (f = {rpat_info['f']:.4f} to {rpat_info['A']}, else {rpat_info['B']})")
     full = respond_to_offtree(bp, None, Gx, after, depth_limit=False, solver=args.subgame_solver)

@@ -81,7 +81,7 @@ def main(argv=None) -> int:
 
     game = make_game("leduc(ranks=5)")
     problem = compile_game(game)
-    ir = InfosetRegret(game, problem)
+    ir = InfosetRegret(problem)
     bound, attained = largest_infoset_regret(ir)
     print(f"Leduc 5: {problem.stats['histories']} histories, {problem.X.n_infosets}+{problem.Y.n_infosets} infosets")
     print(f"largest infoset regret any profile can cause: upper bound {bound:g}, attained by a pure profile "

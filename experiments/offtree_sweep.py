@@ -22,13 +22,14 @@ import time
 from treeplex.compile import compile_game
 from treeplex.depth_limited.blueprint import compute_blueprint
 from treeplex.depth_limited.evaluation import exploitability, plan_of
-from treeplex.depth_limited.index import NLFHIndex, behavioral
+from treeplex.depth_limited.index import NLFHIndex
 from treeplex.depth_limited.leaves import LeafEvaluator
 from treeplex.depth_limited.nested import respond_to_offtree
 from treeplex.depth_limited.sets import bias_table, self_generative_table
 from treeplex.depth_limited.translation import rpat_bracket, rpat_plan
 from treeplex.errors import InputError
 from treeplex.poker.nlfh import NLFH, frac_label
+from treeplex.strategy import behavioral_from_dict
 
 SIZES = [0.6, 0.7, 0.8, 0.9, 0.95, 1.5, 3, 6, 12, 20]
 
@@ -68,7 +69,7 @@ def main(argv=None) -> int:
         Px = compile_game(Gx)
         x_bp = plan_of(Px, 0, bp.dicts[0])
         idx = NLFHIndex(Gx, Px)
-        y_rpat, info = rpat_plan(Px.Y, idx.parse, bp.dicts[1], G, after, behavioral(Px.Y, bp.dicts[1]))
+        y_rpat, info = rpat_plan(Px.Y, idx.parse, bp.dicts[1], G, after, behavioral_from_dict(Px.Y, bp.dicts[1], 1))
         row = {"size": x, "f": info["f"], "below": info["A"], "above": info["B"],
                "rpat": exploitability(Px, x_bp, y_rpat, bp.game.big_blind)[0], "dl": {}}
         for w in args.weightings:

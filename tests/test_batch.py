@@ -67,7 +67,7 @@ def _solve_direct(spot):
         game = tp.load_game("postflop", **{k: v for k, v in spot["game"].items()})
     else:
         game = tp.load_game(spot["game"], **{k: spot[k] for k in ("range0", "range1") if k in spot})
-    p = game.problem() if hasattr(game, "problem") else tp.compile_game(game)
+    p = game.problem()
     if "target" in spot:
         gap = 2 * float(spot["target"].rstrip("%pot")) / 100 * p.stats["pot"]
         res = tp.solve(p, spot["algorithm"], target_gap=gap)
@@ -95,13 +95,13 @@ def test_rows_equal_direct_solves(batch):
         assert row["solver_version"] == solver_version() != "unknown"
         sol = load_strategy(row["strategy"])
         assert sol["value"] == pytest.approx(res.value, abs=1e-9)
-        if hasattr(p, "strategy_dict"):
-            direct = p.strategy_dict(res.x, res.y)
+        direct = p.solution(res.x, res.y)
+        if "nodes" in direct:  # poker: per-hand strategy at every betting node
             assert [n["history"] for n in sol["nodes"]] == [n["history"] for n in direct["nodes"]]
             assert sol["nodes"][0]["frequencies"] == pytest.approx(direct["nodes"][0]["frequencies"], abs=1e-9)
             assert sol["nodes"][0]["hands"] == direct["nodes"][0]["hands"]
         else:
-            assert sol["strategies"] == profile_dict(p, res.x, res.y)
+            assert sol["strategies"] == profile_dict(p, res.x, res.y) == direct["strategies"]
 
 
 def test_failed_spot_is_recorded(batch):

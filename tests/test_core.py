@@ -174,6 +174,32 @@ def test_value_is_bilinear_form():
     assert tp.evaluate(p, x, y).value == pytest.approx(1 / 8, abs=1e-15)
 
 
+@pytest.mark.parametrize("name", ["kuhn", "leduc"])
+def test_problem_tree_counts_and_uniform_value(name):
+    # The history tree of a compiled game has the compiler's node counts, its child lists
+    # tile each subtree, and the expected payoff of uniform play, summed over its terminals
+    # with reach = chance x 1/(number of actions) per decision, equals x^T A y.
+    from treeplex.tree import CHANCE, TERMINAL
+
+    p = tp.compile_game(tp.make_game(name))
+    t = p.tree
+    assert t is p.tree  # built once
+    assert t.n_nodes == p.stats["histories"]
+    assert np.sum(t.kind == TERMINAL) == p.stats["terminals"]
+    assert np.sum(t.kind == CHANCE) == p.stats["chance_nodes"]
+    assert np.sum(t.kind < 2) == p.stats["decision_nodes"]
+    reach = np.ones(t.n_nodes)
+    for n in range(t.n_nodes):
+        kids = t.children[t.child_ptr[n] : t.child_ptr[n + 1]]
+        assert 1 + t.size[kids].sum() == t.size[n]
+        assert all(t.parent[c] == n for c in kids)
+        for c in kids:
+            reach[c] = reach[n] * (t.edge_prob[c] if t.kind[n] == CHANCE else 1.0 / len(kids))
+    leaf = t.kind == TERMINAL
+    x, y = p.X.uniform(), p.Y.uniform()
+    assert reach[leaf] @ t.payoff[leaf] == pytest.approx(x @ p.A.matvec(y, count=False), abs=1e-12)
+
+
 def test_metrics_count_no_gradients():
     p = tp.compile_game(tp.make_game("kuhn"))
     tp.evaluate(p, p.X.uniform(), p.Y.uniform())

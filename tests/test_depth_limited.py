@@ -9,7 +9,7 @@ import treeplex as tp
 from treeplex.depth_limited.arena import Agent, exact_match_value, play_duplicate
 from treeplex.depth_limited.blueprint import compute_blueprint
 from treeplex.depth_limited.evaluation import exploitability
-from treeplex.depth_limited.index import NLFHIndex, behavioral
+from treeplex.depth_limited.index import NLFHIndex
 from treeplex.depth_limited.leaves import LeafEvaluator, bracket, offtree_leaf_values
 from treeplex.depth_limited.nested import respond_to_offtree
 from treeplex.depth_limited.nlfh_subgames import nlfh_subgame
@@ -17,7 +17,7 @@ from treeplex.depth_limited.sets import BIAS, bias_table, self_generative_table
 from treeplex.depth_limited.subgame import solve_subgame
 from treeplex.depth_limited.translation import rpat_plan, rpat_probability
 from treeplex.poker.nlfh import NLFH
-from treeplex.strategy import behavioral_dict
+from treeplex.strategy import behavioral_dict, behavioral_from_dict
 
 TINY = dict(ranks=3, suits=2, hole=1, flop=1, stack=1000)  # 9946 histories: LP in well under a second
 
@@ -50,7 +50,7 @@ def test_leaf_values_reproduce_the_game_value_of_any_profile(tiny):
     G = tiny.game
     cut = tp.compile_game(nlfh_subgame(G, G.root, idx.deal, idx.holes, leaf_values=table.by_node(), chooser=0))
     d = [behavioral_dict(T, x) for T, x in zip(P.treeplexes, plans)]
-    xs = [T.plan_from_behavioral(behavioral(T, dd)) for T, dd in zip(cut.treeplexes, d)]  # leaf picks: 1 action
+    xs = [T.plan_from_behavioral(behavioral_from_dict(T, dd, p)) for p, (T, dd) in enumerate(zip(cut.treeplexes, d))]  # leaf picks: 1 action
     assert float(xs[0] @ cut.A.matvec(xs[1], count=False)) == pytest.approx(whole, abs=1e-9)
 
 
@@ -188,7 +188,7 @@ def test_offtree_response_is_complete_and_exactly_evaluated(tiny, offtree):
     d_full.update(full.strategy)
     floor = exploitability(Px, tiny.dicts[0], d_full, Gx.big_blind)[0]
     idx = NLFHIndex(Gx, Px)
-    y, _ = rpat_plan(Px.Y, idx.parse, tiny.dicts[1], tiny.game, after, behavioral(Px.Y, tiny.dicts[1]))
+    y, _ = rpat_plan(Px.Y, idx.parse, tiny.dicts[1], tiny.game, after, behavioral_from_dict(Px.Y, tiny.dicts[1], 1))
     rpat = exploitability(Px, tiny.dicts[0], y, Gx.big_blind)[0]
     assert -1e-9 < floor <= m + 1e-7 and floor <= rpat + 1e-7
     c = resp.cost_summary()
@@ -199,7 +199,7 @@ def test_rpat_is_a_mixture_of_the_two_translations(tiny, offtree):
     Gx, Px = offtree
     idx = NLFHIndex(Gx, Px)
     y, info = rpat_plan(Px.Y, idx.parse, tiny.dicts[1], tiny.game, Gx.node("p0.75"),
-                        behavioral(Px.Y, tiny.dicts[1]))
+                        behavioral_from_dict(Px.Y, tiny.dicts[1], 1))
     assert Px.Y.is_plan(y, tol=1e-9) and info["f"] == pytest.approx(3 / 7)
     # facing 0.75, RPAT folds with probability 3/7 P(fold | 0.5) + 4/7 P(fold | 1) (hole by hole)
     T = Px.Y
@@ -237,7 +237,7 @@ def test_self_generated_strategies_are_best_responses_at_every_infoset(tiny):
     G, idx = tiny.game, tiny.index
     table = ev.table(0, tiny.b, [tiny.b[0]], ["blueprint"])
     sol = solve_subgame(nlfh_subgame(G, G.root, idx.deal, idx.holes, leaf_values=table.by_node(), chooser=0))
-    y = P.Y.plan_from_behavioral(behavioral(P.Y, sol.strategies[1], default=tiny.b[1]))
+    y = P.Y.plan_from_behavioral(behavioral_from_dict(P.Y, sol.strategies[1], 1, default=tiny.b[1]))
     from treeplex.depth_limited.sets import best_response_everywhere
 
     b, v = best_response_everywhere(P, 0, y)

@@ -54,7 +54,7 @@ def test_iterative_routes_reach_the_perturbed_lp(algorithm):
 def test_refined_strategy_is_sequentially_rational_where_nash_is_not():
     game = threat_game()
     p = compile_game(game)
-    ir = InfosetRegret(game, p)
+    ir = InfosetRegret(p)
     concede = list(p.Y.action_labels[0]).index("concede") + 1  # sequence of "concede"
 
     # Plain Nash solutions: all are equilibria (gap 0), none punishes. Player 0 never goes

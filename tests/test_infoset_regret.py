@@ -134,7 +134,7 @@ def _check_all(game, problem, x, y, ir, keys=None, tol=1e-10):
 def test_kuhn_matches_brute_force():
     game = make_game("kuhn")
     p = compile_game(game)
-    ir = InfosetRegret(game, p)
+    ir = InfosetRegret(p)
     rng = np.random.default_rng(0)
     for k in range(5):
         x, y = _random_profile(p, rng, zero_frac=0.5 if k >= 2 else 0.0)
@@ -149,7 +149,7 @@ def test_kuhn_matches_brute_force():
 def test_random_games_match_brute_force(seed):
     game = random_game(seed, max_depth=4)
     p = compile_game(game)
-    ir = InfosetRegret(game, p)
+    ir = InfosetRegret(p)
     rng = np.random.default_rng(seed)
     checked = 0
     for zero in (0.0, 0.6):
@@ -161,7 +161,7 @@ def test_random_games_match_brute_force(seed):
 def test_leduc_round_two_infosets_match_brute_force():
     game = make_game("leduc")
     p = compile_game(game)
-    ir = InfosetRegret(game, p)
+    ir = InfosetRegret(p)
     rng = np.random.default_rng(3)
     x, y = _random_profile(p, rng, zero_frac=0.3)
     keys = {k for T in p.treeplexes for k in T.infoset_keys if k.split(":")[1].count("/") == 1}
@@ -187,7 +187,7 @@ def threat_game():
 def test_hand_computed_threat_game():
     game = threat_game()
     p = compile_game(game)
-    ir = InfosetRegret(game, p)
+    ir = InfosetRegret(p)
     x = np.array([1.0, 1.0, 0.0])  # out
     for q, want in ((1.0, 5.0), (0.3, 1.5), (0.0, 0.0)):  # probability of conceding; regret 5q by hand
         y = np.array([1.0, q, 1.0 - q])
@@ -217,7 +217,7 @@ def test_leduc5_largest_infoset_regret_is_22():
     # re-raised and folding loses 9, while calling instead wins 13.
     game = make_game("leduc(ranks=5)")
     p = compile_game(game)
-    ir = InfosetRegret(game, p)
+    ir = InfosetRegret(p)
     bound = ir.bound()
     for pl in range(2):
         assert bound[pl].max() == pytest.approx(22.0)
@@ -228,7 +228,7 @@ def test_kuhn_bound_by_hand():
     # Player 1 holding Q facing a bet: calling wins 2 against J, folding loses 1: 3.
     game = make_game("kuhn")
     p = compile_game(game)
-    ir = InfosetRegret(game, p)
+    ir = InfosetRegret(p)
     b1 = dict(zip(p.Y.infoset_keys, ir.bound()[1]))
     assert b1["Q:b"] == pytest.approx(3.0)
     assert _attained(ir, 1, ir.bound()[1]) == pytest.approx(3.0)
@@ -238,7 +238,7 @@ def test_kuhn_bound_by_hand():
 def test_bound_holds_for_random_profiles(seed):
     game = random_game(seed, max_depth=4)
     p = compile_game(game)
-    ir = InfosetRegret(game, p)
+    ir = InfosetRegret(p)
     bound = ir.bound()
     rng = np.random.default_rng(seed)
     for zero in (0.0, 0.5, 0.9):

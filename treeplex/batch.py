@@ -143,7 +143,7 @@ def _solve(spec: dict, base: str, threads: int) -> dict:
     from .driver import solve
     from .games import load_game
     from .memory import lp_fits
-    from .strategy import profile_dict, solution_record
+    from .strategy import solution_record
     from .targets import target_gap
 
     numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
@@ -165,9 +165,7 @@ def _solve(spec: dict, base: str, threads: int) -> dict:
     res = solve(p, algorithm, target_gap=target_gap(spec.get("target"), p), **stops, **spec.get("params", {}))
     meta = {"algorithm": res.algorithm, "value": res.value, "gap": res.gap, "exploitability": res.exploitability,
             "payoff_unit": p.payoff_unit, "iterations": res.iterations}
-    body = p.strategy_dict(res.x, res.y) if hasattr(p, "strategy_dict") else {
-        "game": p.name, "strategies": profile_dict(p, res.x, res.y)}
-    blob = zlib.compress(json.dumps(solution_record(body, **meta)).encode(), 6)
+    blob = zlib.compress(json.dumps(solution_record(p.solution(res.x, res.y), **meta)).encode(), 6)
     return {"status": "done", "game": p.name, **meta, "stopped_by": res.stopped_by, "seconds": res.seconds,
             "strategy": blob}
 

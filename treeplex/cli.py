@@ -15,27 +15,22 @@ import os
 import sys
 import time
 
-from .compile import compile_game
 from .errors import InputError
 from .files import check_output
-from .game import ExplicitGame
 from .games import load_game
-from .memory import check_compile, lp_fits
+from .memory import lp_fits
 from .metrics import to_mbb
 from .targets import HELP as TARGET_HELP, target_gap
 
 
 def load_problem(spec: str, max_memory: str | None = None, **overrides):
-    """Games with a structured operator (``river``) build their own Problem; others compile."""
+    """The Problem of the game ``spec`` names (:meth:`Game.problem <treeplex.game.Game.problem>`)."""
     return problem_for(load_game(spec, **overrides), spec, max_memory)
 
 
 def problem_for(game, spec: str, max_memory: str | None = None):
-    """The Problem of a loaded game (``spec`` names it for .efg files). A rules game is first
-    sized (:func:`~treeplex.memory.check_compile`): refused if it would not fit ``max_memory``."""
-    if not hasattr(game, "problem") and not isinstance(game, ExplicitGame):
-        check_compile(game, getattr(game, "name", spec), max_memory)
-    problem = game.problem(max_memory) if hasattr(game, "problem") else compile_game(game)
+    """``game.problem(max_memory)``, named ``spec`` for .efg files."""
+    problem = game.problem(max_memory)
     if spec.endswith(".efg"):
         problem.name = spec
     return problem
@@ -177,10 +172,7 @@ def _out_streets(args, problem) -> dict:
     """``strategy_dict`` keywords for ``--out-streets N`` (postflop games only)."""
     if args.out_streets is None:
         return {}
-    from .poker.hands_game import HandsProblem
-    from .poker.postflop import PostflopGame
-
-    if not (isinstance(problem, HandsProblem) and isinstance(problem.game, PostflopGame)):
+    if "streets" not in problem.strategy_options:
         raise InputError("--out-streets applies to postflop games only")
     if args.out_streets < 1:
         raise InputError(f"--out-streets must be at least 1, got {args.out_streets}")
@@ -190,7 +182,7 @@ def _out_streets(args, problem) -> dict:
 def cmd_solve(args) -> int:
     from .driver import solve
     from .progress import write_trace
-    from .strategy import save_profile, save_solution
+    from .strategy import save_solution
 
     files = [(args.game, "the game file"), (args.warm_start, "the --warm-start file"),
              (args.resume, "the --resume file"), (args.checkpoint, "the --checkpoint file"),
@@ -213,7 +205,7 @@ def cmd_solve(args) -> int:
     out_streets = _out_streets(args, p)
     show_bar = not args.no_progress and not args.json and sys.stderr.isatty()
     params = solver_params(args, p, game)
-    if args.format == "openspiel" and not hasattr(game, "spiel_game"):
+    if args.format == "openspiel" and game.spiel_game is None:
         raise InputError(f"--format openspiel needs an OpenSpiel game (openspiel:NAME), not {args.game!r}")
     notes = {}
     if params["algorithm"] == "lp":
@@ -244,10 +236,8 @@ def cmd_solve(args) -> int:
         from .openspiel import save_policy
 
         _write(failed, args.out, lambda: save_policy(args.out, game, p, res.x, res.y))
-    elif args.out and hasattr(p, "strategy_dict"):  # poker: per-hand strategy at every betting node
-        _write(failed, args.out, lambda: save_solution(args.out, p.strategy_dict(res.x, res.y, **out_streets), **meta))
     elif args.out:
-        _write(failed, args.out, lambda: save_profile(args.out, p, res.x, res.y, **meta))
+        _write(failed, args.out, lambda: save_solution(args.out, p.solution(res.x, res.y, **out_streets), **meta))
     _print_result(args, game, p, res, {**refined, **notes}, compile_seconds, jit.seconds, stop["target_gap"])
     if failed:
         print(f"treeplex: error: the result is printed above, but {'; '.join(failed)}", file=sys.stderr)
@@ -267,8 +257,6 @@ def _print_result(args, game, p, res, refined: dict, compile_seconds: float, jit
                   target: float | None) -> None:
     """The result of ``solve``: one JSON object (``--json``) or readable lines; ``jit_seconds``
     is numba's time while loading the game (the solve's own is in ``res``)."""
-    from .strategy import profile_dict
-
     out = {
         "game": p.name,
         "algorithm": res.algorithm,
@@ -296,9 +284,9 @@ def _print_result(args, game, p, res, refined: dict, compile_seconds: float, jit
     if args.refine or args.infoset_regret:
         from .refine.cli import infoset_regret_report
 
-        out.update(infoset_regret_report(game, p, res.x, res.y, full=args.infoset_regret))
+        out.update(infoset_regret_report(p, res.x, res.y, full=args.infoset_regret))
     if not args.no_strategies:
-        out["strategies"] = p.strategy_dict(res.x, res.y) if hasattr(p, "strategy_dict") else profile_dict(p, res.x, res.y)
+        out["strategies"] = p.strategy_dict(res.x, res.y)
     if args.json:
         print(json.dumps(out))
         return
@@ -327,13 +315,8 @@ def _print_result(args, game, p, res, refined: dict, compile_seconds: float, jit
         print_refinement(out, unit)
     print(f"time            {res.seconds:.3f} s solve, {compile_seconds:.3f} s compile, "
           f"{res.check_seconds:.3f} s gap checks, {out['jit_seconds']:.3f} s JIT (numba)")
-    if not args.no_strategies and hasattr(p, "summary"):
+    if not args.no_strategies:
         print("\n" + p.summary(res.x, res.y))
-    elif not args.no_strategies:
-        for player, strat in out["strategies"].items():
-            print(f"\n{player} (behavioral: infoset -> action probabilities)")
-            for key, probs in strat.items():
-                print(f"  {key:24s} " + "  ".join(f"{a}={q:.4f}" for a, q in probs.items()))
 
 
 def cmd_plot(args) -> int:
@@ -352,7 +335,7 @@ def cmd_export(args) -> int:
     if args.output:
         check_output(args.output, "-o", inputs={args.game: "the game file"})
     game = load_game(args.game)
-    lines = efg_lines(game, title=getattr(game, "name", args.game))
+    lines = efg_lines(game, title=game.name)
     if not args.output:
         sys.stdout.writelines(lines)
         return 0

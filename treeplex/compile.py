@@ -20,11 +20,16 @@ from __future__ import annotations
 import math
 import time
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from .game import Game, GameError
+from .errors import GameError
 from .problem import Problem, SparsePayoff
 from .treeplex import Treeplex
+
+if TYPE_CHECKING:
+    from .game import Game
 
 PROB_TOL = 1e-9
 SUM_TOL = 1e-9
@@ -93,7 +98,8 @@ def compile_game(game: Game, **problem_kwargs) -> Problem:
     ``problem.stats`` gets the node counts, ``compile_seconds`` and, for poker games with a
     ``pot`` attribute, the starting pot in chips. Extra keyword arguments
     (``payoff_unit``, ``big_blind``) are passed to :class:`Problem`; a game may also carry
-    them as attributes.
+    them as attributes. ``problem.game`` is ``game``, from which :attr:`Problem.tree` is walked
+    on first access.
     """
     t0 = time.perf_counter()
     sides = (_Side(0), _Side(1))
@@ -179,6 +185,6 @@ def compile_game(game: Game, **problem_kwargs) -> Problem:
     for attr in ("payoff_unit", "big_blind"):
         if attr not in problem_kwargs and getattr(game, attr, None) is not None:
             problem_kwargs[attr] = getattr(game, attr)
-    problem = Problem(X, Y, A, name=getattr(game, "name", "game"), stats=stats, **problem_kwargs)
+    problem = Problem(X, Y, A, name=getattr(game, "name", "game"), stats=stats, game=game, **problem_kwargs)
     stats["compile_seconds"] = time.perf_counter() - t0
     return problem

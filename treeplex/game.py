@@ -1,6 +1,7 @@
-"""Game model: the state interface the compiler walks, and an explicit tree builder.
+"""Game model: the state interface the compiler walks, the :class:`Game` base, and an explicit tree builder.
 
-A game is anything with ``name`` and ``initial_state()``. A state is one of
+To the compiler a game is anything with ``name`` and ``initial_state()``; the command line
+uses the rest of :class:`Game` (``problem``, ``spiel_game``). A state is one of
 
 - a **chance** node: ``is_chance()``; ``chance_outcomes()`` gives ``[(label, prob), ...]``;
 - a **decision** node: ``player()`` in {0, 1}, ``infoset_key()`` (hashable, unique per
@@ -19,7 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Hashable, Protocol, Sequence
 
+from .compile import compile_game
 from .errors import GameError  # noqa: F401  (re-exported)
+from .memory import check_compile
+from .problem import Problem
 
 
 class State(Protocol):
@@ -33,10 +37,24 @@ class State(Protocol):
     def payoff(self) -> float | tuple[float, float]: ...
 
 
-class Game(Protocol):
-    name: str
+class Game:
+    """Base of games. ``payoff_unit`` and ``big_blind`` (mbb/g) go to the compiled problem;
+    ``spiel_game`` is the pyspiel game of an OpenSpiel game (None otherwise)."""
 
-    def initial_state(self) -> State: ...
+    name: str = "game"
+    payoff_unit: str = "payoff units"
+    big_blind: float | None = None
+    spiel_game = None
+
+    def initial_state(self) -> State:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def problem(self, max_memory: str | None = None) -> Problem:
+        """The sequence-form problem: the game is walked once (:func:`~treeplex.compile_game`)
+        after its size is checked against ``max_memory`` (:func:`~treeplex.memory.check_compile`,
+        an :class:`InputError` if it would not fit). Structured games override this."""
+        check_compile(self, self.name, max_memory)
+        return compile_game(self)
 
 
 class RulesState:
@@ -142,7 +160,7 @@ def terminal(payoff: float | tuple[float, float]) -> Terminal:
 
 
 @dataclass
-class ExplicitGame:
+class ExplicitGame(Game):
     """A game given as an explicit tree of :class:`Chance`, :class:`Decision`, :class:`Terminal`."""
 
     root: State
@@ -150,3 +168,7 @@ class ExplicitGame:
 
     def initial_state(self) -> State:
         return self.root
+
+    def problem(self, max_memory: str | None = None) -> Problem:
+        """Compiled without a size check: the tree is already in memory."""
+        return compile_game(self)

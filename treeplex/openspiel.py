@@ -24,6 +24,7 @@ import sys
 import numpy as np
 
 from .errors import GameError, InputError
+from .game import Game
 
 PREFIX = "openspiel:"
 INSTALL_HINT = "OpenSpiel games need open_spiel: pip install 'treeplex[openspiel]'"
@@ -89,13 +90,11 @@ def check_supported(game, name: str) -> None:
         raise GameError(f"{name}: it has no information-state strings to key infosets by")
 
 
-class OpenSpielGame:
+class OpenSpielGame(Game):
     """A pyspiel game in treeplex's rules interface; chance outcomes of probability 0 are dropped.
 
     ``action_ids[(player, infoset key)]`` holds OpenSpiel's action ids in the order of the
     infoset's labels, filled as the compiler walks the game (used to map policies)."""
-
-    payoff_unit = "payoff units"
 
     def __init__(self, spiel_game, name: str | None = None):
         self.spiel_game = spiel_game

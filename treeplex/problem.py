@@ -12,10 +12,14 @@ evaluations are not charged to the solver.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import ClassVar
 
 import numba as nb
 import numpy as np
 
+from .strategy import profile_dict, profile_text
+from .tree import GameTree
 from .treeplex import Treeplex
 
 
@@ -192,7 +196,8 @@ class Problem:
 
     ``stats`` holds node counts (histories, terminals, chance and decision nodes).
     ``payoff_unit`` names what one unit of payoff is (e.g. "chips"); ``big_blind`` is set
-    for poker games so results can also be given in mbb/g.
+    for poker games so results can also be given in mbb/g. ``game`` is the game it was built
+    from (None for a problem made from arrays).
     """
 
     X: Treeplex
@@ -202,6 +207,7 @@ class Problem:
     stats: dict = field(default_factory=dict)
     payoff_unit: str = "payoff units"
     big_blind: float | None = None
+    game: object = None
     _backend: object = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
@@ -228,3 +234,24 @@ class Problem:
             from .backends import make_backend
 
             self._backend = make_backend(name, self)
+
+    strategy_options: ClassVar[tuple[str, ...]] = ()  # keywords of :meth:`solution` (postflop: "streets")
+
+    def strategy_dict(self, x: np.ndarray, y: np.ndarray) -> dict:
+        """The profile (x, y) readably: {"player0": {infoset: {action: probability}}, "player1": ...}."""
+        return profile_dict(self, x, y)
+
+    def solution(self, x: np.ndarray, y: np.ndarray) -> dict:
+        """What a solution file holds besides the run's meta (``solve --out``, ``batch``)."""
+        return {"game": self.name, "strategies": self.strategy_dict(x, y)}
+
+    def summary(self, x: np.ndarray, y: np.ndarray) -> str:
+        """The strategies as text, for ``solve`` without ``--json``."""
+        return profile_text(self.strategy_dict(x, y))
+
+    @cached_property
+    def tree(self) -> GameTree | None:
+        """The history tree (:class:`~treeplex.tree.GameTree`, 49 bytes per history), walked
+        from ``game`` on first access; None without a game. Structured problems, whose
+        sequences are not numbered by a walk of the game, override it with None."""
+        return None if self.game is None else GameTree.from_game(self.game, self)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .errors import GameError, InputError, read_json
-from .problem import Problem
 from .treeplex import Treeplex
+
+if TYPE_CHECKING:
+    from .problem import Problem
 
 
 def behavioral_dict(T: Treeplex, x: np.ndarray) -> dict[str, dict[str, float]]:
@@ -27,15 +30,29 @@ def profile_dict(problem: Problem, x: np.ndarray, y: np.ndarray) -> dict:
     return {"player0": behavioral_dict(problem.X, x), "player1": behavioral_dict(problem.Y, y)}
 
 
-def plan_from_dict(T: Treeplex, strategy: dict[str, dict[str, float]], player: int) -> np.ndarray:
-    """Realization plan from a behavioral dict; missing infosets play uniformly."""
-    b = np.empty(T.n_seqs)
+def profile_text(profile: dict) -> str:
+    """A :func:`profile_dict` as text: per player a header, then one line per infoset."""
+    return "\n\n".join(
+        f"{player} (behavioral: infoset -> action probabilities)"
+        + "".join(f"\n  {key:24s} " + "  ".join(f"{a}={q:.4f}" for a, q in probs.items()) for key, probs in strat.items())
+        for player, strat in profile.items()
+    )
+
+
+def behavioral_from_dict(T: Treeplex, strategy: dict, player: int, default: np.ndarray | None = None) -> np.ndarray:
+    """Local probabilities b[s] = P(action of s | its infoset) (b[0] = 1) of a strategy
+    {infoset key: {action: probability}}. A listed infoset's row must name its actions with
+    probabilities that sum to 1 within 1e-6 (unlisted actions 0); it is normalized. An infoset
+    the dict lacks plays ``default``'s row (uniform if None). Anything else is a
+    :class:`GameError` naming the player and infoset."""
+    b = np.empty(T.n_seqs) if default is None else np.array(default, dtype=np.float64)
     b[0] = 1.0
     for j, key in enumerate(T.infoset_keys):
         probs = strategy.get(str(key))
         labels = T.action_labels[j]
         if probs is None:
-            b[T.start[j] : T.end[j]] = 1.0 / len(labels)
+            if default is None:
+                b[T.start[j] : T.end[j]] = 1.0 / len(labels)
             continue
         if not isinstance(probs, dict):
             raise GameError(f"player {player} infoset {key!r}: expected {{action: probability}}, got {probs!r:.60}")
@@ -49,7 +66,19 @@ def plan_from_dict(T: Treeplex, strategy: dict[str, dict[str, float]], player: i
         if np.any(row < 0) or abs(row.sum() - 1.0) > 1e-6:
             raise GameError(f"player {player} infoset {key!r}: probabilities {row.tolist()} are not a distribution")
         b[T.start[j] : T.end[j]] = row / row.sum()
-    return T.plan_from_behavioral(b)
+    return b
+
+
+def plan_from_dict(T: Treeplex, strategy: dict, player: int, complete: bool = False) -> np.ndarray:
+    """Realization plan of a strategy {infoset key: {action: probability}}
+    (:func:`behavioral_from_dict`; infosets the dict lacks play uniformly). With ``complete``,
+    every infoset the dict lacks must be one the plan never reaches (else :class:`GameError`)."""
+    x = T.plan_from_behavioral(behavioral_from_dict(T, strategy, player))
+    if complete:
+        for j, key in enumerate(T.infoset_keys):
+            if str(key) not in strategy and x[T.parent[j]] > 1e-12:
+                raise GameError(f"player {player}'s strategy lacks infoset {key!r}, which it reaches")
+    return x
 
 
 FORMAT_VERSION = 1  # of the files ``solve --out`` writes; readers refuse newer versions
@@ -57,8 +86,7 @@ FORMAT_VERSION = 1  # of the files ``solve --out`` writes; readers refuse newer 
 
 def save_solution(path: str, solution: dict, **meta) -> None:
     """Write a ``solve --out`` file: ``format_version``, the run's ``meta`` (algorithm, value,
-    gap, exploitability, payoff unit...) and ``solution`` (a poker game's ``strategy_dict`` or
-    ``{"game", "strategies"}``)."""
+    gap, exploitability, payoff unit...) and ``solution`` (:meth:`Problem.solution`)."""
     with open(path, "w") as f:
         json.dump(solution_record(solution, **meta), f)
 
@@ -68,20 +96,17 @@ def solution_record(solution: dict, **meta) -> dict:
     return {"format_version": FORMAT_VERSION, **meta, **solution}
 
 
-def save_profile(path: str, problem: Problem, x: np.ndarray, y: np.ndarray, **meta) -> None:
-    save_solution(path, {"game": problem.name, "strategies": profile_dict(problem, x, y)}, **meta)
-
-
 def load_profile(path: str, problem: Problem, game=None) -> tuple[np.ndarray, np.ndarray]:
-    """Read a file written by :func:`save_profile` (or ``solve --out``) as realization plans;
-    for an OpenSpiel ``game``, also an OpenSpiel policy file (``.pkl``, or ``.json`` with a
-    ``"policy"`` table: :func:`treeplex.openspiel.load_policy`)."""
-    from .openspiel import OpenSpielGame, load_policy, plans_from_policy
+    """Read a strategy profile file (``solve --out``) as realization plans; for an OpenSpiel
+    ``game`` (``game.spiel_game`` set), also an OpenSpiel policy file (``.pkl``, or ``.json``
+    with a ``"policy"`` table: :func:`treeplex.openspiel.load_policy`)."""
+    from .openspiel import load_policy, plans_from_policy
 
-    if isinstance(game, OpenSpielGame) and path.endswith(".pkl"):
+    spiel = game is not None and game.spiel_game is not None
+    if spiel and path.endswith(".pkl"):
         return plans_from_policy(game, problem, load_policy(path))
     data = read_json(path, "strategy file")
-    if isinstance(game, OpenSpielGame) and isinstance(data, dict) and "policy" in data:
+    if spiel and isinstance(data, dict) and "policy" in data:
         return plans_from_policy(game, problem, data["policy"])
     strat = data.get("strategies", data) if isinstance(data, dict) else None
     if not isinstance(strat, dict) or not all(isinstance(strat.get(p), dict) for p in ("player0", "player1")):

@@ -12,20 +12,15 @@ import numpy as np
 
 from ..metrics import Evaluation, evaluate, to_mbb
 from ..problem import Problem
-from .index import behavioral
+from ..strategy import plan_from_dict
 
 
 def plan_of(problem: Problem, player: int, strategy) -> np.ndarray:
     """Realization plan of ``strategy`` ({key: {action: p}} or already a plan) for ``player``.
-    An infoset the dict lacks must be one the player's own plan never reaches (ValueError)."""
-    T = problem.treeplexes[player]
+    An infoset the dict lacks must be one the player's own plan never reaches (GameError)."""
     if isinstance(strategy, np.ndarray):
         return strategy
-    x = T.plan_from_behavioral(behavioral(T, strategy))
-    for j, key in enumerate(T.infoset_keys):
-        if str(key) not in strategy and x[T.parent[j]] > 1e-12:
-            raise ValueError(f"player {player}'s strategy lacks infoset {key!r}, which it reaches")
-    return x
+    return plan_from_dict(problem.treeplexes[player], strategy, player, complete=True)
 
 
 def exploitability(problem: Problem, strategy0, strategy1, big_blind: float) -> tuple[float, Evaluation]:

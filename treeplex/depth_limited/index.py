@@ -2,8 +2,8 @@
 
 Infoset keys of :class:`~treeplex.poker.nlfh.NLFH` are ``"<hole>|<board>|<history>"``; this
 parses them once into flat arrays so that leaf values, biased strategies and reaches are
-vectorized numpy over sequences. Also: the deal probabilities P(h0, h1) and conversions
-between behavioral arrays (local probability per sequence) and {key: {action: p}} dicts.
+vectorized numpy over sequences. Also: the deal probabilities P(h0, h1), and
+:func:`renormalize` for behavioral arrays (local probability per sequence).
 """
 
 from __future__ import annotations
@@ -80,21 +80,6 @@ class NLFHIndex:
     def chance_of_hole(self, player: int) -> np.ndarray:
         """P(player's hole = h), the marginal of :attr:`deal`."""
         return self.deal.sum(axis=1 - player)
-
-
-def behavioral(T: Treeplex, strategy: dict, default: np.ndarray | None = None) -> np.ndarray:
-    """Local probabilities per sequence from {key: {action: p}}; other infosets from ``default``
-    (uniform if None). Missing actions get 0."""
-    b = np.empty(T.n_seqs) if default is None else np.array(default, dtype=np.float64)
-    b[0] = 1.0
-    for j, key in enumerate(T.infoset_keys):
-        probs = strategy.get(str(key))
-        sl = slice(T.start[j], T.end[j])
-        if probs is not None:
-            b[sl] = [probs.get(a, 0.0) for a in T.action_labels[j]]
-        elif default is None:
-            b[sl] = 1.0 / (T.end[j] - T.start[j])
-    return b
 
 
 def renormalize(T: Treeplex, b: np.ndarray) -> np.ndarray:

@@ -20,7 +20,8 @@ import time
 
 import numpy as np
 
-from .index import NLFHIndex, behavioral, renormalize
+from ..strategy import behavioral_from_dict
+from .index import NLFHIndex, renormalize
 from .leaves import LeafEvaluator, LeafTable
 from .nlfh_subgames import nlfh_subgame
 from .subgame import solve_subgame
@@ -97,7 +98,7 @@ def self_generative_table(ev: LeafEvaluator, chooser: int, blueprint: tuple[np.n
         t0 = time.perf_counter()
         sub = nlfh_subgame(game, game.root, index.deal, index.holes, leaf_values=table.by_node(), chooser=chooser)
         sol = solve_subgame(sub, solver=solver, k=table.k, leaf_table_bytes=table.nbytes)
-        b_me = behavioral(T_me, sol.strategies[me], default=blueprint[me])
+        b_me = behavioral_from_dict(T_me, sol.strategies[me], me, default=blueprint[me])
         b_br, v_br = best_response_everywhere(problem, chooser, T_me.plan_from_behavioral(b_me))
         plan_br = problem.treeplexes[chooser].plan_from_behavioral(b_br)
         pair = (b_br, blueprint[1]) if chooser == 0 else (blueprint[0], b_br)

@@ -7,7 +7,7 @@ Game value for player 0: -1/18 (Kuhn 1950).
 
 from __future__ import annotations
 
-from ..game import RulesState
+from ..game import Game, RulesState
 
 CARDS = "JQK"
 
@@ -53,7 +53,7 @@ class KuhnState(RulesState):
         return stake if CARDS.index(self.cards[0]) > CARDS.index(self.cards[1]) else -stake
 
 
-class Kuhn:
+class Kuhn(Game):
     """3-card Kuhn poker. Payoffs in chips (ante 1)."""
 
     name = "kuhn"

@@ -14,7 +14,7 @@ for standard Leduc). Game value for player 0 (standard Leduc): -0.0856064 chips.
 
 from __future__ import annotations
 
-from ..game import RulesState
+from ..game import Game, RulesState
 
 RAISE = (2, 4)
 MAX_RAISES = 2
@@ -87,7 +87,7 @@ class LeducState(RulesState):
         return 0.0 if s0 == s1 else (pot_share if s0 > s1 else -pot_share)
 
 
-class Leduc:
+class Leduc(Game):
     """Leduc hold'em with ``ranks`` ranks of 2 suits. Payoffs in chips (ante 1)."""
 
     payoff_unit = "chips"

@@ -7,7 +7,7 @@ players, with value 0 (ibid.).
 
 from __future__ import annotations
 
-from ..game import RulesState
+from ..game import Game, RulesState
 
 BEATS = {"R": "S", "P": "R", "S": "P"}
 
@@ -41,7 +41,7 @@ class RPSState(RulesState):
         return stake if BEATS[a] == b else -stake
 
 
-class RPSPlus:
+class RPSPlus(Game):
     name = "rps_plus"
 
     def initial_state(self):

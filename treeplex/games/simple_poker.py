@@ -8,7 +8,7 @@ P(J,J) = P(Q,Q) = 1/6, P(J,Q) = P(Q,J) = 1/3.
 
 from __future__ import annotations
 
-from ..game import RulesState
+from ..game import Game, RulesState
 
 
 class SimplePokerState(RulesState):
@@ -53,7 +53,7 @@ class SimplePokerState(RulesState):
         return 0.0 if a == b else (stake if a > b else -stake)  # "Q" > "J"
 
 
-class SimplePoker:
+class SimplePoker(Game):
     name = "simple_poker"
     payoff_unit = "chips"
 

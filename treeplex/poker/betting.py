@@ -17,6 +17,7 @@ to match the opponent, "raise by x pot" means
 so an opening bet of x is x * pot. Amounts are rounded to the nearest chip. A minimum raise
 applies: the raise amount is at least the previous bet or raise increment of this round and
 at least one big blind. Sizes at or above the stack collapse into all-in; equal sizes merge.
+(:func:`.sizes.raise_to` is the rule.)
 
 A player's spec (:class:`PlayerBetting`) lists sizes per raise depth:
 
@@ -37,6 +38,7 @@ import os
 from dataclasses import dataclass, field
 
 from ..errors import InputError, parse_json, read_json
+from .sizes import raise_to
 
 ALL_IN = math.inf
 
@@ -284,14 +286,12 @@ def _expand(tree, abstraction, contrib, p, depth, last_raise, checked, history, 
         spec = abstraction.players[p]
         acts_first = depth == 0 and not checked
         targets = []
-        min_inc = max(last_raise, tree.big_blind)
+        min_to = contrib[o] + max(last_raise, tree.big_blind)
         for x in spec.sizes(depth, acts_first):
             if x == ALL_IN:
                 to = tree.stack
             else:
-                inc = math.floor(x * (contrib[0] + contrib[1] + to_call) + 0.5)
-                to = contrib[o] + max(inc, min_inc)
-            to = min(to, tree.stack)
+                to = raise_to(x, contrib[0] + contrib[1] + to_call, contrib[o], min_to, tree.stack)
             if to not in targets:
                 targets.append(to)
         for to in sorted(targets):

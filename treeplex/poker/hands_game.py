@@ -13,35 +13,45 @@ runout's chance weight, 1 on a one-street tree).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
+from ..game import Game
 from ..problem import Problem
 from ..treeplex import Treeplex
 from .cards import HAND_CARDS, hand_name
 
 
-@dataclass
 class HandsProblem(Problem):
-    """A :class:`Problem` that remembers its :class:`HandsGame` (for results and summaries)."""
+    """The :class:`Problem` of a :class:`HandsGame` (``game``), with its per-hand results and summaries."""
 
-    game: "HandsGame | None" = None
+    @property
+    def tree(self) -> None:
+        """None: sequences are laid out as public node x hand, not by a walk of the rules view."""
+        return None
+
+    @property
+    def strategy_options(self) -> tuple[str, ...]:
+        return self.game.strategy_options
 
     def strategy_dict(self, x, y, **kw) -> dict:
         """The game's per-hand strategies; ``kw`` go to the game (postflop: ``streets``)."""
         return self.game.strategy_dict(x, y, **kw)
 
+    def solution(self, x, y, **kw) -> dict:
+        return self.strategy_dict(x, y, **kw)
+
     def summary(self, x, y) -> str:
         return self.game.summary(x, y)
 
 
-class HandsGame:
+class HandsGame(Game):
     """Base of :class:`.river.RiverGame` and :class:`.postflop.PostflopGame`: subclasses set
     ``tree``, ``hands`` (int arrays of hand indices per player) and ``weight``."""
 
     tree = None
+    strategy_options: tuple[str, ...] = ()  # keywords of strategy_dict (postflop: "streets")
     hands: list[np.ndarray]
     weight: list[np.ndarray]
 
@@ -126,9 +136,11 @@ class HandsGame:
 
     def hand_position(self, p: int, name: str) -> int:
         """Index of hand ``name`` (e.g. "AsKd") among player p's hands."""
-        if not hasattr(self, "_positions"):
-            self._positions = [{hand_name(h): i for i, h in enumerate(hs)} for hs in self.hands]
         return self._positions[p][name]
+
+    @cached_property
+    def _positions(self) -> list[dict[str, int]]:
+        return [{hand_name(h): i for i, h in enumerate(hs)} for hs in self.hands]
 
 
 class LazyKeys(Sequence):

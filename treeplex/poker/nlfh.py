@@ -10,8 +10,8 @@ Betting is no-limit: a raise puts in at least the big blind and at least the las
 round; a round ends when a player calls (or checks) and both have acted; a called all-in goes
 to showdown. The compiled game offers the **action abstraction** ``bets`` (a spec string,
 pot fractions per round, ``"0.5,1,allin"`` or ``"0.5,1,allin/1,allin"``): a bet of fraction
-x raises to ``c_opp + floor(x * (pot + to_call) + 1/2)`` chips, x times the pot after calling,
-as in :mod:`.betting`; sizes under the minimum raise are raised to it, sizes at or above the
+x raises to ``c_opp + floor(x * (pot + to_call) + 1/2)`` chips, x times the pot after calling
+(:func:`.sizes.raise_to`, as in :mod:`.betting`); sizes under the minimum raise are raised to it, sizes at or above the
 stack are the all-in (offered when the spec lists ``allin``). Any
 other legal size can be applied to a state (``p0.75``, or ``b250``): an **off-tree action**. ``off_tree={"": (0.75,)}`` also lists it, at the decisions whose
 history is the key, so that the game where the off-tree action is available compiles.
@@ -35,8 +35,9 @@ from functools import lru_cache
 from itertools import combinations
 
 from ..errors import InputError
-from ..game import GameError, RulesState
+from ..game import Game, GameError, RulesState
 from .betting import ALL_IN
+from .sizes import raise_to
 from .handeval import hand_value
 
 RANKS = "23456789TJQKA"
@@ -144,8 +145,7 @@ class PublicNode:
         g = self.game
         if x == ALL_IN:
             return g.stack
-        c_opp = self.contrib[1 - self.to_act]
-        return min(g.stack, max(self.min_raise_to(), c_opp + math.floor(x * (self.pot + self.to_call()) + 0.5)))
+        return raise_to(x, self.pot + self.to_call(), self.contrib[1 - self.to_act], self.min_raise_to(), g.stack)
 
     def fraction_of(self, raise_to: int) -> float:
         """Pot fraction x of a raise to ``raise_to`` chips (inverse of :meth:`frac_raise_to`)."""
@@ -267,7 +267,7 @@ class PublicNode:
         return f"PublicNode({self.kind}, {self.hist_str!r}, contrib={self.contrib})"
 
 
-class NLFH:
+class NLFH(Game):
     """No-limit flop hold'em with the deck, cards, stacks, blinds and abstraction as parameters."""
 
     payoff_unit = "chips"

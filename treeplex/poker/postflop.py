@@ -120,6 +120,7 @@ class PostflopGame(HandsGame):
     """
 
     payoff_unit = "chips"
+    strategy_options = ("streets",)
 
     def __init__(self, board=None, pot=None, stack=None, range0=None, range1=None, sizes=None, bet=None,
                  donk=None, add_allin_threshold=1.5, force_allin_threshold=0.15, raise_cap=None, big_blind=10,
@@ -182,6 +183,8 @@ class PostflopGame(HandsGame):
                            else [tuple(range(4))])
         self.tree = build_public_tree(self.config, self.board, self.deck, self.symmetries)
         self.reduction = None  # the orbit layout, built with the problem (after the memory check)
+        self._problem = None  # built once, by problem()
+        self.rules_tree = None  # the tree of every card (no isomorphism), built by initial_state()
         self.name = f"postflop(board={self.board_text},pot={_num(self.pot)},stack={_num(self.stack)})"
 
     # ----------------------------------------------------------- sizes
@@ -268,7 +271,7 @@ class PostflopGame(HandsGame):
         ``"4G"``; default: the memory available now)."""
         from ..memory import limit_bytes, show
 
-        if getattr(self, "_problem", None) is not None:
+        if self._problem is not None:
             return self._problem
         need = self.memory_estimate()
         limit, name = limit_bytes(None if max_memory is None else str(max_memory))
@@ -294,7 +297,7 @@ class PostflopGame(HandsGame):
     def initial_state(self) -> "PostflopState":
         """Rules view for :func:`treeplex.compile_game` (small games and cross-checks): the
         whole game, every card dealt (no isomorphism)."""
-        if getattr(self, "rules_tree", None) is None:
+        if self.rules_tree is None:
             self.rules_tree = (self.tree if len(self.symmetries) == 1
                                else build_public_tree(self.config, self.board, self.deck))
         return PostflopState(self, None, (DECISION, 0))

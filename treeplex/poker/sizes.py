@@ -100,6 +100,14 @@ def round_chips(v: float) -> int:
     return int(math.floor(v + 0.5))
 
 
+def raise_to(x: float, pot: float, opp: float, min_to: float, max_to: float) -> float:
+    """The no-limit pot-fraction rule, in chips: a raise (or bet) of x times ``pot``, the pot
+    after calling, puts in ``opp + round_chips(x * pot)`` (``opp``: the opponent's chips, to be
+    matched), clamped to [``min_to``, ``max_to``] (the minimum raise, the all-in). Shared by
+    :mod:`.betting`, :mod:`.nlfh` and :func:`street_actions`."""
+    return min(max_to, max(min_to, opp + round_chips(x * pot)))
+
+
 def street_actions(sizes: tuple[Size, ...], facing_bet: bool, pot: int, to_call: int, opp_street: int,
                    max_to: int, min_to: int, streets_left: int, add_allin: float, force_allin: float,
                    allin_offered: bool) -> list[int]:
@@ -115,7 +123,7 @@ def street_actions(sizes: tuple[Size, ...], facing_bet: bool, pot: int, to_call:
         if s.kind == ALLIN:
             amt = max_to
         elif s.kind == PCT:
-            amt = (opp_street if facing_bet else 0) + round_chips(pot * s.value)
+            amt = raise_to(s.value, pot, opp_street if facing_bet else 0, min_to, max_to)
         elif s.kind == PREV:
             amt = round_chips(opp_street * s.value)
         elif s.kind == CHIPS:

@@ -27,11 +27,9 @@ def solve_refined(args, problem, params: dict, stop: dict):
     return res, {"refine": "efpe", "xi": xi, "gap_perturbed": gap}
 
 
-def infoset_regret_report(game, problem, x, y, full: bool) -> dict:
+def infoset_regret_report(problem, x, y, full: bool) -> dict:
     """``max_infoset_regret`` (player i's payoff units) and where; the full list if ``full``."""
-    if hasattr(game, "problem"):
-        raise InputError(f"infoset regrets need the game tree, which {problem.name} (a structured operator) does not walk")
-    r = InfosetRegret(game, problem)(x, y)
+    r = InfosetRegret(problem)(x, y)
     player, key = r.argmax
     out = {"max_infoset_regret": r.max, "max_infoset_regret_at": {"player": player, "infoset": str(key)}}
     if full:

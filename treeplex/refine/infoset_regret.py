@@ -35,9 +35,10 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from ..errors import InputError
 from ..problem import Problem
+from ..tree import CHANCE, TERMINAL
 from ..treeplex import Treeplex
-from .tree import CHANCE, TERMINAL, GameTree
 
 BAYES, FALLBACK, UNREACHABLE = 0, 1, 2  # how each infoset's beliefs were formed
 
@@ -74,13 +75,17 @@ class InfosetRegrets:
 class InfosetRegret:
     """Evaluator of per-infoset regrets for one game; build once, call many times.
 
-    >>> ir = InfosetRegret(game, problem)      # problem = compile_game(game)
-    >>> ir(x, y).max                            # realization plans of player 0 and 1
+    >>> ir = InfosetRegret(problem)      # problem = compile_game(game): it has the tree
+    >>> ir(x, y).max                      # realization plans of player 0 and 1
     """
 
-    def __init__(self, game, problem: Problem):
+    def __init__(self, problem: Problem):
+        if problem.tree is None:
+            raise InputError(f"infoset regrets need the game tree, which {problem.name} (a structured operator) "
+                             "does not walk")
         self.problem = problem
-        self.tree = GameTree.from_game(game, problem)
+        self.tree = problem.tree
+        self._bounds: dict = {}  # player -> _compute_bound(player)
         self._per_player = []
         for pl, T in enumerate(problem.treeplexes):
             ptr, nodes = self.tree.infoset_nodes(pl, T.n_infosets)
@@ -158,7 +163,7 @@ class InfosetRegret:
             k = t.kind[n]
             if k == TERMINAL:
                 continue
-            kids = self._children[n]
+            kids = t.children[t.child_ptr[n] : t.child_ptr[n + 1]]
             if k == CHANCE:
                 stack.extend((c, mode) for c in kids)
                 continue
@@ -182,19 +187,9 @@ class InfosetRegret:
             plans.append(T.plan_from_behavioral(b))
         return plans[0], plans[1]
 
-    @property
-    def _children(self) -> list[list[int]]:
-        if not hasattr(self, "_kids"):
-            self._kids = [[] for _ in range(self.tree.n_nodes)]
-            for n in range(1, self.tree.n_nodes):
-                self._kids[self.tree.parent[n]].append(n)
-        return self._kids
-
     def _bound(self, player: int):
         """(bound per infoset, argmax node per infoset, choices) for ``player``; choices are
         (D: node -> (best action, worst action) indices, P: node -> index, M: node -> index)."""
-        if not hasattr(self, "_bounds"):
-            self._bounds = {}
         if player not in self._bounds:
             self._bounds[player] = self._compute_bound(player)
         return self._bounds[player]
@@ -208,13 +203,12 @@ class InfosetRegret:
         cD: dict[int, tuple[int, int]] = {}
         cP: dict[int, int] = {}
         cM: dict[int, int] = {}
-        kids = self._children
         for n in range(t.n_nodes - 1, -1, -1):
             k = t.kind[n]
             if k == TERMINAL:
                 P[n] = M[n] = sign * t.payoff[n]
                 continue
-            c = np.array(kids[n])
+            c = t.children[t.child_ptr[n] : t.child_ptr[n + 1]]
             if k == CHANCE:
                 p = t.edge_prob[c]
                 P[n], M[n], D[n] = p @ P[c], p @ M[c], p @ D[c]
