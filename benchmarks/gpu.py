@@ -61,7 +61,6 @@ def fresh(name, problem_cache):
     if name not in problem_cache:
         problem_cache[name] = build(name)
     p = problem_cache[name]
-    p.__dict__.pop("_backend", None)
     p._backend = None
     return p
 

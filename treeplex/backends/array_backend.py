@@ -7,25 +7,30 @@ Design. Infosets are grouped by (depth, number of actions k). A group's sequence
 infoset (the value sum_s b[s] v[s], the regret-matching normalizer, the max and the
 log-sum-exp of the smoothed best response, the argmax of a best response) is a reduction
 along axis 1 of one gathered (n, k) array: no per-infoset loop, no segment pointers. The only
-cross-infoset operation is adding the infosets' values into their parent sequences, a
-scatter-add (``bincount`` with weights onto the group's distinct parents, then one indexed
-add). Bottom-up passes (regret update, counterfactual values, smoothed best response, best
-response) visit the groups deepest first, top-down passes (plans) shallowest first; all
-infosets of one depth are independent, so a pass costs (number of groups) array launches,
-whatever the number of infosets: the shape a GPU wants. The gradient of the dilated entropy
-and its value have no level dependency and are one whole-array pass.
+cross-infoset operation is adding the infosets' values into their parent sequences: one
+scatter-add per depth level (:func:`_scatter_add`). Bottom-up passes (regret update,
+counterfactual values, smoothed best response, best response) visit the levels deepest
+first, top-down passes (plans) shallowest first; all infosets of one depth are independent,
+so a pass costs a few array launches per (depth, k) group, whatever the number of infosets:
+the shape a GPU wants. The gradient of the dilated entropy and its value have no level
+dependency (one pass over the groups, one scatter).
 
 The arithmetic is that of the numba kernels (:mod:`.numba_regret`,
-:mod:`treeplex.dilated_entropy`, :mod:`treeplex.refine.perturbed`) operation for operation;
-only the order of the sums differs (float64 results agree to ~1e-15 relative, the tests ask
-1e-9). Every scalar of :func:`.numba_regret.kernel_args` is supported (RM, RM+, discounting,
+:mod:`treeplex.dilated_entropy`, :mod:`treeplex.refine.perturbed`) operation for operation,
+and on NumPy in the same order too: sums inside an infoset left to right (:func:`_rowsum`,
+up to 16 actions) and the scatter into parents in numba's infoset order (``np.add.at``), so
+NumPy runs reproduce numba's iterates to the last bit or nearly (exact ties, e.g. all regrets
+zero up to rounding, are decided alike; the tests ask 1e-9 in float64). On CuPy the scatter
+uses atomics, in no fixed order: results agree to rounding, and a rounding-level tie may
+branch differently. Every scalar of :func:`.numba_regret.kernel_args` is supported (RM, RM+, discounting,
 prediction, Hedge with a log prior) and so are lower bounds (EFPE) in the regret update, the
 best response and the (perturbed) dilated entropy.
 
 Namespaces. The code is written to the Python array API standard's names (``xp.sum(a,
 axis=1)``, ``xp.max``, ``xp.argmax``, ``xp.where``, ``xp.exp``, ...) plus two operations the
-standard lacks, kept in helpers: integer-array gathers/assignments and the scatter-add
-(:func:`_scatter_add`, ``bincount`` in NumPy and CuPy). ``xp`` is ``numpy`` for "array" and
+standard lacks: integer-array gathers/assignments (NumPy, CuPy and torch all have them) and
+the scatter-add (:func:`_scatter_add`: ``np.add.at``, ``cupyx.scatter_add``). A torch
+namespace would need ``index_add_`` there and ``array_api_compat`` for the names; not done. ``xp`` is ``numpy`` for "array" and
 ``cupy`` for "gpu" (``pip install 'treeplex[gpu]'``).
 
 Products. Solvers take gradients from ``problem.A`` as before. On the CPU the operator is
@@ -452,7 +457,9 @@ class DeviceOperator:
         if host.csr is not None:
             import cupyx.scipy.sparse as csp
 
-            self._dev = tuple(csp.csr_matrix((xp.asarray(d), xp.asarray(i), xp.asarray(ptr)), shape=shape)
+            # cuSPARSE takes int32 indices (2^31 nonzeros at most)
+            self._dev = tuple(csp.csr_matrix((xp.asarray(d), xp.asarray(i.astype(np.int32)),
+                                              xp.asarray(ptr.astype(np.int32))), shape=shape)
                               for (ptr, i, d), shape in zip(host.csr, (host.shape, host.shape[::-1])))
 
     def __getattr__(self, name):
@@ -472,6 +479,7 @@ class DeviceOperator:
             return f(v, count=count, out=out)
         if count:
             self.host.gradients += 1
+        v = v.astype(self.xp.float64, copy=False)
         if self._dev is not None:
             r = self._dev[which] @ v
         else:
