@@ -95,6 +95,9 @@ def add_solver_args(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--time-limit", type=float, default=None, help="seconds of solver time")
     sp.add_argument("--check-every", type=int, default=None, help="iterations between gap checks")
     sp.add_argument("--threads", type=int, default=None, help="threads for the products and passes (default: all cores)")
+    sp.add_argument("--backend", default=None, metavar="NAME",
+                    help="where the solver's passes run: numba (default), array (level-vectorized NumPy) "
+                         "or gpu (the same on CuPy and a CUDA device: pip install 'treeplex[gpu]')")
     sp.add_argument("--trace", default=None, help="write the trace to this CSV file")
     sp.add_argument("--out", default=None, help="write the strategy profile here (behavioral, JSON; see --format)")
     sp.add_argument("--out-streets", type=int, default=None, metavar="N",
@@ -202,6 +205,8 @@ def cmd_solve(args) -> int:
         game = load_game(args.game, **_overrides(args))
         p = problem_for(game, args.game, args.max_memory)
     compile_seconds = time.perf_counter() - t0 - jit.seconds
+    if getattr(args, "backend", None):
+        p.use_backend(args.backend)
     out_streets = _out_streets(args, p)
     show_bar = not args.no_progress and not args.json and sys.stderr.isatty()
     params = solver_params(args, p, game)

@@ -115,6 +115,7 @@ def solve(
     resume: str | None = None,
     restart: bool = False,
     report: str = "average",
+    backend: str | None = None,
     **params,
 ) -> Result:
     """Run ``algorithm`` (a registered name or a ready :class:`Solver`) until a stop rule fires.
@@ -138,7 +139,12 @@ def solve(
     ``"average"`` of the iterates (default; the one regret minimization guarantees), the
     ``"current"`` iterate, or the ``"best"`` of the two (predictive variants' last iterates
     often converge faster than their averages).
+
+    ``backend`` ("numba", "array" or "gpu"; :mod:`treeplex.backends`) makes the problem's
+    passes run there from now on (``problem.use_backend``); None keeps the problem's.
     """
+    if backend is not None:
+        problem.use_backend(backend)
     if report not in REPORTS:
         raise InputError(f"report must be one of {', '.join(REPORTS)}, got {report!r}")
     check_stop(target_gap, max_iters, time_limit, check_every)

@@ -229,7 +229,8 @@ class Problem:
         return self._backend
 
     def use_backend(self, name: str) -> None:
-        """Run the passes on backend ``name`` from now on ("numba", or "gpu")."""
+        """Run the passes on backend ``name`` from now on: "numba", "array" (level-vectorized,
+        NumPy) or "gpu" (the array backend on CuPy; an InputError without a CUDA device)."""
         if self._backend is None or self._backend.name != name:
             from .backends import make_backend
 

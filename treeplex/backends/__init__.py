@@ -17,6 +17,9 @@ the lower bounds of a xi-perturbed treeplex (EFPE paper) as an optional argument
 - ``best_response(p, g, lower)``: (max_x <g, x>, the maximizing plan);
 - ``asarray``, ``to_numpy``: moving arrays to and from where the backend keeps them.
 
+Backends: ``numba`` (:mod:`.numba_backend`, the reference) and the level-vectorized array
+backend (:mod:`.array_backend`) on NumPy (``array``) or on CuPy on a CUDA device (``gpu``).
+
 Gradient computations are counted by the operator alone: products go through
 ``problem.A.matvec``/``rmatvec``, or, fused into a kernel, are reported with
 ``problem.A.charge(n)``.
@@ -47,10 +50,23 @@ def flat_state(players) -> dict:
     return {f"{f.name}{p}": getattr(s, f.name) for p, s in enumerate(players) for f in fields(s)}
 
 
+BACKENDS = ("numba", "array", "gpu")
+
+
 def make_backend(name: str, problem):
-    """The backend ``name`` ("numba" or "gpu") for ``problem``."""
+    """The backend ``name`` for ``problem``: "numba" (the default), "array" (the level-vectorized
+    array backend on NumPy) or "gpu" (the same on CuPy; an InputError without CuPy and a
+    CUDA device)."""
     if name == "numba":
         from .numba_backend import NumbaBackend
 
         return NumbaBackend(problem)
-    raise InputError(f"unknown backend {name!r}; choose from: numba")
+    if name == "array":
+        from .array_backend import ArrayBackend
+
+        return ArrayBackend(problem)
+    if name == "gpu":
+        from .array_backend import gpu_backend
+
+        return gpu_backend(problem)
+    raise InputError(f"unknown backend {name!r}; choose from: {', '.join(BACKENDS)}")

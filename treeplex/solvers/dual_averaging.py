@@ -58,7 +58,7 @@ def value_scale(problem: Problem) -> float:
     scale = 0.0
     for p, (T, g, u) in enumerate(((Tx, problem.A.matvec(uy, count=False), ux),
                                    (Ty, problem.A.rmatvec(ux, count=False), uy))):
-        v = problem.backend.counterfactual_values(p, g, T.behavioral_from_plan(u))
+        v = problem.backend.to_numpy(problem.backend.counterfactual_values(p, g, T.behavioral_from_plan(u)))
         scale = max(scale, float(np.abs(v[1:]).max(initial=0.0)))
     return scale or 1.0
 
@@ -102,8 +102,10 @@ class DualAveraging(Solver):
         self.mu = float(mu)
         if not self.mu > 0:
             raise InputError(f"dual-averaging: mu must be > 0, got {mu!r}")
-        self.players = tuple(DualState(theta=np.zeros(T.n_seqs), x=T.uniform(), xsum=np.zeros(T.n_seqs),
-                                       center=np.zeros(0)) for T in problem.treeplexes)
+        bk = self.backend  # the state lives where the backend keeps its arrays (a device for "gpu")
+        self.players = tuple(DualState(theta=bk.asarray(np.zeros(T.n_seqs)), x=bk.asarray(T.uniform()),
+                                       xsum=bk.asarray(np.zeros(T.n_seqs)), center=bk.asarray(np.zeros(0)))
+                             for T in problem.treeplexes)
         if prior is not None:
             self.warm_start(*prior, weight=self.prior_weight)
 
@@ -146,11 +148,12 @@ class DualAveraging(Solver):
             if err is not None:
                 raise InputError(f"warm start: player {p}'s prior is not a realization plan: {err}")
         s0, s1 = self.players
-        s0.theta = weight * self.problem.A.matvec(y, count=False)
-        s1.theta = -weight * self.problem.A.rmatvec(x, count=False)
+        bk = self.backend
+        s0.theta = bk.asarray(weight * self.problem.A.matvec(y, count=False))
+        s1.theta = bk.asarray(-weight * self.problem.A.rmatvec(x, count=False))
         for T, plan, s in zip(self.problem.treeplexes, (x, y), self.players):
-            s.center = T.plan_from_behavioral(T.behavioral_from_plan(plan))
-            s.x, s.xsum = s.center.copy(), np.zeros(T.n_seqs)
+            s.center = bk.asarray(T.plan_from_behavioral(T.behavioral_from_plan(plan)))
+            s.x, s.xsum = s.center.copy(), bk.asarray(np.zeros(T.n_seqs))
 
     def restart(self) -> None:
         self.warm_start(*self.average(), weight=self.restart_weight)

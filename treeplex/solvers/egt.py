@@ -261,10 +261,11 @@ class EGT(_DilatedFOM):
         self._sbr_cache = [None, None]
 
     def average(self):
-        return self.x.copy(), self.y.copy()
+        return self.current()
 
     def current(self):
-        return self.x.copy(), self.y.copy()
+        """(x, y) as NumPy arrays (copied back from a device backend)."""
+        return tuple(np.array(self.backend.to_numpy(a), dtype=np.float64) for a in (self.x, self.y))
 
     def gap_bound(self) -> float:
         """mu_x Omega_X + mu_y Omega_Y: bounds the gap whenever EGV >= 0."""
@@ -314,10 +315,10 @@ class MirrorProx(_DilatedFOM):
     def average(self):
         if self.iteration == 0:
             return self.current()
-        return self.sums[0] / self.iteration, self.sums[1] / self.iteration
+        return tuple(self.backend.to_numpy(s / self.iteration) for s in self.sums)
 
     def current(self):
-        return tuple(s.plan.copy() for s in self.players)
+        return tuple(np.array(self.backend.to_numpy(s.plan), dtype=np.float64) for s in self.players)
 
     def state_dict(self) -> dict:
         return {**super().state_dict(), "sum0": self.sums[0], "sum1": self.sums[1]}
