@@ -15,6 +15,7 @@ the lower bounds of a xi-perturbed treeplex (EFPE paper) as an optional argument
 - ``dilated_entropy(p, weights, lower)``: the DGF object whose ``sbr`` (smoothed best
   response) and ``prox`` passes EGT, mirror prox and dual averaging call;
 - ``best_response(p, g, lower)``: (max_x <g, x>, the maximizing plan);
+- ``lerp(a, b, tau)``: (1 - tau) a + tau b (EGT's interpolations);
 - ``asarray``, ``to_numpy``: moving arrays to and from where the backend keeps them.
 
 Backends: ``numba`` (:mod:`.numba_backend`, the reference) and the level-vectorized array

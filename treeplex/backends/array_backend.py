@@ -184,6 +184,10 @@ class ArrayBackend:
             return self.xp.asnumpy(a)
         return a
 
+    def lerp(self, a, b, tau: float):
+        """(1 - tau) a + tau b."""
+        return (1.0 - tau) * a + tau * b
+
     def bounds(self, lower):
         """Per player: None, or (l per sequence, L = sum of l per infoset) on the device."""
         if lower is None:

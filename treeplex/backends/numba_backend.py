@@ -36,6 +36,10 @@ class NumbaBackend:
     def to_numpy(self, a):
         return a
 
+    def lerp(self, a: np.ndarray, b: np.ndarray, tau: float) -> np.ndarray:
+        """(1 - tau) a + tau b, a new array (one loop: EGT's interpolations)."""
+        return _lerp(a, b, tau)
+
     def bounds(self, lower):
         """Per player, what the passes take as ``lower``: None, or (l per sequence, L = sum
         of l per infoset) for lower bounds ``lower`` = (l_X, l_Y)."""
@@ -114,6 +118,14 @@ class NumbaBackend:
         from ..refine.perturbed import PerturbedTreeplex
 
         return PerturbedTreeplex(self.treeplexes[p], lower[0]).best_response(g)
+
+
+@nb.njit(cache=True)
+def _lerp(a, b, tau):
+    out = np.empty_like(a)
+    for i in range(len(a)):
+        out[i] = (1.0 - tau) * a[i] + tau * b[i]
+    return out
 
 
 def _arrays(s: RegretState) -> tuple:

@@ -79,11 +79,6 @@ class FOMState:
     mu: float  # its smoothing weight
 
 
-def _lerp(a, b, tau):
-    """(1 - tau) a + tau b."""
-    return (1.0 - tau) * a + tau * b
-
-
 def theory_mu(problem: Problem, dx, dy) -> tuple[float, float]:
     """mu_x, mu_y with mu_x mu_y = ||A||^2 / (phi_X phi_Y) and mu_x Omega_X = mu_y Omega_Y."""
     a = max(problem.A.max_abs_entry(), 1e-300)
@@ -230,11 +225,11 @@ class EGT(_DilatedFOM):
         go_m = self._grad_for(i, pm)
         tau = self.tau
         while True:
-            oh = self.dgf[1 - i].sbr(_lerp(O.grad, go_m, tau), O.mu)[0]  # o^ = o_mu(p^)
-            gp_new = _lerp(P.grad, self._grad_for(1 - i, oh), tau)
+            oh = self.dgf[1 - i].sbr(self.backend.lerp(O.grad, go_m, tau), O.mu)[0]  # o^ = o_mu(p^)
+            gp_new = self.backend.lerp(P.grad, self._grad_for(1 - i, oh), tau)
             mu_new = (1 - tau) * P.mu
             pt, p_value = self.dgf[i].sbr(gp_new, mu_new)  # p~ (line 3, see the module docstring)
-            go_new = _lerp(O.grad, self._grad_for(i, pt), tau)
+            go_new = self.backend.lerp(O.grad, self._grad_for(i, pt), tau)
             ot = None
             if not self.aggressive:
                 break
@@ -245,8 +240,8 @@ class EGT(_DilatedFOM):
             self.backtracks += 1
             if tau < 1e-12:
                 raise RuntimeError("EGT/as: no step size keeps the excessive gap condition (tau < 1e-12)")
-        P.plan, P.grad, P.mu = _lerp(P.plan, pt, tau), gp_new, mu_new
-        O.plan, O.grad = _lerp(O.plan, oh, tau), go_new
+        P.plan, P.grad, P.mu = self.backend.lerp(P.plan, pt, tau), gp_new, mu_new
+        O.plan, O.grad = self.backend.lerp(O.plan, oh, tau), go_new
         self.tau = tau
         self._sbr_cache = [pt, ot] if i == 0 else [ot, pt]
         self.t += 1
