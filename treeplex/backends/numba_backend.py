@@ -14,7 +14,7 @@ import numpy as np
 
 from ..threads import PARALLEL_SEQS
 from . import RegretState
-from .numba_regret import counterfactual_values, csr_iteration, kernel_args, update, update_parts
+from .numba_regret import counterfactual_values, csr_iteration, kernel_args, runs, update, update_parts
 
 
 class NumbaBackend:
@@ -24,9 +24,11 @@ class NumbaBackend:
         self.problem = problem
         self.treeplexes = problem.treeplexes
         self._arrays = tuple((T.start, T.end, T.parent) for T in self.treeplexes)
-        self._runs = tuple(T.subtree_parts(1) for T in self.treeplexes)
-        self._parts = tuple(T.subtree_parts(nb.get_num_threads()) if T.n_seqs > PARALLEL_SEQS else None
+        self._runs = tuple(runs(T, 1) for T in self.treeplexes)
+        self._parts = tuple(runs(T, nb.get_num_threads()) if T.n_seqs > PARALLEL_SEQS else None
                             for T in self.treeplexes)  # independent subtrees per thread, or serial
+        small = self._parts == (None, None)
+        self._csr = problem.A.csr if small else None  # fuse whole CFR iterations on a small CSR game
 
     # ------------------------------------------------------------------ arrays
 
@@ -78,9 +80,9 @@ class NumbaBackend:
         ``alternating``); fused into one numba call on a CSR matrix of a small game."""
         A = self.problem.A
         s0, s1 = players
-        if A.csr is not None and self._parts == (None, None):
-            csr_iteration((*self._runs, *self._arrays), *A.csr, _arrays(s0), _arrays(s1), kernel_args(coef, plain),
-                          avg, alternating, lower)
+        if self._csr is not None:
+            csr_iteration(*self._arrays, *self._csr, (s0.b, s0.R, s0.x, s0.xsum, s0.logprior),
+                          (s1.b, s1.R, s1.x, s1.xsum, s1.logprior), kernel_args(coef, plain), avg, alternating, lower)
             A.charge(2)
             return
         g0 = A.matvec(s1.x)
@@ -127,6 +129,3 @@ def _lerp(a, b, tau):
         out[i] = (1.0 - tau) * a[i] + tau * b[i]
     return out
 
-
-def _arrays(s: RegretState) -> tuple:
-    return s.b, s.R, s.x, s.xsum, s.logprior
