@@ -1,0 +1,448 @@
+"""Monte Carlo CFR: external, outcome and chance sampling over the history tree.
+
+Lanctot, Waugh, Zinkevich & Bowling, NIPS 2009, "Monte Carlo sampling for regret
+minimization in extensive games" (MCCFR): each iteration walks only a sampled part of the
+history tree and updates the regrets of the infosets it reaches with *sampled*
+counterfactual values, unbiased estimates of the full-width ones (their Lemma 1: with
+q(z) > 0 for every terminal z, E[v~(I, a)] = v(I, a)). In the unified view of Waugh &
+Bagnell (2015, section "Sampling"), this is the same dual-averaging step with a stochastic
+gradient in place of A y or -A^T x: regret matching is unchanged, only the gradient is sampled.
+
+The samplers (one traversal per player per iteration, alternating: player 0's traversal
+updates its regrets, then player 1's traversal plays against player 0's new strategy, as in
+OpenSpiel):
+
+- ``mccfr-es``, external sampling: chance and the opponent sample one action at each node
+  they reach (the opponent from its current strategy); the traverser enumerates all of its
+  actions. The sampled counterfactual value of (I, a) is the sampled value below h a.
+  Average strategy: "simple"/stochastically-weighted averaging as in OpenSpiel, the
+  opponent's average gains its current local strategy at every node of its the traversal
+  reaches (its own reach is sampled, so the expected addition is proportional to it).
+- ``mccfr-os``, outcome sampling: one terminal history per traversal; the traverser samples
+  from epsilon-uniform + (1 - epsilon) times its strategy (``epsilon`` = 0.6 as in Lanctot
+  2009 and OpenSpiel), the opponent and chance from theirs. Sampled counterfactual values
+  are importance-corrected by the sample's reach q (zero baseline: the unsampled actions
+  get 0), and the traverser's average gains (own reach) b / q, as in OpenSpiel.
+- ``mccfr-cs``, chance sampling: chance samples one outcome per node, both players
+  enumerate; counterfactual values are weighted by the opponent's reach, and an infoset's
+  values are summed over its histories before its update. The traverser's average gains
+  (own reach) b.
+
+Regret updates go through the backend's kernel
+(:func:`~treeplex.backends.numba_regret.regret_match_infoset`, regret matching written
+once): after a traversal, every infoset it reached gets one update from the summed sampled
+values. So the CFR variants apply: ``variant`` = ``cfr`` (default), ``cfr-rm+`` (floor 0),
+``cfr+`` (RM+ with linear averaging), ``lcfr``, ``dcfr`` (``alpha``, ``beta``, ``gamma``) and
+``pcfr+`` (prediction ``lam`` = 1, quadratic averaging), with the scalars of
+:mod:`treeplex.solvers.cfr` at iteration t. Regret discounts act at the infosets an
+iteration updates (lazily: an infoset not reached keeps its regrets); averaging weights
+(rho, omega) are applied exactly, as the weight omega_t / prod rho of iteration t's additions
+(the common factor cancels in the normalization per infoset).
+
+Storage: the compiled Problem's :class:`~treeplex.tree.GameTree` (flat arrays in DFS
+preorder) with a numba traversal; a problem without a tree (the structured poker games) is
+refused.
+
+Determinism: ``seed`` seeds ``self.rng`` (checkpointed); each iteration draws a 63-bit seed
+from it for the traversal's own generator (splitmix64 in numba), so a resumed run repeats
+the uninterrupted one bit for bit.
+
+Accounting: sampling computes no full products, so ``gradients`` stays 0 (the driver's gap
+checks use full products with count=False); ``trace_extra`` reports ``nodes_touched`` (history
+nodes visited by the traversals) and ``samples`` (traversals).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+
+from ..backends import flat_state
+from ..backends.numba_regret import kernel_args, regret_match_infoset
+from ..errors import InputError, nonnegative
+from ..problem import Problem
+from .base import Solver, load_players, register
+from .cfr import _discount
+
+ES, OS, CS = 0, 1, 2
+VARIANTS = ("cfr", "cfr-rm+", "cfr+", "lcfr", "dcfr", "pcfr+")
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
+
+
+@dataclass
+class SampleState:
+    """One player's MCCFR state (flat arrays over its sequences)."""
+
+    b: np.ndarray  # current local strategy
+    R: np.ndarray  # cumulative regrets
+    S: np.ndarray  # weighted sum of local strategies (the average, per infoset, once normalized)
+
+
+# ---------------------------------------------------------------------- numba traversal
+
+
+@nb.njit(inline="always")
+def _uniform(rng):
+    """splitmix64: the next uniform in [0, 1) from the state rng[0]."""
+    rng[0] += _GOLDEN
+    z = rng[0]
+    z = (z ^ (z >> _S30)) * _M1
+    z = (z ^ (z >> _S27)) * _M2
+    z = z ^ (z >> _S31)
+    return float(z >> _S11) * (1.0 / 9007199254740992.0)
+
+
+@nb.njit
+def _pick_chance(n, c0, c1, children, edge_prob, forced, rng):
+    """Index (0-based among n's children) of the sampled chance outcome."""
+    if forced[n] >= 0:
+        return forced[n]
+    u = _uniform(rng)
+    acc = 0.0
+    for c in range(c1 - c0):
+        acc += edge_prob[children[c0 + c]]
+        if u < acc:
+            return c
+    return c1 - c0 - 1
+
+
+@nb.njit
+def _pick(n, a, k, b, eps, forced, rng):
+    """Index of the sampled action from eps-uniform + (1 - eps) b[a:a+k] (forced if set)."""
+    if forced[n] >= 0:
+        return forced[n]
+    u = _uniform(rng)
+    acc = 0.0
+    for c in range(k):
+        acc += eps / k + (1.0 - eps) * b[a + c]
+        if u < acc:
+            return c
+    return k - 1
+
+
+@nb.njit
+def _mark(j, mark, touched, stats):
+    if mark[j] == 0:
+        mark[j] = 1
+        touched[stats[2]] = j
+        stats[2] += 1
+
+
+@nb.njit
+def _walk_es(n, i, tree, starts, bs, S, v, w, mark, touched, forced, rng, stats):
+    kind, infoset, child_ptr, children, edge_prob, payoff = tree
+    stats[0] += 1
+    kd = kind[n]
+    if kd == 3:
+        return payoff[n] if i == 0 else -payoff[n]
+    c0, c1 = child_ptr[n], child_ptr[n + 1]
+    if kd == 2:
+        c = _pick_chance(n, c0, c1, children, edge_prob, forced, rng)
+        return _walk_es(children[c0 + c], i, tree, starts, bs, S, v, w, mark, touched, forced, rng, stats)
+    j = infoset[n]
+    a = starts[kd][j]
+    b = bs[kd]
+    k = c1 - c0
+    if kd == i:
+        value = 0.0
+        for c in range(k):
+            u = _walk_es(children[c0 + c], i, tree, starts, bs, S, v, w, mark, touched, forced, rng, stats)
+            v[a + c] += u
+            value += b[a + c] * u
+        _mark(j, mark, touched, stats)
+        return value
+    so = S[kd]
+    for c in range(k):  # stochastically-weighted averaging at the opponent's nodes
+        so[a + c] += w * b[a + c]
+    c = _pick(n, a, k, b, 0.0, forced, rng)
+    return _walk_es(children[c0 + c], i, tree, starts, bs, S, v, w, mark, touched, forced, rng, stats)
+
+
+@nb.njit
+def _walk_os(n, i, own, opp, q, eps, tree, starts, bs, S, v, w, mark, touched, forced, rng, stats):
+    kind, infoset, child_ptr, children, edge_prob, payoff = tree
+    stats[0] += 1
+    kd = kind[n]
+    if kd == 3:
+        return payoff[n] if i == 0 else -payoff[n]
+    c0, c1 = child_ptr[n], child_ptr[n + 1]
+    if kd == 2:
+        c = _pick_chance(n, c0, c1, children, edge_prob, forced, rng)
+        ch = children[c0 + c]
+        p = edge_prob[ch]
+        return _walk_os(ch, i, own, opp * p, q * p, eps, tree, starts, bs, S, v, w, mark, touched, forced, rng,
+                        stats)
+    j = infoset[n]
+    a = starts[kd][j]
+    b = bs[kd]
+    k = c1 - c0
+    mine = kd == i
+    e = eps if mine else 0.0
+    c = _pick(n, a, k, b, e, forced, rng)
+    sp = e / k + (1.0 - e) * b[a + c]
+    ch = children[c0 + c]
+    if mine:
+        u = _walk_os(ch, i, own * b[a + c], opp, q * sp, eps, tree, starts, bs, S, v, w, mark, touched, forced,
+                     rng, stats)
+    else:
+        u = _walk_os(ch, i, own, opp * b[a + c], q * sp, eps, tree, starts, bs, S, v, w, mark, touched, forced,
+                     rng, stats)
+    u = u / sp  # the sampled action's importance-corrected value; the others' are 0
+    if mine:
+        v[a + c] += u * opp / q
+        si = S[kd]
+        for d in range(k):
+            si[a + d] += w * own * b[a + d] / q
+        _mark(j, mark, touched, stats)
+    return b[a + c] * u
+
+
+@nb.njit
+def _walk_cs(n, i, own, opp, tree, starts, bs, S, v, w, mark, touched, forced, rng, stats):
+    kind, infoset, child_ptr, children, edge_prob, payoff = tree
+    stats[0] += 1
+    kd = kind[n]
+    if kd == 3:
+        return payoff[n] if i == 0 else -payoff[n]
+    c0, c1 = child_ptr[n], child_ptr[n + 1]
+    if kd == 2:
+        c = _pick_chance(n, c0, c1, children, edge_prob, forced, rng)
+        return _walk_cs(children[c0 + c], i, own, opp, tree, starts, bs, S, v, w, mark, touched, forced, rng, stats)
+    j = infoset[n]
+    a = starts[kd][j]
+    b = bs[kd]
+    k = c1 - c0
+    value = 0.0
+    if kd == i:
+        si = S[kd]
+        for c in range(k):
+            u = _walk_cs(children[c0 + c], i, own * b[a + c], opp, tree, starts, bs, S, v, w, mark, touched, forced,
+                         rng, stats)
+            v[a + c] += opp * u
+            si[a + c] += w * own * b[a + c]
+            value += b[a + c] * u
+        _mark(j, mark, touched, stats)
+    else:
+        for c in range(k):  # not pruned where b = 0: the traverser's averages below count every visit
+            value += b[a + c] * _walk_cs(children[c0 + c], i, own, opp * b[a + c], tree, starts, bs, S, v, w,
+                                         mark, touched, forced, rng, stats)
+    return value
+
+
+@nb.njit
+def _walk(mode, i, eps, tree, starts, bs, S, v, w, mark, touched, forced, rng, stats):
+    """One traversal for traverser i from the root: sampled counterfactual values summed into
+    ``v`` (i's sequences), the infosets reached listed in touched[:stats[2]]."""
+    stats[1] += 1
+    if mode == 0:
+        _walk_es(0, i, tree, starts, bs, S, v, w, mark, touched, forced, rng, stats)
+    elif mode == 1:
+        _walk_os(0, i, 1.0, 1.0, 1.0, eps, tree, starts, bs, S, v, w, mark, touched, forced, rng, stats)
+    else:
+        _walk_cs(0, i, 1.0, 1.0, tree, starts, bs, S, v, w, mark, touched, forced, rng, stats)
+
+
+@nb.njit
+def _apply(start, end, noparent, v, b, R, pos, floor, general, mark, touched, stats):
+    """The backend's regret update at every infoset a traversal reached; clears the scratch."""
+    for t in range(stats[2]):
+        j = touched[t]
+        regret_match_infoset(j, start, end, noparent, v, b, R, pos, floor, general)
+        for s in range(start[j], end[j]):
+            v[s] = 0.0
+        mark[j] = 0
+    stats[2] = 0
+
+
+@nb.njit
+def _iteration(mode, eps, seed, tree, starts, ends, noparents, bs, Rs, S, vs, w, marks, toucheds, forced, stats,
+               pos, floor, general):
+    """One MCCFR iteration: player 0's traversal and update, then player 1's."""
+    rng = np.empty(1, dtype=np.uint64)
+    rng[0] = np.uint64(seed)
+    for i in range(2):
+        _walk(mode, i, eps, tree, starts, bs, S, vs[i], w, marks[i], toucheds[i], forced, rng, stats)
+        _apply(starts[i], ends[i], noparents[i], vs[i], bs[i], Rs[i], pos, floor, general, marks[i], toucheds[i],
+               stats)
+
+
+# ---------------------------------------------------------------------- the solver
+
+
+class MCCFR(Solver):
+    """Monte Carlo CFR over ``problem.tree`` (module docstring). Parameters: ``seed``
+    (default 0), ``variant`` (``cfr``, ``cfr-rm+``, ``cfr+``, ``lcfr``, ``dcfr``, ``pcfr+``),
+    ``alpha``/``beta``/``gamma`` (DCFR's, and ``gamma`` for pcfr+), ``epsilon`` (outcome
+    sampling's exploration). ``gradients`` stays 0: sampling makes no full products."""
+
+    mode = ES
+
+    def __init__(self, problem: Problem, seed: int = 0, variant: str = "cfr", alpha: float = 1.5,
+                 beta: float = 0.0, gamma: float = 2.0, epsilon: float = 0.6, lower=None):
+        super().__init__(problem, lower)
+        tree = problem.tree
+        if tree is None:
+            raise InputError(f"{self.name}: sampling needs a history tree, and {problem.name!r} has none "
+                             "(structured poker problems are not walked)")
+        if variant not in VARIANTS:
+            raise InputError(f"{self.name}: variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise InputError(f"{self.name}: seed must be a whole number >= 0, got {seed!r}")
+        if not 0.0 < float(epsilon) <= 1.0:
+            raise InputError(f"{self.name}: epsilon must be in (0, 1], got {epsilon!r}")
+        self.variant, self.seed, self.epsilon = variant, int(seed), float(epsilon)
+        self.alpha, self.gamma = nonnegative(alpha, "alpha"), nonnegative(gamma, "gamma")
+        self.beta = float(beta)
+        self.rng = np.random.default_rng(self.seed)
+        self.nodes_touched = 0
+        self.samples = 0
+        self.avg_scale = 1.0  # prod of rho so far: iteration t adds with weight omega_t / avg_scale
+        self._tree = (tree.kind, tree.infoset, tree.child_ptr, tree.children, tree.edge_prob, tree.payoff)
+        Ts = problem.treeplexes
+        self._starts = tuple(T.start for T in Ts)
+        self._ends = tuple(T.end for T in Ts)
+        self._noparents = tuple(np.zeros(T.n_infosets, dtype=np.int32) for T in Ts)
+        self._vs = tuple(np.zeros(T.n_seqs) for T in Ts)
+        self._marks = tuple(np.zeros(T.n_infosets, dtype=np.uint8) for T in Ts)
+        self._toucheds = tuple(np.zeros(T.n_infosets, dtype=np.int32) for T in Ts)
+        self._free = np.full(tree.n_nodes, -1, dtype=np.int32)  # no forced samples
+        self._stats = np.zeros(3, dtype=np.int64)  # nodes touched, traversals, touched count (scratch)
+        self.players = tuple(SampleState(b=self._uniform_b(T), R=np.zeros(T.n_seqs), S=np.zeros(T.n_seqs))
+                             for T in Ts)
+
+    @staticmethod
+    def _uniform_b(T):
+        sizes = T.end - T.start
+        return np.concatenate(([1.0], np.repeat(1.0 / sizes, sizes)))
+
+    # ------------------------------------------------------------------ variant scalars
+
+    def regrets(self, t: int) -> tuple:
+        """(pos, neg, floor, kappa, lam, eta) of iteration t, as :mod:`treeplex.solvers.cfr`'s variants."""
+        v = self.variant
+        if v == "cfr":
+            return 1.0, 1.0, -math.inf, 1.0, 0.0, 0.0
+        if v in ("cfr-rm+", "cfr+"):
+            return 1.0, 1.0, 0.0, 1.0, 0.0, 0.0
+        if v == "lcfr":
+            d = (t - 1) / t
+            return d, d, -math.inf, 1.0, 0.0, 0.0
+        if v == "dcfr":
+            return _discount(t - 1, self.alpha), _discount(t - 1, self.beta), -math.inf, 1.0, 0.0, 0.0
+        return 1.0, 1.0, 0.0, 1.0, 1.0, 0.0  # pcfr+
+
+    def averaging(self, t: int) -> tuple[float, float]:
+        """(rho, omega) of iteration t."""
+        if self.variant in ("cfr+", "lcfr"):
+            return 1.0, float(t)
+        if self.variant in ("dcfr", "pcfr+"):
+            return ((t - 1) / t) ** self.gamma, 1.0
+        return 1.0, 1.0
+
+    def _weight(self, t: int) -> float:
+        """The weight of iteration t's average additions (omega_t / prod_{u <= t} rho_u)."""
+        rho, omega = self.averaging(t)
+        if rho == 0.0:  # the sum so far is forgotten
+            for s in self.players:
+                s.S[:] = 0.0
+            self.avg_scale = 1.0
+        else:
+            self.avg_scale *= rho
+            if self.avg_scale < 1e-200:  # renormalize before the weights overflow
+                for s in self.players:
+                    s.S *= self.avg_scale
+                self.avg_scale = 1.0
+        return omega / self.avg_scale
+
+    # ------------------------------------------------------------------ iteration
+
+    def step(self) -> None:
+        t = self.iteration + 1
+        pos, floor, general, _ = kernel_args(self.regrets(t), plain=False)
+        seed = int(self.rng.integers(0, 2 ** 63))
+        st = self._stats
+        st[0] = st[1] = 0
+        _iteration(self.mode, self.epsilon, seed, self._tree, self._starts, self._ends, self._noparents,
+                   (self.players[0].b, self.players[1].b), (self.players[0].R, self.players[1].R),
+                   (self.players[0].S, self.players[1].S), self._vs, self._weight(t), self._marks, self._toucheds,
+                   self._free, st, pos, floor, general)
+        self.nodes_touched += int(st[0])
+        self.samples += int(st[1])
+        self.iteration += 1
+
+    def sampled_values(self, player: int, forced: np.ndarray) -> np.ndarray:
+        """The sampled counterfactual values of ``player``'s sequences from one traversal whose
+        every sampled choice is ``forced[node]`` (the child index), without updating anything
+        but a copy of the averages; for tests that enumerate the samples."""
+        S = tuple(s.S.copy() for s in self.players)
+        v = np.zeros_like(self._vs[player])
+        mark = np.zeros_like(self._marks[player])
+        touched = np.zeros_like(self._toucheds[player])
+        st = np.zeros(3, dtype=np.int64)
+        rng = np.zeros(1, dtype=np.uint64)
+        _walk(self.mode, player, self.epsilon, self._tree, self._starts, (self.players[0].b, self.players[1].b), S,
+              v, 1.0, mark, touched, np.asarray(forced, dtype=np.int32), rng, st)
+        return v
+
+    def average(self) -> tuple[np.ndarray, np.ndarray]:
+        """Realization plans of the averaged local strategies (uniform where nothing was added)."""
+        return tuple(T.plan_from_behavioral(_normalize(T, s.S)) for T, s in zip(self.problem.treeplexes, self.players))
+
+    def current(self) -> tuple[np.ndarray, np.ndarray]:
+        return tuple(T.plan_from_behavioral(s.b) for T, s in zip(self.problem.treeplexes, self.players))
+
+    def trace_extra(self) -> dict:
+        return {"nodes_touched": self.nodes_touched, "samples": self.samples, **super().trace_extra()}
+
+    def state_dict(self) -> dict:
+        return {**super().state_dict(), "nodes_touched": self.nodes_touched, "samples": self.samples,
+                "avg_scale": self.avg_scale, **{k: v.copy() for k, v in flat_state(self.players).items()}}
+
+    def set_state(self, state: dict) -> None:
+        self.nodes_touched = int(state["nodes_touched"])
+        self.samples = int(state["samples"])
+        self.avg_scale = float(state["avg_scale"])
+        load_players(self.players, state, self.backend)
+
+
+def _normalize(T, S: np.ndarray) -> np.ndarray:
+    """Local strategies S / (sum over each infoset), uniform at infosets with nothing summed."""
+    b = np.ones(T.n_seqs)
+    if T.n_infosets:
+        sizes = T.end - T.start
+        tot = np.add.reduceat(S[1:], T.start - 1)
+        own = T.seq_infoset[1:]
+        ok = (tot > 0.0)[own]
+        b[1:] = np.where(ok, S[1:] / np.where(ok, tot[own], 1.0), 1.0 / sizes[own])
+    return b
+
+
+@register("mccfr-es")
+class ExternalSamplingMCCFR(MCCFR):
+    """External-sampling MCCFR (Lanctot et al. 2009): chance and the opponent sampled, the
+    traverser's actions enumerated; stochastically-weighted averaging at the opponent's nodes."""
+
+    mode = ES
+
+
+@register("mccfr-os")
+class OutcomeSamplingMCCFR(MCCFR):
+    """Outcome-sampling MCCFR (Lanctot et al. 2009): one terminal history per traversal, the
+    traverser exploring with ``epsilon`` (0.6); importance-corrected values, zero baseline."""
+
+    mode = OS
+
+
+@register("mccfr-cs")
+class ChanceSamplingMCCFR(MCCFR):
+    """Chance-sampling CFR (Zinkevich et al. 2007; Lanctot et al. 2009): one chance outcome per
+    chance node, both players' actions enumerated."""
+
+    mode = CS
