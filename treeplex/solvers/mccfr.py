@@ -99,7 +99,7 @@ def _uniform(rng):
     return float(z >> _S11) * (1.0 / 9007199254740992.0)
 
 
-@nb.njit
+@nb.njit(cache=True)
 def _pick_chance(n, c0, c1, children, edge_prob, forced, rng):
     """Index (0-based among n's children) of the sampled chance outcome."""
     if forced[n] >= 0:
@@ -113,7 +113,7 @@ def _pick_chance(n, c0, c1, children, edge_prob, forced, rng):
     return c1 - c0 - 1
 
 
-@nb.njit
+@nb.njit(cache=True)
 def _pick(n, a, k, b, eps, forced, rng):
     """Index of the sampled action from eps-uniform + (1 - eps) b[a:a+k] (forced if set)."""
     if forced[n] >= 0:
@@ -127,7 +127,7 @@ def _pick(n, a, k, b, eps, forced, rng):
     return k - 1
 
 
-@nb.njit
+@nb.njit(cache=True)
 def _mark(j, mark, touched, stats):
     if mark[j] == 0:
         mark[j] = 1
@@ -135,121 +135,114 @@ def _mark(j, mark, touched, stats):
         stats[2] += 1
 
 
-@nb.njit
-def _walk_es(n, i, tree, starts, bs, S, v, w, mark, touched, forced, rng, stats):
+@nb.njit(cache=True)
+def _walk(mode, i, eps, tree, starts, bs, S, v, w, mark, touched, forced, rng, stats, frames, fint):
+    """One traversal for traverser i from the root (``mode`` ES, OS or CS): sampled
+    counterfactual values summed into ``v`` (i's sequences), the infosets reached listed in
+    touched[:stats[2]], averages added to ``S``. Iterative depth-first walk (a recursive numba
+    function cannot be cached): ``frames`` (float64[4, depth]: own reach, opponent reach
+    (with chance's, outcome sampling only), sample reach q, value or sampling probability)
+    and ``fint`` (int32[2, depth]: node, child being walked) are its stack."""
     kind, infoset, child_ptr, children, edge_prob, payoff = tree
-    stats[0] += 1
-    kd = kind[n]
-    if kd == 3:
-        return payoff[n] if i == 0 else -payoff[n]
-    c0, c1 = child_ptr[n], child_ptr[n + 1]
-    if kd == 2:
-        c = _pick_chance(n, c0, c1, children, edge_prob, forced, rng)
-        return _walk_es(children[c0 + c], i, tree, starts, bs, S, v, w, mark, touched, forced, rng, stats)
-    j = infoset[n]
-    a = starts[kd][j]
-    b = bs[kd]
-    k = c1 - c0
-    if kd == i:
-        value = 0.0
-        for c in range(k):
-            u = _walk_es(children[c0 + c], i, tree, starts, bs, S, v, w, mark, touched, forced, rng, stats)
-            v[a + c] += u
-            value += b[a + c] * u
-        _mark(j, mark, touched, stats)
-        return value
-    so = S[kd]
-    for c in range(k):  # stochastically-weighted averaging at the opponent's nodes
-        so[a + c] += w * b[a + c]
-    c = _pick(n, a, k, b, 0.0, forced, rng)
-    return _walk_es(children[c0 + c], i, tree, starts, bs, S, v, w, mark, touched, forced, rng, stats)
-
-
-@nb.njit
-def _walk_os(n, i, own, opp, q, eps, tree, starts, bs, S, v, w, mark, touched, forced, rng, stats):
-    kind, infoset, child_ptr, children, edge_prob, payoff = tree
-    stats[0] += 1
-    kd = kind[n]
-    if kd == 3:
-        return payoff[n] if i == 0 else -payoff[n]
-    c0, c1 = child_ptr[n], child_ptr[n + 1]
-    if kd == 2:
-        c = _pick_chance(n, c0, c1, children, edge_prob, forced, rng)
-        ch = children[c0 + c]
-        p = edge_prob[ch]
-        return _walk_os(ch, i, own, opp * p, q * p, eps, tree, starts, bs, S, v, w, mark, touched, forced, rng,
-                        stats)
-    j = infoset[n]
-    a = starts[kd][j]
-    b = bs[kd]
-    k = c1 - c0
-    mine = kd == i
-    e = eps if mine else 0.0
-    c = _pick(n, a, k, b, e, forced, rng)
-    sp = e / k + (1.0 - e) * b[a + c]
-    ch = children[c0 + c]
-    if mine:
-        u = _walk_os(ch, i, own * b[a + c], opp, q * sp, eps, tree, starts, bs, S, v, w, mark, touched, forced,
-                     rng, stats)
-    else:
-        u = _walk_os(ch, i, own, opp * b[a + c], q * sp, eps, tree, starts, bs, S, v, w, mark, touched, forced,
-                     rng, stats)
-    u = u / sp  # the sampled action's importance-corrected value; the others' are 0
-    if mine:
-        v[a + c] += u * opp / q
-        si = S[kd]
-        for d in range(k):
-            si[a + d] += w * own * b[a + d] / q
-        _mark(j, mark, touched, stats)
-    return b[a + c] * u
-
-
-@nb.njit
-def _walk_cs(n, i, own, opp, tree, starts, bs, S, v, w, mark, touched, forced, rng, stats):
-    kind, infoset, child_ptr, children, edge_prob, payoff = tree
-    stats[0] += 1
-    kd = kind[n]
-    if kd == 3:
-        return payoff[n] if i == 0 else -payoff[n]
-    c0, c1 = child_ptr[n], child_ptr[n + 1]
-    if kd == 2:
-        c = _pick_chance(n, c0, c1, children, edge_prob, forced, rng)
-        return _walk_cs(children[c0 + c], i, own, opp, tree, starts, bs, S, v, w, mark, touched, forced, rng, stats)
-    j = infoset[n]
-    a = starts[kd][j]
-    b = bs[kd]
-    k = c1 - c0
-    value = 0.0
-    if kd == i:
-        si = S[kd]
-        for c in range(k):
-            u = _walk_cs(children[c0 + c], i, own * b[a + c], opp, tree, starts, bs, S, v, w, mark, touched, forced,
-                         rng, stats)
-            v[a + c] += opp * u
-            si[a + c] += w * own * b[a + c]
-            value += b[a + c] * u
-        _mark(j, mark, touched, stats)
-    else:
-        for c in range(k):  # not pruned where b = 0: the traverser's averages below count every visit
-            value += b[a + c] * _walk_cs(children[c0 + c], i, own, opp * b[a + c], tree, starts, bs, S, v, w,
-                                         mark, touched, forced, rng, stats)
-    return value
-
-
-@nb.njit
-def _walk(mode, i, eps, tree, starts, bs, S, v, w, mark, touched, forced, rng, stats):
-    """One traversal for traverser i from the root: sampled counterfactual values summed into
-    ``v`` (i's sequences), the infosets reached listed in touched[:stats[2]]."""
     stats[1] += 1
-    if mode == 0:
-        _walk_es(0, i, tree, starts, bs, S, v, w, mark, touched, forced, rng, stats)
-    elif mode == 1:
-        _walk_os(0, i, 1.0, 1.0, 1.0, eps, tree, starts, bs, S, v, w, mark, touched, forced, rng, stats)
-    else:
-        _walk_cs(0, i, 1.0, 1.0, tree, starts, bs, S, v, w, mark, touched, forced, rng, stats)
+    sign = 1.0 if i == 0 else -1.0
+    fown, fopp, fq, fval = frames[0], frames[1], frames[2], frames[3]
+    fn, fc = fint[0], fint[1]
+    d = -1
+    n, own, opp, q = 0, 1.0, 1.0, 1.0
+    ret = 0.0
+    descend = True
+    while True:
+        if descend:
+            stats[0] += 1
+            kd = kind[n]
+            if kd == 3:
+                ret = sign * payoff[n]
+                descend = False
+                continue
+            d += 1
+            fn[d] = n
+            fown[d], fopp[d], fq[d], fval[d] = own, opp, q, 0.0
+            c0, c1 = child_ptr[n], child_ptr[n + 1]
+            if kd == 2:
+                c = _pick_chance(n, c0, c1, children, edge_prob, forced, rng)
+                fc[d] = c
+                n = children[c0 + c]
+                if mode == 1:
+                    opp *= edge_prob[n]
+                    q *= edge_prob[n]
+                continue
+            j = infoset[n]
+            a = starts[kd][j]
+            b = bs[kd]
+            k = c1 - c0
+            if mode == 2 or (mode == 0 and kd == i):  # every action walked
+                c = 0
+            else:
+                e = eps if (mode == 1 and kd == i) else 0.0
+                if mode == 0:  # stochastically-weighted averaging at the opponent's nodes
+                    so = S[kd]
+                    for t in range(k):
+                        so[a + t] += w * b[a + t]
+                c = _pick(n, a, k, b, e, forced, rng)
+                sp = e / k + (1.0 - e) * b[a + c]
+                fval[d] = sp
+                q *= sp
+            fc[d] = c
+            if kd == i:
+                own *= b[a + c]
+            else:
+                opp *= b[a + c]
+            n = children[c0 + c]
+        else:  # ret is the value of the child fc[d] of the node fn[d]
+            if d < 0:
+                return ret
+            n = fn[d]
+            kd = kind[n]
+            if kd == 2:
+                d -= 1
+                continue
+            c = fc[d]
+            c0 = child_ptr[n]
+            j = infoset[n]
+            a = starts[kd][j]
+            b = bs[kd]
+            k = child_ptr[n + 1] - c0
+            if mode == 2 or (mode == 0 and kd == i):
+                if kd == i:
+                    if mode == 2:
+                        v[a + c] += fopp[d] * ret
+                        S[kd][a + c] += w * fown[d] * b[a + c]
+                    else:
+                        v[a + c] += ret
+                fval[d] += b[a + c] * ret
+                c += 1
+                if c < k:
+                    fc[d] = c
+                    own, opp, q = fown[d], fopp[d], fq[d]
+                    if kd == i:
+                        own *= b[a + c]
+                    else:
+                        opp *= b[a + c]
+                    n = children[c0 + c]
+                    descend = True
+                    continue
+                if kd == i:
+                    _mark(j, mark, touched, stats)
+                ret = fval[d]
+            elif mode == 1:
+                u = ret / fval[d]  # the sampled action's importance-corrected value; the others' are 0
+                if kd == i:
+                    v[a + c] += u * fopp[d] / fq[d]
+                    si = S[kd]
+                    for t in range(k):
+                        si[a + t] += w * fown[d] * b[a + t] / fq[d]
+                    _mark(j, mark, touched, stats)
+                ret = b[a + c] * u
+            d -= 1
 
 
-@nb.njit
+@nb.njit(cache=True)
 def _apply(start, end, noparent, v, b, R, pos, floor, general, mark, touched, stats):
     """The backend's regret update at every infoset a traversal reached; clears the scratch."""
     for t in range(stats[2]):
@@ -261,14 +254,14 @@ def _apply(start, end, noparent, v, b, R, pos, floor, general, mark, touched, st
     stats[2] = 0
 
 
-@nb.njit
-def _iteration(mode, eps, seed, tree, starts, ends, noparents, bs, Rs, S, vs, w, marks, toucheds, forced, stats,
-               pos, floor, general):
+@nb.njit(cache=True)
+def _iteration(mode, eps, seed, w, pos, floor, general, tree, starts, ends, noparents, bs, Rs, S, vs, marks, toucheds,
+               forced, stats, frames, fint):
     """One MCCFR iteration: player 0's traversal and update, then player 1's."""
     rng = np.empty(1, dtype=np.uint64)
     rng[0] = np.uint64(seed)
     for i in range(2):
-        _walk(mode, i, eps, tree, starts, bs, S, vs[i], w, marks[i], toucheds[i], forced, rng, stats)
+        _walk(mode, i, eps, tree, starts, bs, S, vs[i], w, marks[i], toucheds[i], forced, rng, stats, frames, fint)
         _apply(starts[i], ends[i], noparents[i], vs[i], bs[i], Rs[i], pos, floor, general, marks[i], toucheds[i],
                stats)
 
@@ -314,8 +307,18 @@ class MCCFR(Solver):
         self._toucheds = tuple(np.zeros(T.n_infosets, dtype=np.int32) for T in Ts)
         self._free = np.full(tree.n_nodes, -1, dtype=np.int32)  # no forced samples
         self._stats = np.zeros(3, dtype=np.int64)  # nodes touched, traversals, touched count (scratch)
+        depth = _depth(tree)
+        self._frames, self._fint = np.zeros((4, depth)), np.zeros((2, depth), dtype=np.int32)  # traversal stack
         self.players = tuple(SampleState(b=self._uniform_b(T), R=np.zeros(T.n_seqs), S=np.zeros(T.n_seqs))
                              for T in Ts)
+        self._bind()
+
+    def _bind(self) -> None:
+        """The traversal's array arguments, built once (again after :meth:`set_state`)."""
+        P = self.players
+        self._args = (self._tree, self._starts, self._ends, self._noparents, (P[0].b, P[1].b), (P[0].R, P[1].R),
+                      (P[0].S, P[1].S), self._vs, self._marks, self._toucheds, self._free, self._stats,
+                      self._frames, self._fint)
 
     @staticmethod
     def _uniform_b(T):
@@ -366,13 +369,11 @@ class MCCFR(Solver):
     def step(self) -> None:
         t = self.iteration + 1
         pos, floor, general, _ = kernel_args(self.regrets(t), plain=False)
-        seed = int(self.rng.integers(0, 2 ** 63))
+        seed = int(self.rng.bit_generator.random_raw()) >> 1  # 63 bits from the checkpointed generator
         st = self._stats
         st[0] = st[1] = 0
-        _iteration(self.mode, self.epsilon, seed, self._tree, self._starts, self._ends, self._noparents,
-                   (self.players[0].b, self.players[1].b), (self.players[0].R, self.players[1].R),
-                   (self.players[0].S, self.players[1].S), self._vs, self._weight(t), self._marks, self._toucheds,
-                   self._free, st, pos, floor, general)
+        w = self._weight(t)
+        _iteration(self.mode, self.epsilon, seed, w, pos, floor, general, *self._args)
         self.nodes_touched += int(st[0])
         self.samples += int(st[1])
         self.iteration += 1
@@ -388,7 +389,7 @@ class MCCFR(Solver):
         st = np.zeros(3, dtype=np.int64)
         rng = np.zeros(1, dtype=np.uint64)
         _walk(self.mode, player, self.epsilon, self._tree, self._starts, (self.players[0].b, self.players[1].b), S,
-              v, 1.0, mark, touched, np.asarray(forced, dtype=np.int32), rng, st)
+              v, 1.0, mark, touched, np.asarray(forced, dtype=np.int32), rng, st, self._frames, self._fint)
         return v
 
     def average(self) -> tuple[np.ndarray, np.ndarray]:
@@ -410,6 +411,16 @@ class MCCFR(Solver):
         self.samples = int(state["samples"])
         self.avg_scale = float(state["avg_scale"])
         load_players(self.players, state, self.backend)
+        self._bind()
+
+
+def _depth(tree) -> int:
+    """The number of non-terminal nodes on the longest root-to-leaf path (at least 1)."""
+    depth = np.zeros(tree.n_nodes, dtype=np.int32)
+    inner = tree.kind != 3
+    for n in range(1, tree.n_nodes):  # preorder: parents first
+        depth[n] = depth[tree.parent[n]] + inner[tree.parent[n]]
+    return max(int(depth.max()), 1)
 
 
 def _normalize(T, S: np.ndarray) -> np.ndarray:
