@@ -43,7 +43,7 @@ Storage: the compiled Problem's :class:`~treeplex.tree.GameTree` (flat arrays in
 preorder) with a numba traversal; a problem without a tree (the structured poker games) is
 refused.
 
-Determinism: ``seed`` seeds ``self.rng`` (checkpointed); each iteration draws a 63-bit seed
+Determinism: ``seed`` seeds ``self.rng`` (checkpointed); each iteration takes a 63-bit seed
 from it for the traversal's own generator (splitmix64 in numba), so a resumed run repeats
 the uninterrupted one bit for bit.
 
@@ -255,15 +255,18 @@ def _apply(start, end, noparent, v, b, R, pos, floor, general, mark, touched, st
 
 
 @nb.njit(cache=True)
-def _iteration(mode, eps, seed, w, pos, floor, general, tree, starts, ends, noparents, bs, Rs, S, vs, marks, toucheds,
-               forced, stats, frames, fint):
-    """One MCCFR iteration: player 0's traversal and update, then player 1's."""
+def _iterations(mode, eps, seeds, coefs, tree, starts, ends, noparents, bs, Rs, S, vs, marks, toucheds, forced, stats,
+                frames, fint):
+    """MCCFR iterations, one per row of ``coefs`` = (average weight, pos, neg, floor, kappa,
+    lam) and entry of ``seeds``: player 0's traversal and update, then player 1's."""
     rng = np.empty(1, dtype=np.uint64)
-    rng[0] = np.uint64(seed)
-    for i in range(2):
-        _walk(mode, i, eps, tree, starts, bs, S, vs[i], w, marks[i], toucheds[i], forced, rng, stats, frames, fint)
-        _apply(starts[i], ends[i], noparents[i], vs[i], bs[i], Rs[i], pos, floor, general, marks[i], toucheds[i],
-               stats)
+    for it in range(len(seeds)):
+        rng[0] = seeds[it]
+        w, pos, neg, floor, kappa, lam = coefs[it, 0], coefs[it, 1], coefs[it, 2], coefs[it, 3], coefs[it, 4], coefs[it, 5]
+        for i in range(2):
+            _walk(mode, i, eps, tree, starts, bs, S, vs[i], w, marks[i], toucheds[i], forced, rng, stats, frames, fint)
+            _apply(starts[i], ends[i], noparents[i], vs[i], bs[i], Rs[i], pos, floor, (neg, kappa, lam), marks[i],
+                   toucheds[i], stats)
 
 
 # ---------------------------------------------------------------------- the solver
@@ -349,34 +352,38 @@ class MCCFR(Solver):
             return ((t - 1) / t) ** self.gamma, 1.0
         return 1.0, 1.0
 
-    def _weight(self, t: int) -> float:
-        """The weight of iteration t's average additions (omega_t / prod_{u <= t} rho_u)."""
-        rho, omega = self.averaging(t)
-        if rho == 0.0:  # the sum so far is forgotten
-            for s in self.players:
-                s.S[:] = 0.0
-            self.avg_scale = 1.0
-        else:
-            self.avg_scale *= rho
-            if self.avg_scale < 1e-200:  # renormalize before the weights overflow
-                for s in self.players:
-                    s.S *= self.avg_scale
-                self.avg_scale = 1.0
-        return omega / self.avg_scale
-
-    # ------------------------------------------------------------------ iteration
-
     def step(self) -> None:
-        t = self.iteration + 1
-        pos, floor, general, _ = kernel_args(self.regrets(t), plain=False)
-        seed = int(self.rng.bit_generator.random_raw()) >> 1  # 63 bits from the checkpointed generator
+        self.run(1)
+
+    def run(self, n: int) -> None:
+        """``n`` iterations in one numba call, bit for bit the same as ``n`` calls of
+        :meth:`step` (the per-call overhead is most of an outcome-sampling iteration)."""
+        rows = []
+        for _ in range(n):
+            t = self.iteration + len(rows) + 1
+            rho, omega = self.averaging(t)
+            if rho == 0.0 or self.avg_scale * rho < 1e-200:
+                self._flush(rows)  # the iterations before t add with the old scale
+                for s in self.players:  # forget the sum (rho = 0) or renormalize it before the weights overflow
+                    s.S *= rho * self.avg_scale
+                self.avg_scale = 1.0
+            else:
+                self.avg_scale *= rho
+            pos, floor, (neg, kappa, lam), _ = kernel_args(self.regrets(t), plain=False)
+            rows.append((omega / self.avg_scale, pos, neg, floor, kappa, lam))
+        self._flush(rows)
+
+    def _flush(self, rows: list) -> None:
+        if not rows:
+            return
+        seeds = self.rng.bit_generator.random_raw(len(rows)) >> np.uint64(1)  # from the checkpointed generator
         st = self._stats
         st[0] = st[1] = 0
-        w = self._weight(t)
-        _iteration(self.mode, self.epsilon, seed, w, pos, floor, general, *self._args)
+        _iterations(self.mode, self.epsilon, seeds, np.array(rows, dtype=np.float64), *self._args)
         self.nodes_touched += int(st[0])
         self.samples += int(st[1])
-        self.iteration += 1
+        self.iteration += len(rows)
+        rows.clear()
 
     def sampled_values(self, player: int, forced: np.ndarray) -> np.ndarray:
         """The sampled counterfactual values of ``player``'s sequences from one traversal whose
