@@ -2,7 +2,8 @@
 our samplers against OpenSpiel's C++ MCCFR and against our full-width CFR+, one table, and a
 figure of exploitability against seconds.
 
-    .venv/bin/python benchmarks/mccfr.py [GAME ...] [--seeds 3] [--time-limit 10] [--out out/mccfr_vs_cfr.png]
+    .venv/bin/python benchmarks/mccfr.py [GAME ...] [--seeds 3] [--time-limit 10] [--solvers es,os,cfr+]
+                                         [--out out/mccfr_vs_cfr.png]
 
 GAME defaults: ``openspiel:leduc_poker`` (OpenSpiel's Leduc, 936 infosets, the same game for
 every solver) and ``openspiel:liars_dice(numdice=1,dice_sides=6)``.
@@ -17,7 +18,7 @@ exploitability is treeplex's, exact, on the same game: OpenSpiel's average polic
 through ``Policy.get_state_policy`` at one state per infoset (on Leduc it agrees with
 ``pyspiel.exploitability`` to 1e-12, checked at start). A run stops at the last target or at
 ``--time-limit`` seconds; a time not reached prints as ``>LIMIT``. Times are upper bounds
-at the check granularity (at most 25% late).
+at the check granularity (at most 25% late); the last check may end past the limit.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from treeplex.driver import make_solver
 from treeplex.metrics import exploitability
 
 DEFAULT_GAMES = ["openspiel:leduc_poker", "openspiel:liars_dice(numdice=1,dice_sides=6)"]
-TARGETS = (1e-2, 1e-3)
+TARGETS = (1e-1, 1e-2, 1e-3)  # the issue asks for 1e-2 and 1e-3; 1e-1 shows the sampled ratios in short runs
 
 
 def representatives(spiel_game) -> dict:
@@ -93,6 +94,7 @@ def main(argv=None) -> int:
     ap.add_argument("--time-limit", type=float, default=10.0, help="solver seconds per run")
     ap.add_argument("--out", default="out/mccfr_vs_cfr.png")
     ap.add_argument("--no-peers", action="store_true", help="skip OpenSpiel")
+    ap.add_argument("--solvers", default="es,os,cfr+", help="comma-separated subset of es, os, cfr+")
     args = ap.parse_args(argv)
     pyspiel = None
     if not args.no_peers:
@@ -105,23 +107,25 @@ def main(argv=None) -> int:
         problem = load_problem(spec)
         problem.tree  # walked once, outside every timing
         runs = {}  # solver -> list of traces (one per seed)
-        for alg in ("mccfr-es", "mccfr-os"):
+        chosen = set(args.solvers.split(","))
+        for alg in [a for a in ("mccfr-es", "mccfr-os") if a[6:] in chosen]:
             for seed in range(args.seeds):
                 s = make_solver(problem, alg, seed=seed)
                 s.run(1)  # JIT outside the timing
                 s = make_solver(problem, alg, seed=seed)
                 runs.setdefault(alg, []).append(traced(s.run, lambda: exploitability(problem, *s.average()),
                                                        args.time_limit))
-        s = make_solver(problem, "cfr+")
-        s.step()
-        s = make_solver(problem, "cfr+")
+        if "cfr+" in chosen:
+            s = make_solver(problem, "cfr+")
+            s.step()
+            s = make_solver(problem, "cfr+")
 
-        def steps(n, s=s):
-            for _ in range(n):
-                s.step()
+            def steps(n, s=s):
+                for _ in range(n):
+                    s.step()
 
-        runs["cfr+ (full width)"] = [traced(steps, lambda: exploitability(problem, *s.average()), args.time_limit,
-                                            first=1)]
+            runs["cfr+ (full width)"] = [traced(steps, lambda: exploitability(problem, *s.average()),
+                                                args.time_limit, first=1)]
         if pyspiel is not None and spec.startswith("openspiel:"):
             sg = problem.game.spiel_game
             reps = representatives(sg)
@@ -132,8 +136,9 @@ def main(argv=None) -> int:
                 ours = exploitability(problem, *spiel_plans(problem, reps, check.average_policy()))
                 theirs = pyspiel.exploitability(sg, check.average_policy())
                 assert abs(ours - theirs) < 1e-9, (ours, theirs)
-            for name, cls in (("OpenSpiel ES (C++)", pyspiel.ExternalSamplingMCCFRSolver),
-                              ("OpenSpiel OS (C++)", pyspiel.OutcomeSamplingMCCFRSolver)):
+            for name, cls in [(n, c) for n, c in (("OpenSpiel ES (C++)", pyspiel.ExternalSamplingMCCFRSolver),
+                                                  ("OpenSpiel OS (C++)", pyspiel.OutcomeSamplingMCCFRSolver))
+                              if n[10:12].lower() in chosen]:
                 for seed in range(args.seeds):
                     sol = cls(sg, seed=seed)
 
@@ -154,10 +159,11 @@ def main(argv=None) -> int:
     fmt = lambda t: f">{args.time_limit:g}" if t == float("inf") else f"{t:.3g}"  # noqa: E731
     print(f"\nwall seconds to exploitability (median of {args.seeds} seeds; solver time only; limit "
           f"{args.time_limit:g} s per run)\n")
-    print(f"| game | solver | to {TARGETS[0]:g} | to {TARGETS[1]:g} | iterations/s | final expl. | runs |")
-    print("|---|---|---|---|---|---|---|")
-    for spec, name, t1, t2, rate, best, n in table:
-        print(f"| {spec} | {name} | {fmt(t1)} | {fmt(t2)} | {rate:,.0f} | {best:.2e} | {n} |")
+    print("| game | solver | " + " | ".join(f"to {tg:g}" for tg in TARGETS) + " | iterations/s | final expl. | runs |")
+    print("|---|---|" + "---|" * len(TARGETS) + "---|---|---|")
+    for spec, name, *rest in table:
+        times, (rate, best, n) = rest[:len(TARGETS)], rest[len(TARGETS):]
+        print(f"| {spec} | {name} | " + " | ".join(fmt(t) for t in times) + f" | {rate:,.0f} | {best:.2e} | {n} |")
     if args.out:
         import matplotlib
 
