@@ -56,6 +56,12 @@ def test_kuhn_converges_toward_the_lp_value(kuhn, algorithm):
     assert extra["samples"] == 2 * 100000 and extra["nodes_touched"] > extra["samples"]
 
 
+def test_outcome_sampling_with_baselines_converges(kuhn):
+    s = run(kuhn, "mccfr-os", 20000, seed=7, baseline="learned")
+    # measured (seed 7, 20k iterations): 0.0042 with baselines, 0.0217 without
+    assert exploitability(kuhn, *s.average()) < 0.02
+
+
 @pytest.mark.parametrize("variant", ["cfr-rm+", "cfr+", "lcfr", "dcfr", "pcfr+"])
 def test_variants_converge_on_kuhn(kuhn, variant):
     s = run(kuhn, "mccfr-es", 5000, seed=1, variant=variant)
@@ -119,9 +125,11 @@ def _regrets(T, b, v):
     return r
 
 
-@pytest.mark.parametrize("algorithm", SAMPLERS)
-def test_expected_sampled_update_is_the_full_width_update(kuhn, algorithm):
-    s = run(kuhn, algorithm, 7, seed=3)  # a mixed, non-uniform profile
+@pytest.mark.parametrize("algorithm,params", [(a, {}) for a in SAMPLERS] + [("mccfr-os", {"baseline": "learned"})])
+def test_expected_sampled_update_is_the_full_width_update(kuhn, algorithm, params):
+    s = run(kuhn, algorithm, 7, seed=3, **params)  # a mixed, non-uniform profile (and learned baselines)
+    if params:
+        assert np.count_nonzero(s.base) > 10
     b = [pl.b for pl in s.players]
     assert all(np.ptp(bb[1:]) > 0.05 for bb in b)
     x, y = s.current()
@@ -180,9 +188,10 @@ class Crash(Exception):
     pass
 
 
-@pytest.mark.parametrize("algorithm,variant", [("mccfr-es", "dcfr"), ("mccfr-os", "cfr"), ("mccfr-cs", "cfr+")])
-def test_resume_reproduces_the_uninterrupted_run(tmp_path, leduc, algorithm, variant):
-    kw = dict(max_iters=300, check_every=50, seed=11, variant=variant)
+@pytest.mark.parametrize("algorithm,params", [("mccfr-es", {"variant": "dcfr"}), ("mccfr-os", {"baseline": "learned"}),
+                                              ("mccfr-cs", {"variant": "cfr+"})])
+def test_resume_reproduces_the_uninterrupted_run(tmp_path, leduc, algorithm, params):
+    kw = dict(max_iters=300, check_every=50, seed=11, **params)
     full = solve(leduc, algorithm, **kw)
     path = str(tmp_path / "run.npz")
 
@@ -210,6 +219,8 @@ def test_refusals(kuhn):
         ALGORITHMS["mccfr-es"](kuhn, variant="hedge")
     with pytest.raises(tp.InputError, match="epsilon"):
         ALGORITHMS["mccfr-os"](kuhn, epsilon=0.0)
+    with pytest.raises(tp.InputError, match="outcome sampling"):
+        ALGORITHMS["mccfr-es"](kuhn, baseline="learned")
 
     class NoTree:  # a structured problem (poker): no history tree
         tree = None
