@@ -237,3 +237,17 @@ def test_cli(capsys):
                  "--no-strategies"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["iterations"] == 10000 and out["gap"] < 0.05
+
+
+def test_trace_and_plot_against_nodes_touched(tmp_path, capsys):
+    trace, png = str(tmp_path / "es.csv"), str(tmp_path / "es.png")
+    assert main(["solve", "kuhn", "--algorithm", "mccfr-es", "--max-iters", "2000", "--trace", trace,
+                 "--no-strategies"]) == 0
+    with open(trace) as f:
+        assert "nodes_touched" in f.read()
+    assert main(["plot", trace, "-o", png, "--x", "nodes_touched,seconds"]) == 0
+    with open(png, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    capsys.readouterr()
+    assert main(["plot", trace, "-o", png, "--x", "flops"]) == 2
+    assert "unknown column" in capsys.readouterr().err
