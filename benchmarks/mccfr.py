@@ -8,8 +8,8 @@ figure of exploitability against seconds.
 GAME defaults: ``openspiel:leduc_poker`` (OpenSpiel's Leduc, 936 infosets, the same game for
 every solver) and ``openspiel:liars_dice(numdice=1,dice_sides=6)``.
 
-Solvers: treeplex ``mccfr-es`` and ``mccfr-os`` (epsilon 0.6; driven with ``run(n)``, n
-iterations per numba call), ``pyspiel.ExternalSamplingMCCFRSolver`` and
+Solvers: treeplex ``mccfr-es``, ``mccfr-os`` (epsilon 0.6) and ``mccfr-os`` with VR-MCCFR
+baselines (driven with ``run(n)``, n iterations per numba call), ``pyspiel.ExternalSamplingMCCFRSolver`` and
 ``pyspiel.OutcomeSamplingMCCFRSolver`` (``run_iteration()`` in a Python loop; the per-call
 overhead is well under a microsecond of their 15-300 us iterations), and treeplex ``cfr+``
 (full width, deterministic: one run). Every solver runs on its own, checked at a geometric
@@ -94,7 +94,7 @@ def main(argv=None) -> int:
     ap.add_argument("--time-limit", type=float, default=10.0, help="solver seconds per run")
     ap.add_argument("--out", default="out/mccfr_vs_cfr.png")
     ap.add_argument("--no-peers", action="store_true", help="skip OpenSpiel")
-    ap.add_argument("--solvers", default="es,os,cfr+", help="comma-separated subset of es, os, cfr+")
+    ap.add_argument("--solvers", default="es,os,os-vr,cfr+", help="comma-separated subset of es, os, os-vr, cfr+")
     args = ap.parse_args(argv)
     pyspiel = None
     if not args.no_peers:
@@ -108,12 +108,16 @@ def main(argv=None) -> int:
         problem.tree  # walked once, outside every timing
         runs = {}  # solver -> list of traces (one per seed)
         chosen = set(args.solvers.split(","))
-        for alg in [a for a in ("mccfr-es", "mccfr-os") if a[6:] in chosen]:
+        ours = (("es", "mccfr-es", "mccfr-es", {}), ("os", "mccfr-os", "mccfr-os", {}),
+                ("os-vr", "mccfr-os (VR baselines)", "mccfr-os", {"baseline": "learned"}))
+        for key, label, alg, params in ours:
+            if key not in chosen:
+                continue
             for seed in range(args.seeds):
-                s = make_solver(problem, alg, seed=seed)
+                s = make_solver(problem, alg, seed=seed, **params)
                 s.run(1)  # JIT outside the timing
-                s = make_solver(problem, alg, seed=seed)
-                runs.setdefault(alg, []).append(traced(s.run, lambda: exploitability(problem, *s.average()),
+                s = make_solver(problem, alg, seed=seed, **params)
+                runs.setdefault(label, []).append(traced(s.run, lambda: exploitability(problem, *s.average()),
                                                        args.time_limit))
         if "cfr+" in chosen:
             s = make_solver(problem, "cfr+")
