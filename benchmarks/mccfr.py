@@ -105,7 +105,7 @@ def main(argv=None) -> int:
     table, curves = [], {}
     for spec in args.games:
         problem = load_problem(spec)
-        problem.tree  # walked once, outside every timing
+        _ = problem.tree  # walked once, outside every timing
         runs = {}  # solver -> list of traces (one per seed)
         chosen = set(args.solvers.split(","))
         ours = (("es", "mccfr-es", "mccfr-es", {}), ("os", "mccfr-os", "mccfr-os", {}),
@@ -117,7 +117,7 @@ def main(argv=None) -> int:
                 s = make_solver(problem, alg, seed=seed, **params)
                 s.run(1)  # JIT outside the timing
                 s = make_solver(problem, alg, seed=seed, **params)
-                runs.setdefault(label, []).append(traced(s.run, lambda: exploitability(problem, *s.average()),
+                runs.setdefault(label, []).append(traced(s.run, lambda p=problem, s=s: exploitability(p, *s.average()),
                                                        args.time_limit))
         if "cfr+" in chosen:
             s = make_solver(problem, "cfr+")
@@ -128,7 +128,7 @@ def main(argv=None) -> int:
                 for _ in range(n):
                     s.step()
 
-            runs["cfr+ (full width)"] = [traced(steps, lambda: exploitability(problem, *s.average()),
+            runs["cfr+ (full width)"] = [traced(steps, lambda p=problem, s=s: exploitability(p, *s.average()),
                                                 args.time_limit, first=1)]
         if pyspiel is not None and spec.startswith("openspiel:"):
             sg = problem.game.spiel_game
@@ -151,16 +151,15 @@ def main(argv=None) -> int:
                             sol.run_iteration()
 
                     runs.setdefault(name, []).append(
-                        traced(advance, lambda sol=sol: exploitability(problem, *spiel_plans(problem, reps,
-                                                                                             sol.average_policy())),
-                               args.time_limit))
+                        traced(advance, lambda sol=sol, p=problem, r=reps: exploitability(
+                            p, *spiel_plans(p, r, sol.average_policy())), args.time_limit))
         for name, traces in runs.items():
             med = [statistics.median(time_to(r, tg) for r in traces) for tg in TARGETS]
             rate = statistics.median(r[-1][1] / r[-1][0] for r in traces)
             best = statistics.median(r[-1][2] for r in traces)
             table.append((spec, name, *med, rate, best, len(traces)))
         curves[spec] = runs
-    fmt = lambda t: f">{args.time_limit:g}" if t == float("inf") else f"{t:.3g}"  # noqa: E731
+    fmt = lambda t: f">{args.time_limit:g}" if t == float("inf") else f"{t:.3g}"
     print(f"\nwall seconds to exploitability (median of {args.seeds} seeds; solver time only; limit "
           f"{args.time_limit:g} s per run)\n")
     print("| game | solver | " + " | ".join(f"to {tg:g}" for tg in TARGETS) + " | iterations/s | final expl. | runs |")

@@ -11,7 +11,7 @@ from treeplex.cli import main
 from treeplex.driver import solve
 from treeplex.metrics import exploitability
 from treeplex.solvers import ALGORITHMS
-from treeplex.solvers.mccfr import CS, ES, OS
+from treeplex.solvers.mccfr import ES, OS
 
 SAMPLERS = ["mccfr-es", "mccfr-os", "mccfr-cs"]
 KUHN_VALUE = -1.0 / 18.0

@@ -5,8 +5,11 @@ minimization in extensive games" (MCCFR): each iteration walks only a sampled pa
 history tree and updates the regrets of the infosets it reaches with *sampled*
 counterfactual values, unbiased estimates of the full-width ones (their Lemma 1: with
 q(z) > 0 for every terminal z, E[v~(I, a)] = v(I, a)). In the unified view of Waugh &
-Bagnell (2015, section "Sampling"), this is the same dual-averaging step with a stochastic
-gradient in place of A y or -A^T x: regret matching is unchanged, only the gradient is sampled.
+Bagnell (2015, section "Acceleration and Sampling"), this is the same step with a stochastic
+gradient in place of A y or -A^T x: sampling the opponent's strategy makes the gradient a
+column of A (external and outcome sampling), sampling nature's choice one term of A's sum
+over chance outcomes (chance sampling); regret matching is unchanged, only the gradient is
+sampled, which trades a cheaper iteration for more iterations.
 
 The samplers (one traversal per player per iteration, alternating: player 0's traversal
 updates its regrets, then player 1's traversal plays against player 0's new strategy, as in
@@ -16,8 +19,8 @@ OpenSpiel):
   they reach (the opponent from its current strategy); the traverser enumerates all of its
   actions. The sampled counterfactual value of (I, a) is the sampled value below h a.
   Average strategy: "simple"/stochastically-weighted averaging as in OpenSpiel, the
-  opponent's average gains its current local strategy at every node of its the traversal
-  reaches (its own reach is sampled, so the expected addition is proportional to it).
+  opponent's average gains its current local strategy at every node of its that the
+  traversal reaches (its own reach is sampled, so the expected addition is proportional to it).
 - ``mccfr-os``, outcome sampling: one terminal history per traversal; the traverser samples
   from epsilon-uniform + (1 - epsilon) times its strategy (``epsilon`` = 0.6 as in Lanctot
   2009 and OpenSpiel), the opponent and chance from theirs. Sampled counterfactual values
@@ -284,7 +287,8 @@ def _iterations(mode, eps, seeds, coefs, tree, starts, ends, noparents, bs, Rs, 
     rng = np.empty(1, dtype=np.uint64)
     for it in range(len(seeds)):
         rng[0] = seeds[it]
-        w, pos, neg, floor, kappa, lam = coefs[it, 0], coefs[it, 1], coefs[it, 2], coefs[it, 3], coefs[it, 4], coefs[it, 5]
+        w, pos, neg, floor, kappa, lam = (coefs[it, 0], coefs[it, 1], coefs[it, 2], coefs[it, 3], coefs[it, 4],
+                                          coefs[it, 5])
         for i in range(2):
             _walk(mode, i, eps, tree, starts, bs, S, vs[i], w, marks[i], toucheds[i], forced, rng, stats, frames, fint,
                   base, decay)
