@@ -330,7 +330,8 @@ def cmd_plot(args) -> int:
     check_output(args.output, "-o", inputs={t: "a trace to draw" for t in args.traces})
     check_image_name(args.output)
 
-    print(plot_traces(args.traces, args.output, labels=args.label, current=args.current, title=args.title))
+    print(plot_traces(args.traces, args.output, labels=args.label, current=args.current, title=args.title,
+                      x=tuple(k.strip() for k in args.x.split(",") if k.strip())))
     return 0
 
 
@@ -442,6 +443,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--label", action="append", default=None, help="legend label per trace, in order")
     sp.add_argument("--current", action="store_true", help="also draw the gap of the current iterate")
     sp.add_argument("--title", default=None)
+    sp.add_argument("--x", default="iteration,gradients",
+                    help="trace columns on the horizontal axes, comma-separated, one panel each: iteration, "
+                         "gradients, seconds, nodes_touched, samples (default iteration,gradients)")
     sp.set_defaults(func=cmd_plot)
     sp = sub.add_parser("depth-limited", add_help=False,
                         help="respond to an off-tree bet by depth-limited nested solving and state its cost")

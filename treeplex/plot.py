@@ -47,18 +47,30 @@ def check_image_name(out: str) -> None:
                          f"use one of {', '.join('.' + k for k in sorted(kinds))}")
 
 
+X_LABELS = {"iteration": "iterations", "gradients": "gradient computations (products A y, A^T x)",
+            "seconds": "solver seconds", "nodes_touched": "history nodes touched (sampling)",
+            "samples": "sampled traversals"}
+
+
 def plot_traces(paths: list[str], out: str, labels: list[str] | None = None, current: bool = False,
-                title: str | None = None) -> str:
+                title: str | None = None, x: tuple = ("iteration", "gradients")) -> str:
     """Draw the traces to ``out`` (PNG, or any format matplotlib knows by extension).
 
-    ``current`` also draws the gap of the last iterate, dashed. Returns ``out``.
+    ``current`` also draws the gap of the last iterate, dashed. ``x``: the trace columns on
+    the horizontal axes, one panel each (:data:`X_LABELS`; ``nodes_touched`` and ``samples``
+    are in the traces of the sampling solvers). Returns ``out``.
     """
+    x = tuple(x)
+    unknown = [k for k in x if k not in X_LABELS]
+    if not x or unknown:
+        raise InputError(f"--x: unknown column(s) {unknown}; choose from {', '.join(X_LABELS)}")
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(11 if len(paths) <= 6 else 13, 4.2))
+    fig, axes = plt.subplots(1, len(x), figsize=(5.5 * len(x) + (2 if len(paths) > 6 else 0), 4.2), squeeze=False)
+    axes = axes[0]
     colors = plt.get_cmap("tab10" if len(paths) <= 10 else "tab20").colors
     games = set()
     for k, path in enumerate(paths):
@@ -68,13 +80,16 @@ def plot_traces(paths: list[str], out: str, labels: list[str] | None = None, cur
         rows = [r for r in rows if 0 < r["gap_average"] < float("inf")]
         if not rows:
             raise InputError(f"{path}: no positive finite gap to draw on a log scale")
-        for ax, xkey in zip(axes, ("iteration", "gradients")):
+        for xkey in x:
+            if xkey not in rows[0]:
+                raise InputError(f"{path}: the trace has no column {xkey!r}")
+        for ax, xkey in zip(axes, x):
             color = colors[k % len(colors)]
             ax.plot([r[xkey] for r in rows], [r["gap_average"] for r in rows], label=label, color=color)
             if current:
                 pts = [r for r in rows if r.get("gap_current", 0) > 0]
                 ax.plot([r[xkey] for r in pts], [r["gap_current"] for r in pts], ls="--", lw=0.8, color=color)
-    for ax, xlabel in zip(axes, ("iterations", "gradient computations (products A y, A^T x)")):
+    for ax, xlabel in zip(axes, (X_LABELS[k] for k in x)):
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel(xlabel)
@@ -83,7 +98,7 @@ def plot_traces(paths: list[str], out: str, labels: list[str] | None = None, cur
     if len(paths) <= 6:
         axes[0].legend(fontsize=8)
     else:
-        axes[1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+        axes[-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     title = title or " / ".join(sorted(g for g in games if g)) or "convergence"
     fig.suptitle(title + (" (solid: average, dashed: current iterate)" if current else ""))
     fig.tight_layout()

@@ -127,6 +127,26 @@ def _regret_runs(lo, hi, size, q0, q1, start, end, parent, v, b, R, pos, floor, 
     return root
 
 
+@nb.njit(cache=True)
+def regret_match_infoset(j, start, end, noparent, v, b, R, pos, floor, general):
+    """The regret update at the single infoset j (:func:`_rm_run` with j0 = j, j1 = j + 1),
+    for samplers (:mod:`treeplex.solvers.mccfr`) that update only the infosets a sampled
+    traversal reached. ``v`` holds the (sampled) counterfactual values of j's sequences,
+    already including everything below them, so nothing is passed up: ``noparent`` is an
+    all-zero int32 array over the infosets, which sends the value into the returned sum.
+    Returns the infoset's value sum_s b[s] v[s] under the strategy played."""
+    if general is None:
+        plain, neg, kappa, lam = True, pos, 1.0, 0.0
+    else:
+        plain, (neg, kappa, lam) = False, general
+    k = end[j] - start[j]
+    if k == 2:
+        return _rm_run(j, j + 1, 2, plain, start, noparent, v, b, R, pos, neg, floor, kappa, lam, None)
+    if k == 3:
+        return _rm_run(j, j + 1, 3, plain, start, noparent, v, b, R, pos, neg, floor, kappa, lam, None)
+    return _rm_run(j, j + 1, k, plain, start, noparent, v, b, R, pos, neg, floor, kappa, lam, None)
+
+
 @nb.njit(inline="always")
 def _regret_run(j0, j1, k, start, end, parent, v, b, R, pos, floor, general, eta, logprior, lower):
     """One run: Hedge, or regret matching with k a literal for 2-5 actions."""
