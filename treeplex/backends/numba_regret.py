@@ -135,16 +135,10 @@ def regret_match_infoset(j, start, end, noparent, v, b, R, pos, floor, general):
     already including everything below them, so nothing is passed up: ``noparent`` is an
     all-zero int32 array over the infosets, which sends the value into the returned sum.
     Returns the infoset's value sum_s b[s] v[s] under the strategy played."""
-    if general is None:
-        plain, neg, kappa, lam = True, pos, 1.0, 0.0
-    else:
-        plain, (neg, kappa, lam) = False, general
-    k = end[j] - start[j]
-    if k == 2:
-        return _rm_run(j, j + 1, 2, plain, start, noparent, v, b, R, pos, neg, floor, kappa, lam, None)
-    if k == 3:
-        return _rm_run(j, j + 1, 3, plain, start, noparent, v, b, R, pos, neg, floor, kappa, lam, None)
-    return _rm_run(j, j + 1, k, plain, start, noparent, v, b, R, pos, neg, floor, kappa, lam, None)
+    return _regret_run(j, j + 1, 0, start, end, noparent, v, b, R, pos, floor, general, None, _NO_PRIOR, None)
+
+
+_NO_PRIOR = np.zeros(0)
 
 
 @nb.njit(inline="always")
