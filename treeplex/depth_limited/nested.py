@@ -109,7 +109,7 @@ def respond_to_offtree(bp: Blueprint, table: LeafTable | None, game_x: NLFH, aft
     the bet to the end of the game in one piece (the reference the paper mentions, "about
     10,000x larger" in real NLFH; ``table`` is then unused). ``leaf_weighting``: how leaves
     after the off-tree bet mix the two bracketing sizes' values (:func:`.leaves.bracket`:
-    "average", the paper's 1/2 each, or "rpat"). ``gifts``: round-2 alts raised by the step-1
+    "average", the paper's 1/2 each, "rpat" or "blend"). ``gifts``: round-2 alts raised by the step-1
     margins (module docstring; needs ``root_safety`` and ``round2="safe"``). ``solve_kw`` go to
     the solver."""
     if round2 not in ("safe", "unsafe"):
