@@ -7,8 +7,10 @@ The setting of ``depth_limited_nlfh.py`` (same game, blueprint and exact exploit
 one blueprint and one leaf table for every size. For each off-tree opening size x (between two
 of the abstraction's raises), player 1 responds by RPAT and by depth-limited solving with k
 self-generative values per leaf, the leaves after the bet mixing the two bracketing sizes'
-values either by the paper's plain average (1/2 each) or by RPAT's f(x) and 1 - f(x)
-(``leaf_weighting``). Writes ``sweep.md`` and ``sweep.json`` under ``--out``.
+values by the paper's plain average (1/2 each), by RPAT's f(x) and 1 - f(x), or half-way
+between the two (``leaf_weighting``: "average", "rpat", "blend"). Round 2 is safe with the
+step-1 gifts (``respond_to_offtree``'s defaults). Writes ``sweep.md`` and ``sweep.json``
+under ``--out``, with each weighting's mean over each bracket.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from treeplex.compile import compile_game
 from treeplex.depth_limited.blueprint import compute_blueprint
 from treeplex.depth_limited.evaluation import exploitability, plan_of
 from treeplex.depth_limited.index import NLFHIndex
-from treeplex.depth_limited.leaves import LeafEvaluator
+from treeplex.depth_limited.leaves import WEIGHTINGS, LeafEvaluator
 from treeplex.depth_limited.nested import respond_to_offtree
 from treeplex.depth_limited.sets import bias_table, self_generative_table
 from treeplex.depth_limited.translation import rpat_bracket, rpat_plan
@@ -41,7 +43,7 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", type=float, nargs="+", default=SIZES)
     ap.add_argument("--k", type=int, nargs="+", default=[1, 4, 8])
     ap.add_argument("--method", choices=["self-generative", "bias"], default="self-generative")
-    ap.add_argument("--weightings", nargs="+", default=["average", "rpat"])
+    ap.add_argument("--weightings", nargs="+", choices=WEIGHTINGS, default=list(WEIGHTINGS))
     ap.add_argument("--out", default="out/offtree_sweep")
     args = ap.parse_args(argv)
     params = dict(ranks=args.ranks, suits=2, hole=1, flop=1, stack=args.stack, bets="0.5,1,allin")
@@ -102,6 +104,19 @@ def write(args, G, bp, rows) -> None:
     for r in rows:
         lines.append(f"| {r['size']:g} | {r['f']:.3f} | {r['rpat']:.2f} | "
                      + " | ".join(fmt(r['dl'][n]) for n in names) + " |")
+    # each bracket's mean (sizes between the same two raises), and how many sizes beat RPAT
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["below"], r["above"]), []).append(r)
+    lines += ["", "| bracket | sizes | RPAT mean | " + " | ".join(f"{n} mean (<= RPAT)" for n in names) + " |",
+              "|---|---|---|" + "---|" * len(names)]
+    for (a, b), rs in groups.items():
+        cells = []
+        for n in names:
+            vals = [r["dl"][n] for r in rs if r["dl"][n] is not None]
+            wins = sum(r["dl"][n] is not None and r["dl"][n] <= r["rpat"] + 1e-6 for r in rs)
+            cells.append(f"{sum(vals) / len(vals):.2f} ({wins}/{len(rs)})" if vals else "refused")
+        lines.append(f"| {a}-{b} | {len(rs)} | {sum(r['rpat'] for r in rs) / len(rs):.2f} | " + " | ".join(cells) + " |")
     with open(os.path.join(args.out, "sweep.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     with open(os.path.join(args.out, "sweep.json"), "w") as f:

@@ -322,3 +322,28 @@ def test_lp_noise_in_the_first_round_strategy_does_not_stop_the_second_round(tin
         return exploitability(Px, tiny.dicts[0], d1, Gx.big_blind)[0]
 
     assert noised and expl(resp) == pytest.approx(expl(clean), abs=1e-6)
+
+
+def test_round2_gifts_keep_a_near_allin_offtree_response_unexploitable():
+    # 4 ranks, 2,000 stacks (all-in = 9.5 x pot at the first action), exact LP blueprint:
+    # player 0 opens 8.55 x pot off-tree. Leaves after it borrow mostly the all-in's values
+    # (RPAT weights), which leave no room for the 0.95 x pot still behind; the round-2 resolve
+    # gadgets then held every hand of player 0 to its leaf value, also hands that never bring
+    # the bet to that leaf, and these bounds cannot all be met: the LP gave up the strong
+    # hands' bounds (3.8 mbb/g, measured before the fix). With the step-1 margins given back
+    # as gifts (Reach subgame solving) the response is as unexploitable as the blueprint (0:
+    # an exact equilibrium), the level of solving the whole rest of the game after the bet.
+    P = dict(ranks=4, suits=2, hole=1, flop=1, stack=2000)
+    bp = compute_blueprint(NLFH(**P), "lp")
+    Gx = NLFH(**P, off_tree={"": (8.55,)})
+    Px = tp.compile_game(Gx)
+    after = Gx.node("p8.55")
+    table = bias_table(LeafEvaluator(bp.index), 0, bp.b, 4)
+
+    def expl(**kw):
+        d1 = dict(bp.dicts[1])
+        d1.update(respond_to_offtree(bp, table, Gx, after, leaf_weighting="rpat", **kw).strategy)
+        return exploitability(Px, bp.dicts[0], d1, Gx.big_blind)[0]
+
+    assert expl(gifts=False) > 1.0  # the bug, kept reachable for comparison
+    assert expl() < 1e-3

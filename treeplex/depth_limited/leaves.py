@@ -115,13 +115,17 @@ class LeafEvaluator:
         return LeafTable(self.index.game, chooser, dict(self.row), np.stack(vals), list(names))
 
 
+WEIGHTINGS = ("average", "rpat", "blend")
+
+
 def bracket(node: PublicNode, x: float, weighting: str = "average") -> list[tuple[str, float]]:
     """The abstraction's raises at ``node`` just below and above pot fraction ``x``, each with
     weight 1/2 (``weighting="average"``: Section 6.1 averages the two), or with RPAT's f(x)
     and 1 - f(x) (``"rpat"``: the pseudo-harmonic mapping's probabilities, more weight on the
-    nearer size); one neighbour (weight 1) at the edges."""
-    if weighting not in ("average", "rpat"):
-        raise ValueError(f"weighting must be 'average' or 'rpat', got {weighting!r}")
+    nearer size), or half-way between the two (``"blend"``: (1/2 + f(x)) / 2); one neighbour
+    (weight 1) at the edges."""
+    if weighting not in WEIGHTINGS:
+        raise ValueError(f"weighting must be one of {', '.join(map(repr, WEIGHTINGS))}, got {weighting!r}")
     sizes = sorted((node.fraction_of(to), label) for label, to in node.raise_sizes().items())
     below = [lab for f, lab in sizes if f < x]
     above = [lab for f, lab in sizes if f > x]
@@ -129,10 +133,12 @@ def bracket(node: PublicNode, x: float, weighting: str = "average") -> list[tupl
     if same:
         return [(same[0], 1.0)]
     picks = ([below[-1]] if below else []) + ([above[0]] if above else [])
-    if weighting == "rpat" and len(picks) == 2:
+    if weighting != "average" and len(picks) == 2:
         a = max(f for f, lab in sizes if f < x)
         b = min(f for f, lab in sizes if f > x)
         f = rpat_probability(x, a, b)
+        if weighting == "blend":
+            f = (0.5 + f) / 2
         return [(picks[0], f), (picks[1], 1.0 - f)]
     return [(lab, 1.0 / len(picks)) for lab in picks]
 

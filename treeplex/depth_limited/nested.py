@@ -14,7 +14,16 @@ After the opponent's off-tree bet (a size the blueprint's abstraction lacks):
    to the end (the flop is dealt inside): ``round2="unsafe"`` with both players' ranges
    from step 1 (Ganzfried & Sandholm 2015), or ``"safe"``: resolve gadget (Burch et al.
    2014; Brown & Sandholm 2017), the opponent's root infosets getting their step-1 leaf
-   value as alt (the best of the k values given the responder's step-1 strategy).
+   value as alt (the best of the k values given the responder's step-1 strategy), raised by
+   the opponent's *gift* from step 1 (``gifts=True``, Brown & Sandholm 2017's Reach subgame
+   solving): a hole whose step-1 value of entering sits below its root alt by a margin m can
+   be allowed up to m / (n * P(leaf)) more at each of the n leaves it reaches with
+   probability P(leaf) (the responder's and chance's part), since in all it still gains at
+   most m. Without it, hands that never bring the bet to a leaf (they fold, or never make
+   it) keep their leaf value as a bound that the responder must meet there, and with leaf
+   values that leave no room for the real leaf's betting (borrowed from the all-in, near
+   all-in) these bounds cannot all be met: the LP gives up the strong hands' bounds, which
+   are the ones that do reach (the off-tree sweep at 6-20 pot).
 
 The result is the responder's strategy (by infoset key) below the off-tree node, with the
 cost of every solve.
@@ -92,14 +101,17 @@ def root_bounds(bp: Blueprint, node: PublicNode, opponent: int, r_resp: np.ndarr
 
 def respond_to_offtree(bp: Blueprint, table: LeafTable | None, game_x: NLFH, after: PublicNode, *,
                        root_safety: bool = True, round2: str = "safe", solver: str = "lp",
-                       depth_limit: bool = True, leaf_weighting: str = "average", **solve_kw) -> OffTreeResponse:
+                       depth_limit: bool = True, leaf_weighting: str = "average", gifts: bool = True,
+                       **solve_kw) -> OffTreeResponse:
     """Nested solving after the off-tree action leading to ``after`` (a node of ``game_x``, the
     game in which it exists); ``table`` holds the chooser's (the bettor's) leaf values of the
     blueprint's game. See the module docstring. ``depth_limit=False`` solves the subgame after
     the bet to the end of the game in one piece (the reference the paper mentions, "about
     10,000x larger" in real NLFH; ``table`` is then unused). ``leaf_weighting``: how leaves
     after the off-tree bet mix the two bracketing sizes' values (:func:`.leaves.bracket`:
-    "average", the paper's 1/2 each, or "rpat"). ``solve_kw`` go to the solver."""
+    "average", the paper's 1/2 each, "rpat" or "blend"). ``gifts``: round-2 alts raised by the step-1
+    margins (module docstring; needs ``root_safety`` and ``round2="safe"``). ``solve_kw`` go to
+    the solver."""
     if round2 not in ("safe", "unsafe"):
         raise ValueError(f"round2 must be 'safe' or 'unsafe', got {round2!r}")
     t_start = time.perf_counter()
@@ -139,17 +151,27 @@ def respond_to_offtree(bp: Blueprint, table: LeafTable | None, game_x: NLFH, aft
                           for n in names])
         r_opp = r_opp * enter
     rows = []
+    leaves = []
     for leaf in leaf_nodes(after):
         rr = r_resp * reach(first[resp], game_x, leaf, resp, holes, start=after)
-        if not rr.any():
-            continue  # the responder never gets here: its play here does not matter
+        if rr.any():  # else the responder never gets here: its play here does not matter
+            leaves.append((leaf, rr))
+    if gifts and root_safety and round2 == "safe":
+        margin = step1_margins(sol, [f"{n}||{after.hist_str}{GADGET_TAG}" for n in names], weights, opp, alt[1])
+        p_leaf = [_opp_reach_share(_pair_weights(index.deal, opp, np.ones(len(holes)), rr), weights, opp)
+                  for _, rr in leaves]
+        n_reached = np.sum([p > 0 for p in p_leaf], axis=0) if p_leaf else np.zeros(len(holes))
+    for i, (leaf, rr) in enumerate(leaves):
         if round2 == "unsafe":
             ro = r_opp * reach(first[opp], game_x, leaf, opp, holes, start=after)
             w2 = _pair_weights(index.deal, opp, ro if ro.any() else np.ones(len(holes)), rr)
             sub2 = nlfh_subgame(game_x, leaf, w2, holes)
         else:
             w2 = _pair_weights(index.deal, opp, np.ones(len(holes)), rr)
-            sub2 = nlfh_subgame(game_x, leaf, w2, holes, alt=(opp, _leaf_bounds(leaf_values[leaf.id], w2, opp)))
+            bound = _leaf_bounds(leaf_values[leaf.id], w2, opp)
+            if gifts and root_safety:
+                bound = gifted_bounds(bound, margin, p_leaf[i], n_reached, opp, G.stack)
+            sub2 = nlfh_subgame(game_x, leaf, w2, holes, alt=(opp, bound))
         s2 = solve_subgame(sub2, solver=solver, **solve_kw)
         strategy.update(s2.strategies[resp])
         rows.append(s2.cost)
@@ -181,10 +203,53 @@ def snap_strategy(strategy: dict) -> dict:
     return out
 
 
+def step1_margins(sol, gadget_keys: list[str], weights: np.ndarray, opp: int, root_alt: np.ndarray) -> np.ndarray:
+    """[H] how far each opponent hole's value of entering the step-1 subgame (its gadget
+    infoset ``gadget_keys[h]``; against the responder's step-1 strategy, the leaves at their
+    best of k values) stays below its root alt, in the opponent's favour (>= 0), per unit of
+    reach (root_alt's units: player 0's chips)."""
+    problem = sol.problem
+    T = problem.treeplexes[opp]
+    g = problem.A.matvec(sol.plans[1], count=False) if opp == 0 else -problem.A.rmatvec(sol.plans[0], count=False)
+    v = g.astype(np.float64).copy()
+    for j in range(T.n_infosets - 1, -1, -1):
+        v[T.parent[j]] += v[T.start[j] : T.end[j]].max()
+    share = weights.sum(axis=1 - opp) / weights.sum()  # the subgame's root weight of each opponent hole
+    where = {str(k): j for j, k in enumerate(T.infoset_keys)}
+    sign = 1.0 if opp == 0 else -1.0
+    out = np.zeros(len(root_alt))
+    for h in range(len(root_alt)):
+        j = where.get(gadget_keys[h])
+        if j is None or share[h] <= 0:
+            continue
+        enter = v[T.start[j] + T.action_labels[j].index("enter")] / share[h] * sign  # player 0's chips
+        out[h] = max(0.0, sign * (root_alt[h] - enter))
+    return out
+
+
 def _pair_weights(deal: np.ndarray, opp: int, r_opp: np.ndarray, r_resp: np.ndarray) -> np.ndarray:
     """deal[h0, h1] x reach of each player's hole."""
     r0, r1 = (r_opp, r_resp) if opp == 0 else (r_resp, r_opp)
     return deal * r0[:, None] * r1[None, :]
+
+
+def _opp_reach_share(w2: np.ndarray, weights: np.ndarray, opp: int) -> np.ndarray:
+    """[H] P(leaf | opponent hole) from the responder's and chance's side: the leaf's pair
+    weights ``w2`` over the step-1 root's, summed over the responder's holes."""
+    num = w2.sum(axis=1 - opp)
+    den = weights.sum(axis=1 - opp)
+    return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+
+
+def gifted_bounds(bound: np.ndarray, margin: np.ndarray, p_leaf: np.ndarray, n_reached: np.ndarray, opp: int,
+                  stack: float) -> np.ndarray:
+    """Leaf bounds raised (for the opponent) by its step-1 margin shared over the ``n_reached``
+    leaves it reaches and divided by P(leaf | hole), capped at what a hand can win (the stack)."""
+    ok = (p_leaf > 0) & (n_reached > 0)
+    gift = np.where(ok, margin / np.where(ok, p_leaf * n_reached, 1.0), 0.0)
+    if opp == 0:
+        return np.minimum(bound + gift, np.maximum(bound, stack))
+    return np.maximum(bound - gift, np.minimum(bound, -stack))
 
 
 def _leaf_bounds(values: np.ndarray, w: np.ndarray, opp: int) -> np.ndarray:
