@@ -3,30 +3,31 @@ first deal), each worker the chance subtrees below some dealt cards (:mod:`.poke
 
 A worker holds its part of both treeplexes, its regrets, strategies and average sums, and
 its part of the payoff operator; the driver holds the trunk's, as a :class:`RegretSolver`
-on the trunk problem (whose ``regrets(t)`` and ``averaging(t)`` give every variant's
-scalars). One CFR iteration with alternating updates, as ``RegretSolver.step``:
+on the trunk problem, whose ``regrets(t)`` and ``averaging(t)`` give every CFR variant's
+scalars. One iteration with alternating updates, as ``RegretSolver.step``:
 
-1. driver -> each worker: player 1's plan on the worker's boundary of player 1. The worker
-   ends player 1's plan pass of the previous iteration (top-down below the boundary), then
-   computes player 0's gradient on its terminals and its regret pass, and returns player
-   0's counterfactual values on its boundary (plus the empty sequence's);
-2. the driver adds them into the trunk's gradient A_trunk y and runs the trunk's regret and
-   plan passes for player 0 (``backend.regret_update``);
-3. driver -> each worker: player 0's new plan on its boundary. The worker runs player 0's
-   plan pass, then player 1's gradient and regret pass, and returns player 1's values;
-4. the driver updates the trunk for player 1. Player 1's plan pass below the boundary waits
+1. driver -> each worker: player 1's plan at the worker's roots of player 1 (its stubs in
+   the trunk). The worker ends player 1's plan pass of the previous iteration (top-down
+   below the roots), computes player 0's gradient on its terminals and its regret pass
+   (bottom-up), and returns player 0's values at its roots (what each root's infoset passes
+   up to its parent: sum_a b[a] v[a]);
+2. the driver puts them on player 0's stubs and runs the trunk's gradient, regret pass and
+   plan pass for player 0 (``backend.regret_update``);
+3. driver -> each worker: player 0's new plan at its roots. The worker runs player 0's plan
+   pass, then player 1's gradient and regret pass, and returns player 1's root values;
+4. the driver updates the trunk for player 1. Player 1's plan pass below the roots waits
    for step 1 of the next iteration (or :meth:`SplitSolver.flush`).
 
-Only boundary vectors cross: per worker and iteration, ``8 (1 + nB_1)`` bytes out and
-``8 (1 + nB_0)`` back in step 1, ``8 (1 + nB_0)`` out and ``8 (1 + nB_1)`` back in step 3,
-where nB_p = player p's hands x the worker's boundary pairs (:func:`bytes_per_iteration`).
-The arithmetic is the single-process solve's, with sums into a boundary sequence taken in
-another order (agreement to rounding, tested to 1e-12).
+Only root vectors cross: per worker and iteration ``16 (nB_0 + nB_1)`` bytes, nB_p = player
+p's hands x the worker's roots of p (public nodes right below the deal where p acts first
+on the new street; :func:`bytes_per_iteration`). Every number is the single-process solve's,
+bit for bit, where that solve runs its operator on one thread (see :mod:`.poker.split`:
+stubs keep the trunk's sums in the same order; a worker's sums are the same as its subtrees').
 
-Engines: ``local`` (workers are objects in this process, one after another: tests),
+Engines: ``local`` (workers are objects in this process, called one after another: tests),
 ``process`` (one process per worker, pipes) and ``ray`` (Ray actors; a local cluster, or
-``address``). The gap is computed the same way (:meth:`SplitSolver.evaluate`): best-response
-passes below the boundary on the workers, the trunk's on the driver.
+``address``). The gap (:meth:`SplitSolver.evaluate`) is computed the same way: best-response
+passes below the roots on the workers, the trunk's on the driver, nothing gathered.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ class PartWorker:
         from .poker.split import piece
 
         self.piece = piece(load_split_game(spec), part, parts)
+        self.nb = [sd.n_boundary for sd in self.piece.sides]
         self.A = self.piece.A
         dtype = np.dtype(storage)
         self.runs, self.b, self.R, self.x, self.xsum = [], [], [], [], []
@@ -74,6 +76,7 @@ class PartWorker:
             self.b.append(b)
             self.R.append(np.zeros(n, dtype=dtype))
             self.x.append(np.zeros(n, dtype=dtype))
+            self.x[-1][0] = 1.0
             self.xsum.append(np.zeros(n, dtype=dtype))
 
     def sizes(self) -> dict:
@@ -87,11 +90,11 @@ class PartWorker:
             sum(a.nbytes for r in self.runs for a in r)
 
     def step(self, q: int, vec: np.ndarray, plan_avg, coef) -> np.ndarray | None:
-        """``vec`` = player q's plan on the boundary (entry 0: the empty sequence). With
-        ``plan_avg`` = (rho, omega): player q's plan pass. With ``coef`` (kernel_args):
-        player 1-q's gradient and regret pass; returns its values on the boundary."""
+        """``vec`` = player q's plan at the roots. With ``plan_avg`` = (rho, omega): player
+        q's plan pass. With ``coef`` (kernel_args): player 1-q's gradient and regret pass;
+        returns its values at the roots."""
         x = self.x[q]
-        x[:len(vec)] = vec
+        x[1:1 + self.nb[q]] = vec
         if plan_avg is not None:
             self._plan(q, *plan_avg)
         if coef is None:
@@ -101,14 +104,14 @@ class PartWorker:
         pos, floor, general, eta = coef
         start, end, parent = self._arrays(p)
         lo, hi, ptr = self.runs[p]
-        g[0] += _regret_runs(lo, hi, ptr[0], ptr[-1], start, end, parent, g, self.b[p], self.R[p], pos, floor,
-                             general, eta, np.zeros(0), None)
-        return g[:1 + self.piece.sides[p].n_boundary]
+        _regret_runs(lo, hi, ptr[0], ptr[-1], start, end, parent, g, self.b[p], self.R[p], pos, floor, general,
+                     eta, np.zeros(0), None)  # every infoset's parent is a root entry or its own: nothing at 0
+        return g[1:1 + self.nb[p]]
 
     def start(self, vecs) -> None:
-        """The first plans (uniform play) below the boundary plans ``vecs`` of both players."""
+        """The first plans (uniform play) below the root plans ``vecs`` of both players."""
         for q in (0, 1):
-            self.x[q][:len(vecs[q])] = vecs[q]
+            self.x[q][1:1 + self.nb[q]] = vecs[q]
             self._plan(q, 1.0, 0.0)
 
     def _plan(self, q, rho, omega) -> None:
@@ -121,24 +124,25 @@ class PartWorker:
         return sd.start, sd.end, sd.parent
 
     def evaluate(self, vecs, norm: float) -> tuple:
-        """Against the average plans (xsum / ``norm`` below, ``vecs`` on the boundaries): this
-        part's share of x^T A y, and each player's best-response values on its boundary."""
+        """Against the average plans (xsum / ``norm`` below the roots, ``vecs`` at them): this
+        part's share of x^T A y, and each player's best-response values at its roots."""
         z = []
         for q in (0, 1):
             a = self.xsum[q] / norm if norm > 0 else np.array(self.x[q], dtype=np.float64)
-            a[:len(vecs[q])] = vecs[q]
+            a[0] = 1.0
+            a[1:1 + self.nb[q]] = vecs[q]
             z.append(a)
         g0, g1 = self.A.matvec(z[1], count=False), -self.A.rmatvec(z[0], count=False)
         value = dot(z[0], g0)
         out = []
         for p, g in ((0, g0), (1, g1)):
             max_values(*self._arrays(p), g)
-            out.append(g[:1 + self.piece.sides[p].n_boundary])
+            out.append(g[1:1 + self.nb[p]])
         return value, out[0], out[1]
 
-    def boundary_global(self) -> list[np.ndarray]:
-        """Per player, the global sequence of each boundary entry 1..nB."""
-        return [sd.boundary_global for sd in self.piece.sides]
+    def roots(self) -> list[np.ndarray]:
+        """Per player, the root nodes (global ids) in the order of the root vectors."""
+        return [sd.roots for sd in self.piece.sides]
 
     def plans(self, which: str) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per player (global sequences, values of ``x`` or ``xsum``) of the own sequences."""
@@ -148,9 +152,9 @@ class PartWorker:
 
 
 def bytes_per_iteration(boundary) -> int:
-    """Bytes of boundary vectors crossing per iteration, for workers with boundary sizes
-    ``boundary`` = [(nB_0, nB_1), ...]: 16 (2 + nB_0 + nB_1) per worker (module docstring)."""
-    return sum(16 * (2 + b0 + b1) for b0, b1 in boundary)
+    """Bytes of root vectors crossing per iteration, for workers with root entries
+    ``boundary`` = [(nB_0, nB_1), ...]: 16 (nB_0 + nB_1) per worker (module docstring)."""
+    return sum(16 * (b0 + b1) for b0, b1 in boundary)
 
 
 class SplitSolver:
@@ -190,13 +194,14 @@ class SplitSolver:
         self.trunk = make_solver(self.trunk_problem, algorithm, **params)
         if not isinstance(self.trunk, RegretSolver):
             raise InputError(f"split: {algorithm!r} is not a CFR-family algorithm")
-        self.trunk_glob = [sd.glob for sd in trunk.sides]
+        own = [sd.glob >= 0 for sd in trunk.sides]  # not a stub
+        self.trunk_glob = [(1 + np.flatnonzero(m), sd.glob[m]) for m, sd in zip(own, trunk.sides)]
         self.name = f"{self.trunk.name}/split{workers}"
         self.engine = make_split_engine(engine, self.spec, workers, params.get("storage", "float64"), address)
         self.sizes = self.engine.call("sizes", [()] * workers)
-        # per worker and player: the trunk-local index of its boundary entries (entry 0: the empty sequence)
-        self.index = [[np.concatenate(([0], 1 + np.searchsorted(gl, b))) for gl, b in zip(self.trunk_glob, pair)]
-                      for pair in self.engine.call("boundary_global", [()] * workers)]
+        # per worker and player: the trunk sequence (stub) of each entry of its root vectors
+        self.index = [[np.concatenate([sd.local[int(v)] + np.arange(sd.n_hands) for v in r] or [np.zeros(0, int)])
+                       for sd, r in zip(trunk.sides, rts)] for rts in self.engine.call("roots", [()] * workers)]
         self.iteration = 0
         self.pending = None  # (rho, omega) of player 1's plan pass still to run below the boundary
         self.bytes_sent = 0
@@ -250,10 +255,10 @@ class SplitSolver:
     def _assemble(self, which: str) -> tuple[np.ndarray, np.ndarray]:
         self.flush()
         full = [np.zeros(self.game.n_seqs(p)) for p in (0, 1)]
-        for p, (s, gl) in enumerate(zip(self.trunk.players, self.trunk_glob)):
+        for p, (s, (at, gl)) in enumerate(zip(self.trunk.players, self.trunk_glob)):
             a = s.x if which == "x" else s.xsum
             full[p][0] = a[0]
-            full[p][gl] = a[1:]
+            full[p][gl] = a[at]
         for parts in self.engine.call("plans", [(which,)] * self.workers):
             for p, (gl, a) in enumerate(parts):
                 full[p][gl] = a
