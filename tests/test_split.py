@@ -129,3 +129,17 @@ def test_ray_actors_equal_local():
     finally:
         b.close()
     assert not ray.is_initialized()
+
+
+def test_worker_passes_in_parts_of_subtrees_are_the_serial_passes():
+    """A worker's regret and plan passes over parts of whole subtrees below its roots (one
+    per thread on a large part) give the serial passes' numbers bit for bit."""
+    a = SplitSolver(SPEC, 2, "dcfr", engine="local")
+    b = SplitSolver(SPEC, 2, "dcfr", engine="local")
+    for w in b.engine.workers:
+        w.runs = [sd.parts(3) for sd in w.piece.sides]
+        assert all(len(r[2]) == 4 for r in w.runs)
+    for _ in range(5):
+        a.step()
+        b.step()
+    assert _close(a.current(), b.current(), 0.0) and _close(a.average(), b.average(), 0.0)

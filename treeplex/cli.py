@@ -442,7 +442,8 @@ def cmd_split_solve(args) -> int:
             raise InputError(f"--param {item!r}: expected KEY=VALUE")
         params[key.strip()] = _parse_value(value)
     res = split_solve(spec, args.workers, args.max_iters, goal, args.check_every, algorithm=args.algorithm,
-                      engine=args.engine, address=args.address, max_memory=args.max_memory, **params)
+                      engine=args.engine, address=args.address, max_memory=args.max_memory, threads=args.threads,
+                      **params)
     res["game"] = game.name
     res["exploitability_mbb"] = to_mbb(res["exploitability"], game.big_blind)
     if args.json:
@@ -541,6 +542,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--target", default=None, help=TARGET_HELP)
     sp.add_argument("--check-every", type=int, default=50, help="iterations between gap checks with --target")
     sp.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="solver parameter, repeatable")
+    sp.add_argument("--threads", type=int, default=1, help="numba threads per worker (process and ray engines; default 1)")
     sp.add_argument("--max-memory", default=None, metavar="SIZE",
                     help="per worker: refuse a split whose largest part is estimated to need more (e.g. 4G)")
     sp.add_argument("--json", action="store_true")

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import time
 
+import numba as nb
 import numpy as np
 
 from .backends.numba_regret import _plan_runs, _regret_runs, kernel_args
@@ -41,6 +42,7 @@ from .errors import InputError
 from .memory import limit_bytes, show
 from .metrics import Evaluation, dot
 from .problem import Problem
+from .threads import PARALLEL_SEQS
 from .treeplex import max_values
 
 BYTES_PER_SEQ_WORKER = 66  # as poker.postflop.BYTES_PER_SEQ, one thread
@@ -58,9 +60,7 @@ class PartWorker:
 
     def __init__(self, spec: dict, part: int, parts: int, storage: str = "float64", threads: int | None = 1):
         if threads:
-            import numba
-
-            numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+            nb.set_num_threads(min(threads, nb.config.NUMBA_NUM_THREADS))
         from .poker.split import piece
 
         self.piece = piece(load_split_game(spec), part, parts)
@@ -70,7 +70,7 @@ class PartWorker:
         self.runs, self.b, self.R, self.x, self.xsum = [], [], [], [], []
         for sd in self.piece.sides:
             n = sd.n_seqs
-            self.runs.append(sd.runs())
+            self.runs.append(sd.parts(nb.get_num_threads() if n > PARALLEL_SEQS else 1))
             b = np.ones(n, dtype=dtype)
             b[1 + sd.n_boundary:] = 1.0 / np.repeat(sd.end - sd.start, sd.end - sd.start)
             self.b.append(b)
@@ -103,9 +103,8 @@ class PartWorker:
         g = self.A.matvec(x) if p == 0 else -self.A.rmatvec(x)
         pos, floor, general, eta = coef
         start, end, parent = self._arrays(p)
-        lo, hi, ptr = self.runs[p]
-        _regret_runs(lo, hi, ptr[0], ptr[-1], start, end, parent, g, self.b[p], self.R[p], pos, floor, general,
-                     eta, np.zeros(0), None)  # every infoset's parent is a root entry or its own: nothing at 0
+        _regret_parts(self.runs[p], start, end, parent, g, self.b[p], self.R[p], pos, floor, general, eta,
+                      np.zeros(0))
         return g[1:1 + self.nb[p]]
 
     def start(self, vecs) -> None:
@@ -115,9 +114,7 @@ class PartWorker:
             self._plan(q, 1.0, 0.0)
 
     def _plan(self, q, rho, omega) -> None:
-        start, end, parent = self._arrays(q)
-        lo, hi, ptr = self.runs[q]
-        _plan_runs(lo, hi, ptr[0], ptr[-1], start, end, parent, self.b[q], self.x[q], self.xsum[q], rho, omega)
+        _plan_parts(self.runs[q], *self._arrays(q), self.b[q], self.x[q], self.xsum[q], rho, omega)
 
     def _arrays(self, p):
         sd = self.piece.sides[p]
@@ -151,6 +148,25 @@ class PartWorker:
                 for sd, a in zip(self.piece.sides, arrs)]
 
 
+@nb.njit(parallel=True, cache=True)
+def _regret_parts(parts, start, end, parent, v, b, R, pos, floor, general, eta, logprior):
+    """The regret pass of a worker, one part of whole subtrees below its roots per thread
+    (each root's infoset passes its value to its own root entry: parts write disjoint
+    entries, and every number is the serial pass's)."""
+    lo, hi, ptr = parts
+    for k in nb.prange(len(ptr) - 1):
+        _regret_runs(lo, hi, ptr[k], ptr[k + 1], start, end, parent, v, b, R, pos, floor, general, eta, logprior,
+                     None)
+
+
+@nb.njit(parallel=True, cache=True)
+def _plan_parts(parts, start, end, parent, b, x, xsum, rho, omega):
+    """The plan pass of a worker, parts as in :func:`_regret_parts`."""
+    lo, hi, ptr = parts
+    for k in nb.prange(len(ptr) - 1):
+        _plan_runs(lo, hi, ptr[k], ptr[k + 1], start, end, parent, b, x, xsum, rho, omega)
+
+
 def bytes_per_iteration(boundary) -> int:
     """Bytes of root vectors crossing per iteration, for workers with root entries
     ``boundary`` = [(nB_0, nB_1), ...]: 16 (nB_0 + nB_1) per worker (module docstring)."""
@@ -168,7 +184,7 @@ class SplitSolver:
     """
 
     def __init__(self, spec: dict, workers: int = 2, algorithm: str = "cfr+", engine: str = "local",
-                 address: str | None = None, max_memory=None, **params):
+                 address: str | None = None, max_memory=None, threads: int = 1, **params):
         from .driver import make_solver
         from .poker.split import part_sizes, piece
         from .solvers.cfr import RegretSolver
@@ -197,7 +213,7 @@ class SplitSolver:
         own = [sd.glob >= 0 for sd in trunk.sides]  # not a stub
         self.trunk_glob = [(1 + np.flatnonzero(m), sd.glob[m]) for m, sd in zip(own, trunk.sides)]
         self.name = f"{self.trunk.name}/split{workers}"
-        self.engine = make_split_engine(engine, self.spec, workers, params.get("storage", "float64"), address)
+        self.engine = make_split_engine(engine, self.spec, workers, params.get("storage", "float64"), address, threads)
         self.sizes = self.engine.call("sizes", [()] * workers)
         # per worker and player: the trunk sequence (stub) of each entry of its root vectors
         self.index = [[np.concatenate([sd.local[int(v)] + np.arange(sd.n_hands) for v in r] or [np.zeros(0, int)])
@@ -329,14 +345,14 @@ def _dispatch(worker, method, args):
 class ProcessSplit:
     """One process per worker (multiprocessing, spawn), calls sent in parallel over pipes."""
 
-    def __init__(self, spec, workers, storage):
+    def __init__(self, spec, workers, storage, threads=1):
         import multiprocessing as mp
 
         ctx = mp.get_context("spawn")
         self.pipes, self.procs = [], []
         for k in range(workers):
             a, b = ctx.Pipe()
-            proc = ctx.Process(target=_serve, args=(b, spec, k, workers, storage), daemon=True)
+            proc = ctx.Process(target=_serve, args=(b, spec, k, workers, storage, threads), daemon=True)
             proc.start()
             self.pipes.append(a)
             self.procs.append(proc)
@@ -354,9 +370,9 @@ class ProcessSplit:
             proc.join(timeout=10)
 
 
-def _serve(pipe, spec, part, parts, storage):
+def _serve(pipe, spec, part, parts, storage, threads):
     try:
-        worker = PartWorker(spec, part, parts, storage)
+        worker = PartWorker(spec, part, parts, storage, threads)
         pipe.send(("ok", None))
     except Exception as e:  # noqa: BLE001 - reported to the driver
         pipe.send(("error", f"{type(e).__name__}: {e}"))
@@ -378,7 +394,7 @@ def _answer(pipe):
 class RaySplit:
     """Workers as Ray actors of one CPU each: a local cluster, or the one at ``address``."""
 
-    def __init__(self, spec, workers, storage, address=None):
+    def __init__(self, spec, workers, storage, address=None, threads=1):
         try:
             import ray
         except ImportError:
@@ -387,12 +403,12 @@ class RaySplit:
         self.started = not ray.is_initialized()
         if self.started:
             try:
-                ray.init(address=address, num_cpus=None if address else workers, include_dashboard=False,
+                ray.init(address=address, num_cpus=None if address else workers * threads, include_dashboard=False,
                          log_to_driver=False, logging_level="ERROR")
             except ConnectionError as e:
                 raise InputError(f"--address {address}: cannot connect to a Ray cluster ({e})") from None
-        actor = ray.remote(num_cpus=1)(RayWorker)
-        self.workers = [actor.remote(spec, k, workers, storage) for k in range(workers)]
+        actor = ray.remote(num_cpus=threads)(RayWorker)
+        self.workers = [actor.remote(spec, k, workers, storage, threads) for k in range(workers)]
 
     def call(self, method, args):
         return self.ray.get([w.call.remote(method, a) for w, a in zip(self.workers, args)])
@@ -407,22 +423,24 @@ class RaySplit:
 class RayWorker:
     """The Ray actor: a :class:`PartWorker` behind one ``call`` method."""
 
-    def __init__(self, spec, part, parts, storage):
-        self.worker = PartWorker(spec, part, parts, storage)
+    def __init__(self, spec, part, parts, storage, threads):
+        self.worker = PartWorker(spec, part, parts, storage, threads)
 
     def call(self, method, args):
         return _dispatch(self.worker, method, args)
 
 
-def make_split_engine(engine: str, spec: dict, workers: int, storage: str, address: str | None = None):
+def make_split_engine(engine: str, spec: dict, workers: int, storage: str, address: str | None = None,
+                      threads: int = 1):
+    """The workers of a split solve; ``threads``: numba threads per worker (process, ray)."""
     if address is not None and engine != "ray":
         raise InputError("--address applies to --engine ray only")
     if engine == "local":
         return LocalSplit(spec, workers, storage)
     if engine == "process":
-        return ProcessSplit(spec, workers, storage)
+        return ProcessSplit(spec, workers, storage, threads)
     if engine == "ray":
-        return RaySplit(spec, workers, storage, address)
+        return RaySplit(spec, workers, storage, address, threads)
     raise InputError(f"unknown engine {engine!r}; use local, process or ray")
 
 

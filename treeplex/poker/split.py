@@ -60,13 +60,12 @@ class Side:
     def n_seqs(self) -> int:
         return 1 + self.n_boundary + len(self.glob)
 
-    def runs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(lo, hi, ptr) of the regret kernels: runs of infosets with equal action counts, one part."""
-        k = self.end - self.start
-        cut = np.flatnonzero(np.diff(k) != 0) + 1
-        lo = np.concatenate(([0], cut)).astype(np.int32)
-        hi = np.concatenate((cut, [len(k)])).astype(np.int32)
-        return lo, hi, np.array([0, len(lo)], dtype=np.int64)
+    def parts(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(lo, hi, ptr) of the regret kernels: the infosets cut into at most ``n`` parts of
+        whole subtrees below the roots (:meth:`Treeplex.subtree_parts` of the layout shifted
+        down by nB, the roots' parents becoming the empty sequence)."""
+        nb = self.n_boundary
+        return Treeplex(self.start - nb, self.end - nb, np.where(self.parent <= nb, 0, self.parent - nb)).subtree_parts(n)
 
     def treeplex(self) -> Treeplex:
         """The layout as a :class:`Treeplex` (the trunk: no boundary)."""
