@@ -41,11 +41,10 @@ from .backends.numba_regret import _plan_runs, _regret_runs, kernel_args
 from .errors import InputError
 from .memory import limit_bytes, show
 from .metrics import Evaluation, dot
+from .poker.postflop import BYTES_PER_PUBLIC_NODE, BYTES_PER_SEQ
 from .problem import Problem
 from .threads import PARALLEL_SEQS
 from .treeplex import max_values
-
-BYTES_PER_SEQ_WORKER = 66  # as poker.postflop.BYTES_PER_SEQ, one thread
 
 
 def load_split_game(spec: dict):
@@ -64,7 +63,7 @@ class PartWorker:
         from .poker.split import piece
 
         self.piece = piece(load_split_game(spec), part, parts)
-        self.nb = [sd.n_boundary for sd in self.piece.sides]
+        self.n_root = [sd.n_boundary for sd in self.piece.sides]
         self.A = self.piece.A
         dtype = np.dtype(storage)
         self.runs, self.b, self.R, self.x, self.xsum = [], [], [], [], []
@@ -94,7 +93,7 @@ class PartWorker:
         q's plan pass. With ``coef`` (kernel_args): player 1-q's gradient and regret pass;
         returns its values at the roots."""
         x = self.x[q]
-        x[1:1 + self.nb[q]] = vec
+        x[1:1 + self.n_root[q]] = vec
         if plan_avg is not None:
             self._plan(q, *plan_avg)
         if coef is None:
@@ -105,12 +104,12 @@ class PartWorker:
         start, end, parent = self._arrays(p)
         _regret_parts(self.runs[p], start, end, parent, g, self.b[p], self.R[p], pos, floor, general, eta,
                       np.zeros(0))
-        return g[1:1 + self.nb[p]]
+        return g[1:1 + self.n_root[p]]
 
     def start(self, vecs) -> None:
         """The first plans (uniform play) below the root plans ``vecs`` of both players."""
         for q in (0, 1):
-            self.x[q][1:1 + self.nb[q]] = vecs[q]
+            self.x[q][1:1 + self.n_root[q]] = vecs[q]
             self._plan(q, 1.0, 0.0)
 
     def _plan(self, q, rho, omega) -> None:
@@ -127,14 +126,14 @@ class PartWorker:
         for q in (0, 1):
             a = self.xsum[q] / norm if norm > 0 else np.array(self.x[q], dtype=np.float64)
             a[0] = 1.0
-            a[1:1 + self.nb[q]] = vecs[q]
+            a[1:1 + self.n_root[q]] = vecs[q]
             z.append(a)
         g0, g1 = self.A.matvec(z[1], count=False), -self.A.rmatvec(z[0], count=False)
         value = dot(z[0], g0)
         out = []
         for p, g in ((0, g0), (1, g1)):
             max_values(*self._arrays(p), g)
-            out.append(g[1:1 + self.nb[p]])
+            out.append(g[1:1 + self.n_root[p]])
         return value, out[0], out[1]
 
     def roots(self) -> list[np.ndarray]:
@@ -196,8 +195,9 @@ class SplitSolver:
         self.game = game
         sizes = part_sizes(game, workers)
         t = game.tree
-        public = (t.n_nodes + t.n_chance + t.n_terminals) * 600
-        need = [BYTES_PER_SEQ_WORKER * (a + b) + public for a, b in sizes]
+        public = (t.n_nodes + t.n_chance + t.n_terminals) * BYTES_PER_PUBLIC_NODE
+        per_seq = BYTES_PER_SEQ + (8 * threads if threads > 1 else 0)  # as PostflopGame.memory_estimate
+        need = [per_seq * (a + b) + public for a, b in sizes]
         limit, name = limit_bytes(None if max_memory is None else str(max_memory))
         if limit is not None and max(need) > limit:
             k = int(np.argmax(need))
