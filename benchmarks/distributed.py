@@ -103,7 +103,7 @@ def split_flop(iters: int, engines: list[str]) -> None:
     from treeplex.memory import show
     from treeplex.split import SplitSolver, load_split_game
 
-    print(f"\n| flop spot, CFR+ | workers | setup s | s/iteration | bytes/iteration | memory per worker |")
+    print("\n| flop spot, CFR+ | workers | setup s | s/iteration | bytes/iteration | memory per worker |")
     print("|---|---|---|---|---|---|")
     t0 = time.perf_counter()
     game = load_split_game(SPLIT_FLOP)

@@ -453,8 +453,9 @@ def cmd_split_solve(args) -> int:
           f"({1000 * res['seconds_per_iteration']:.1f} ms each; setup {res['setup_seconds']:.1f} s)")
     print(f"value {res['value']:.6g} chips, gap {res['gap']:.4g}, exploitability {res['exploitability']:.4g} chips "
           f"({res['exploitability_mbb']:.4g} mbb/g)")
-    print(f"bytes per iteration {res['bytes_per_iteration']:,} (boundary entries per worker "
-          f"{res['boundary_entries']}); measured {res['bytes_sent'] / max(1, res['iterations']):,.0f}")
+    sent = res["bytes_sent"] / max(1, res["iterations"])
+    print(f"bytes per iteration {res['bytes_per_iteration']:,} (root entries per worker {res['boundary_entries']}); "
+          f"measured {sent:,.0f} (gap checks included)")
     print("memory per worker: " + ", ".join(f"{show(b)} (estimate {show(e)})" for b, e in
                                             zip(res["worker_bytes"], res["worker_estimate_bytes"])))
     return 0

@@ -65,7 +65,8 @@ class Side:
         whole subtrees below the roots (:meth:`Treeplex.subtree_parts` of the layout shifted
         down by nB, the roots' parents becoming the empty sequence)."""
         nb = self.n_boundary
-        return Treeplex(self.start - nb, self.end - nb, np.where(self.parent <= nb, 0, self.parent - nb)).subtree_parts(n)
+        shifted = Treeplex(self.start - nb, self.end - nb, np.where(self.parent <= nb, 0, self.parent - nb))
+        return shifted.subtree_parts(n)
 
     def treeplex(self) -> Treeplex:
         """The layout as a :class:`Treeplex` (the trunk: no boundary)."""
