@@ -143,3 +143,17 @@ def test_worker_passes_in_parts_of_subtrees_are_the_serial_passes():
         a.step()
         b.step()
     assert _close(a.current(), b.current(), 0.0) and _close(a.average(), b.average(), 0.0)
+
+
+def test_flop_spot_three_workers(one_thread):
+    """A flop spot (turn and river below the cut) over 3 workers: the same iterates and gap."""
+    spec = dict(board="KsQhTd", deck="TJQKA", pot=20, stack=30, bet="50%", range0="AA,KK:0.5,QJ,AJ:0.7",
+                range1="AQ,JJ:0.8,KJ,AT:0.6", **{"raise": "2x"})
+    P = load_split_game(spec).problem()
+    ref = make_solver(P, "cfr+")
+    split = SplitSolver(spec, 3, "cfr+", engine="local")
+    for _ in range(10):
+        ref.step()
+        split.step()
+    assert _close(ref.current(), split.current(), 0.0) and _close(ref.average(), split.average(), 0.0)
+    assert split.evaluate().gap == evaluate(P, *ref.average()).gap
