@@ -9,7 +9,7 @@ import pytest
 from treeplex.driver import make_solver
 from treeplex.errors import InputError
 from treeplex.metrics import evaluate
-from treeplex.split import SplitSolver, bytes_per_iteration, load_split_game
+from treeplex.split import SplitSolver, load_split_game
 
 # A turn spot on a short deck: 28,225 + 35,281 sequences, all-in runouts below the river deal.
 SPEC = dict(board="KsQh9d8c", deck="89TJQKA", pot=20, stack=30, bet="50%", range0="AA:0.7,KK,QJ:0.6,T9:0.9,88:0.3",
@@ -53,9 +53,10 @@ def test_split_iterates_equal_the_single_process_solve(algorithm, one_thread):
 
 
 def test_bytes_per_iteration_follow_the_formula():
-    """Per worker and iteration: player 1's root plan out and player 0's root values back, then
-    player 0's plan out and player 1's values back: 16 (nB_0 + nB_1) bytes, where
-    nB_p = player p's hands x the worker's roots of p (its first nodes below the deal)."""
+    """Per worker and iteration: player 1's plan at the roots' parents out and player 0's root
+    values back, then player 0's plan out and player 1's values back: 8 (nP_0 + nP_1 + nB_0 +
+    nB_1) bytes, nB_p = player p's hands x the worker's roots of p (its first nodes below the
+    deal), nP_p = p's hands x the (node, action) pairs before the deal that they follow."""
     split = SplitSolver(SPEC, 2, "cfr+", engine="local")
     game = split.game
     for k, w in enumerate(split.engine.workers):
@@ -66,10 +67,14 @@ def test_bytes_per_iteration_follow_the_formula():
     assert 5 in board_cards
     for _ in range(5):
         split.step()
-    boundary = [s["boundary"] for s in split.sizes]
-    assert split.bytes_sent == 5 * bytes_per_iteration(boundary)
-    assert bytes_per_iteration(boundary) == sum(16 * (b0 + b1) for b0, b1 in boundary)
     rep = split.report()
+    t = game.tree
+    for k, w in enumerate(split.engine.workers):
+        for p, sd in enumerate(w.piece.sides):
+            pairs = {t.node_last[v][p] for v in sd.roots}
+            assert rep["parent_entries"][k][p] == game.n_hands[p] * len(pairs) < sd.n_boundary
+    assert split.bytes_sent == 5 * rep["bytes_per_iteration"] == 5 * sum(
+        8 * (b0 + b1 + p0 + p1) for (b0, b1), (p0, p1) in zip(rep["boundary_entries"], rep["parent_entries"]))
     assert rep["worker_bytes"][0] < rep["worker_estimate_bytes"][0]
 
 

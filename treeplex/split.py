@@ -6,21 +6,22 @@ its part of the payoff operator; the driver holds the trunk's, as a :class:`Regr
 on the trunk problem, whose ``regrets(t)`` and ``averaging(t)`` give every CFR variant's
 scalars. One iteration with alternating updates, as ``RegretSolver.step``:
 
-1. driver -> each worker: player 1's plan at the worker's roots of player 1 (its stubs in
-   the trunk). The worker ends player 1's plan pass of the previous iteration (top-down
+1. driver -> each worker: player 1's plan at the parents of the worker's roots of player 1
+   (the roots' stubs in the trunk play b = 1: their plan is the parent's). The worker ends player 1's plan pass of the previous iteration (top-down
    below the roots), computes player 0's gradient on its terminals and its regret pass
    (bottom-up), and returns player 0's values at its roots (what each root's infoset passes
    up to its parent: sum_a b[a] v[a]);
 2. the driver puts them on player 0's stubs and runs the trunk's gradient, regret pass and
    plan pass for player 0 (``backend.regret_update``);
-3. driver -> each worker: player 0's new plan at its roots. The worker runs player 0's plan
+3. driver -> each worker: player 0's new plan at its roots' parents. The worker runs player 0's plan
    pass, then player 1's gradient and regret pass, and returns player 1's root values;
 4. the driver updates the trunk for player 1. Player 1's plan pass below the roots waits
    for step 1 of the next iteration (or :meth:`SplitSolver.flush`).
 
-Only root vectors cross: per worker and iteration ``16 (nB_0 + nB_1)`` bytes, nB_p = player
-p's hands x the worker's roots of p (public nodes right below the deal where p acts first
-on the new street; :func:`bytes_per_iteration`). Every number is the single-process solve's,
+Only vectors over hands cross: per worker and iteration ``8 (nP_0 + nP_1 + nB_0 + nB_1)``
+bytes, nB_p = player p's hands x the worker's roots of p (public nodes right below the deal
+where p acts first on the new street), nP_p = p's hands x the (node, action) pairs before
+the deal that those roots follow (:func:`bytes_per_iteration`). Every number is the single-process solve's,
 bit for bit, where that solve runs its operator on one thread (see :mod:`.poker.split`:
 stubs keep the trunk's sums in the same order; a worker's sums are the same as its subtrees').
 
@@ -89,11 +90,11 @@ class PartWorker:
             sum(a.nbytes for r in self.runs for a in r)
 
     def step(self, q: int, vec: np.ndarray, plan_avg, coef) -> np.ndarray | None:
-        """``vec`` = player q's plan at the roots. With ``plan_avg`` = (rho, omega): player
-        q's plan pass. With ``coef`` (kernel_args): player 1-q's gradient and regret pass;
-        returns its values at the roots."""
+        """``vec`` = player q's plan at its roots' parents. With ``plan_avg`` = (rho, omega):
+        player q's plan pass. With ``coef`` (kernel_args): player 1-q's gradient and regret
+        pass; returns its values at the roots."""
         x = self.x[q]
-        x[1:1 + self.n_root[q]] = vec
+        x[1:1 + self.n_root[q]] = vec[self.expand[q]]
         if plan_avg is not None:
             self._plan(q, *plan_avg)
         if coef is None:
@@ -106,10 +107,12 @@ class PartWorker:
                       np.zeros(0))
         return g[1:1 + self.n_root[p]]
 
-    def start(self, vecs) -> None:
-        """The first plans (uniform play) below the root plans ``vecs`` of both players."""
+    def start(self, vecs, expand) -> None:
+        """The first plans (uniform play) below the roots, from ``vecs``, both players' plans
+        at the roots' parents; ``expand[q]`` gives the parent entry of each root entry."""
+        self.expand = expand
         for q in (0, 1):
-            self.x[q][1:1 + self.n_root[q]] = vecs[q]
+            self.x[q][1:1 + self.n_root[q]] = vecs[q][expand[q]]
             self._plan(q, 1.0, 0.0)
 
     def _plan(self, q, rho, omega) -> None:
@@ -120,13 +123,13 @@ class PartWorker:
         return sd.start, sd.end, sd.parent
 
     def evaluate(self, vecs, norm: float) -> tuple:
-        """Against the average plans (xsum / ``norm`` below the roots, ``vecs`` at them): this
-        part's share of x^T A y, and each player's best-response values at its roots."""
+        """Against the average plans (xsum / ``norm`` below the roots, ``vecs`` at their
+        parents): this part's share of x^T A y, and each player's best-response values at its roots."""
         z = []
         for q in (0, 1):
             a = self.xsum[q] / norm if norm > 0 else np.array(self.x[q], dtype=np.float64)
             a[0] = 1.0
-            a[1:1 + self.n_root[q]] = vecs[q]
+            a[1:1 + self.n_root[q]] = vecs[q][self.expand[q]]
             z.append(a)
         g0, g1 = self.A.matvec(z[1], count=False), -self.A.rmatvec(z[0], count=False)
         value = dot(z[0], g0)
@@ -166,10 +169,11 @@ def _plan_parts(parts, start, end, parent, b, x, xsum, rho, omega):
         _plan_runs(lo, hi, ptr[k], ptr[k + 1], start, end, parent, b, x, xsum, rho, omega)
 
 
-def bytes_per_iteration(boundary) -> int:
-    """Bytes of root vectors crossing per iteration, for workers with root entries
-    ``boundary`` = [(nB_0, nB_1), ...]: 16 (nB_0 + nB_1) per worker (module docstring)."""
-    return sum(16 * (b0 + b1) for b0, b1 in boundary)
+def bytes_per_iteration(roots, parents) -> int:
+    """Bytes crossing per iteration for workers with root entries ``roots`` = [(nB_0, nB_1),
+    ...] and parent entries ``parents`` = [(nP_0, nP_1), ...]: 8 (nP_0 + nP_1 + nB_0 + nB_1)
+    per worker (module docstring)."""
+    return sum(8 * (b0 + b1 + p0 + p1) for (b0, b1), (p0, p1) in zip(roots, parents))
 
 
 class SplitSolver:
@@ -218,10 +222,18 @@ class SplitSolver:
         # per worker and player: the trunk sequence (stub) of each entry of its root vectors
         self.index = [[np.concatenate([sd.local[int(v)] + np.arange(sd.n_hands) for v in r] or [np.zeros(0, int)])
                        for sd, r in zip(trunk.sides, rts)] for rts in self.engine.call("roots", [()] * workers)]
+        # ... and the trunk sequences whose plans it needs: its roots' parents (a stub's plan is
+        # its parent's, b = 1), sent once per parent; ``expand`` puts them on the root entries
+        T = self.trunk_problem.treeplexes
+        self.send, expand = [], []
+        for ix in self.index:
+            pairs = [np.unique(T[p].parent[T[p].seq_infoset[ix[p]]], return_inverse=True) for p in (0, 1)]
+            self.send.append([u for u, _ in pairs])
+            expand.append([inv.reshape(-1).astype(np.int64) for _, inv in pairs])
         self.iteration = 0
-        self.pending = None  # (rho, omega) of player 1's plan pass still to run below the boundary
+        self.pending = None  # (rho, omega) of player 1's plan pass still to run below the roots
         self.bytes_sent = 0
-        self.engine.call("start", [([s.x[ix] for s, ix in zip(self.trunk.players, self.index[k])],)
+        self.engine.call("start", [([s.x[i] for s, i in zip(self.trunk.players, self.send[k])], expand[k])
                                    for k in range(workers)])
 
     @property
@@ -230,7 +242,7 @@ class SplitSolver:
 
     def _boundary(self, q: int) -> list[np.ndarray]:
         x = self.trunk.players[q].x
-        return [np.asarray(x[ix[q]], dtype=np.float64) for ix in self.index]
+        return [np.asarray(x[i[q]], dtype=np.float64) for i in self.send]
 
     def _exchange(self, q: int, plan_avg, coef) -> list:
         vecs = self._boundary(q)
@@ -300,7 +312,7 @@ class SplitSolver:
         norms = [float(s.xsum[0]) for s in tr.players]
         if norms[0] != norms[1]:
             raise AssertionError("players' average weights differ")
-        res = self.engine.call("evaluate", [([zq[ix[q]] for q, zq in enumerate(z)], norms[0]) for ix in self.index])
+        res = self.engine.call("evaluate", [([zq[i[q]] for q, zq in enumerate(z)], norms[0]) for i in self.send])
         g0, g1 = A.matvec(z[1], count=False), -A.rmatvec(z[0], count=False)
         value = dot(z[0], g0) + sum(r[0] for r in res)
         for ix, (_, v0, v1) in zip(self.index, res):
@@ -312,9 +324,10 @@ class SplitSolver:
 
     def report(self) -> dict:
         """Bytes per iteration (formula) and memory per worker (measured and estimated)."""
-        return {"workers": self.workers, "bytes_per_iteration": bytes_per_iteration(
-                    [s["boundary"] for s in self.sizes]),
-                "boundary_entries": [s["boundary"] for s in self.sizes],
+        roots = [s["boundary"] for s in self.sizes]
+        parents = [[len(i) for i in send] for send in self.send]
+        return {"workers": self.workers, "bytes_per_iteration": bytes_per_iteration(roots, parents),
+                "boundary_entries": roots, "parent_entries": parents,
                 "worker_bytes": [s["nbytes"] for s in self.sizes], "worker_estimate_bytes": self.memory_estimate,
                 "trunk_sequences": [self.trunk_problem.X.n_seqs, self.trunk_problem.Y.n_seqs]}
 
