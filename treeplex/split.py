@@ -111,9 +111,12 @@ class PartWorker:
         """The first plans (uniform play) below the roots, from ``vecs``, both players' plans
         at the roots' parents; ``expand[q]`` gives the parent entry of each root entry."""
         self.expand = expand
-        for q in (0, 1):
-            self.x[q][1:1 + self.n_root[q]] = vecs[q][expand[q]]
-            self._plan(q, 1.0, 0.0)
+        for q, sd in enumerate(self.piece.sides):  # in float64, as RegretState's first plan, then stored
+            x, b = np.zeros(sd.n_seqs), np.ones(sd.n_seqs)
+            b[1 + sd.n_boundary:] = 1.0 / np.repeat(sd.end - sd.start, sd.end - sd.start)
+            x[0], x[1:1 + self.n_root[q]] = 1.0, vecs[q][expand[q]]
+            _plan_parts(self.runs[q], sd.start, sd.end, sd.parent, b, x, np.zeros(sd.n_seqs), 1.0, 0.0)
+            self.x[q][:] = x
 
     def _plan(self, q, rho, omega) -> None:
         _plan_parts(self.runs[q], *self._arrays(q), self.b[q], self.x[q], self.xsum[q], rho, omega)
@@ -127,7 +130,7 @@ class PartWorker:
         parents): this part's share of x^T A y, and each player's best-response values at its roots."""
         z = []
         for q in (0, 1):
-            a = self.xsum[q] / norm if norm > 0 else np.array(self.x[q], dtype=np.float64)
+            a = np.asarray(self.xsum[q], np.float64) / norm if norm > 0 else np.array(self.x[q], dtype=np.float64)
             a[0] = 1.0
             a[1:1 + self.n_root[q]] = vecs[q][self.expand[q]]
             z.append(a)
@@ -233,8 +236,8 @@ class SplitSolver:
         self.iteration = 0
         self.pending = None  # (rho, omega) of player 1's plan pass still to run below the roots
         self.bytes_sent = 0
-        self.engine.call("start", [([s.x[i] for s, i in zip(self.trunk.players, self.send[k])], expand[k])
-                                   for k in range(workers)])
+        first = [T[p].uniform() for p in (0, 1)]  # the trunk's first plans before storage rounding
+        self.engine.call("start", [([f[i] for f, i in zip(first, self.send[k])], expand[k]) for k in range(workers)])
 
     @property
     def workers(self) -> int:
@@ -308,7 +311,7 @@ class SplitSolver:
         tr, A = self.trunk, self.trunk_problem.A
         z = []
         for s in tr.players:
-            z.append(s.xsum / s.xsum[0] if s.xsum[0] > 0 else np.array(s.x, dtype=np.float64))
+            z.append(s.xsum / np.float64(s.xsum[0]) if s.xsum[0] > 0 else np.array(s.x, dtype=np.float64))
         norms = [float(s.xsum[0]) for s in tr.players]
         if norms[0] != norms[1]:
             raise AssertionError("players' average weights differ")
