@@ -5,8 +5,13 @@
 2. Overhead per spot on tiny spots (kuhn by LP, ~1 ms of solving): one worker, a batch of 1
    spot and a batch of N; overhead = (T_N - T_1) / (N - 1) - the mean time in the worker's
    solve_spot. T_1 is the start-up (pool or Ray cluster, imports, numba's cached kernels).
+3. Split solve of one flop spot (:mod:`treeplex.split`; QsJh2h, ranges as above, 50% bets,
+   2.5x raises, no isomorphism: 26.9M sequences) with 2 workers against one process: CFR+
+   seconds per iteration and bytes per iteration, memory per worker (``--split-iters``;
+   ``--only-split`` runs this part alone).
 
     python benchmarks/distributed.py [--spots 20] [--iters 100] [--tiny 40] [--engines local,ray]
+                                     [--split-iters 10] [--only-split]
 """
 
 from __future__ import annotations
@@ -54,9 +59,13 @@ def main() -> None:
     ap.add_argument("--iters", type=int, default=100)
     ap.add_argument("--tiny", type=int, default=40)
     ap.add_argument("--engines", default="local,ray")
+    ap.add_argument("--split-iters", type=int, default=10)
+    ap.add_argument("--only-split", action="store_true")
     args = ap.parse_args()
     engines = [e for e in args.engines.split(",") if e != "ray" or _has_ray()]
     print(f"# {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start")
+    if args.only_split:
+        return split_flop(args.split_iters, ["process"] + (["ray"] if "ray" in engines else []))
     print("\n| engine | turn spots | workers | wall s | spots/s | mean solve_spot s | speed-up |")
     print("|---|---|---|---|---|---|---|")
     specs = turn_specs(args.spots, args.iters)
@@ -78,6 +87,57 @@ def main() -> None:
         inside = sum(r["wall_seconds"] for r in rows[1:]) / (len(rows) - 1)  # the first pays imports
         per = (tn - t1) / (len(tiny) - 1) - inside
         print(f"| {engine} | {len(tiny)} | {t1:.2f} | {tn:.2f} | {1000 * per:.1f} |", flush=True)
+    split_flop(args.split_iters, ["process"] + (["ray"] if "ray" in engines else []))
+
+
+SPLIT_FLOP = {"board": "QsJh2h", "pot": 20, "stack": 60, "bet": "50%", "raise": "2.5x", **RANGES}
+
+
+def split_flop(iters: int, engines: list[str]) -> None:
+    """Section 3 of the module docstring: one process (all threads), then 2 workers per engine."""
+    import gc
+
+    import numba
+
+    from treeplex.driver import make_solver
+    from treeplex.memory import show
+    from treeplex.split import SplitSolver, load_split_game
+
+    print("\n| flop spot, CFR+ | workers | setup s | s/iteration | bytes/iteration | memory per worker |")
+    print("|---|---|---|---|---|---|")
+    t0 = time.perf_counter()
+    game = load_split_game(SPLIT_FLOP)
+    problem = game.problem()
+    solver = make_solver(problem, "cfr+")
+    solver.step()  # compiles
+    setup = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    for _ in range(iters):
+        solver.step()
+    per = (time.perf_counter() - t1) / iters
+    n = problem.X.n_seqs + problem.Y.n_seqs
+    state = sum(a.nbytes for s in solver.players for a in (s.b, s.R, s.x, s.xsum))
+    print(f"| one process, {numba.get_num_threads()} threads ({n:,} sequences) | 1 | {setup:.1f} | {per:.3f} | 0 | "
+          f"{show(state + problem.A.nbytes + problem.X.nbytes + problem.Y.nbytes)} |", flush=True)
+    del solver, problem, game
+    gc.collect()
+    for engine in engines:
+        t0 = time.perf_counter()
+        split = SplitSolver(SPLIT_FLOP, 2, "cfr+", engine=engine)
+        split.step()
+        setup = time.perf_counter() - t0
+        sent = split.bytes_sent
+        t1 = time.perf_counter()
+        for _ in range(iters):
+            split.step()
+        per = (time.perf_counter() - t1) / iters
+        rep = split.report()
+        assert split.bytes_sent - sent == iters * rep["bytes_per_iteration"]
+        print(f"| split, {engine}, 1 thread each (trunk {sum(rep['trunk_sequences']):,} sequences) | 2 | {setup:.1f} | "
+              f"{per:.3f} | {rep['bytes_per_iteration']:,} | "
+              f"{', '.join(show(b) for b in rep['worker_bytes'])} (estimates "
+              f"{', '.join(show(b) for b in rep['worker_estimate_bytes'])}) |", flush=True)
+        split.close()
 
 
 def _has_ray() -> bool:

@@ -414,6 +414,54 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_split_solve(args) -> int:
+    """One postflop spot over --workers parts (:mod:`treeplex.split`): the usual result plus
+    bytes per iteration and memory per worker."""
+    from types import SimpleNamespace
+
+    from .memory import show
+    from .split import load_split_game, split_solve
+
+    if not os.path.isfile(args.spec):
+        raise InputError(f"no such file: {args.spec}")
+    try:
+        with open(args.spec) as f:
+            spec = json.load(f)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise InputError(f"{args.spec}: cannot parse ({e})") from None
+    if not isinstance(spec, dict):
+        raise InputError(f"{args.spec}: a postflop spec is a JSON object")
+    spec = {k: v for k, v in spec.items() if k != "game"}
+    if args.workers < 1:
+        raise InputError(f"--workers must be at least 1, got {args.workers}")
+    game = load_split_game(spec)
+    goal = target_gap(args.target, SimpleNamespace(big_blind=game.big_blind, stats={"pot": game.pot}, name=game.name))
+    params = {}
+    for item in args.param:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip().isidentifier():
+            raise InputError(f"--param {item!r}: expected KEY=VALUE")
+        params[key.strip()] = _parse_value(value)
+    res = split_solve(spec, args.workers, args.max_iters, goal, args.check_every, algorithm=args.algorithm,
+                      engine=args.engine, address=args.address, max_memory=args.max_memory, threads=args.threads,
+                      **params)
+    res["game"] = game.name
+    res["exploitability_mbb"] = to_mbb(res["exploitability"], game.big_blind)
+    if args.json:
+        print(json.dumps(res))
+        return 0
+    print(f"{game.name}: {res['algorithm']}, {res['iterations']} iterations in {res['seconds']:.2f} s "
+          f"({1000 * res['seconds_per_iteration']:.1f} ms each; setup {res['setup_seconds']:.1f} s)")
+    print(f"value {res['value']:.6g} chips, gap {res['gap']:.4g}, exploitability {res['exploitability']:.4g} chips "
+          f"({res['exploitability_mbb']:.4g} mbb/g)")
+    sent = res["bytes_sent"] / max(1, res["iterations"])
+    print(f"bytes per iteration {res['bytes_per_iteration']:,} (root entries per worker {res['boundary_entries']}); "
+          f"measured {sent:,.0f} (gap checks included)")
+    print("memory per worker: " + ", ".join(f"{show(b)} (estimate {show(e)})" for b, e in
+                                            zip(res["worker_bytes"], res["worker_estimate_bytes"])))
+    return 0
+
+
 def cmd_depth_limited(args) -> int:
     from .depth_limited.__main__ import main as depth_limited_main
 
@@ -486,6 +534,24 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("-o", "--output", default=None, metavar="DIR",
                     help="write DIR/report.csv, DIR/textures.csv and DIR/report.png (default: print only)")
     sp.set_defaults(func=cmd_report)
+    sp = sub.add_parser("split-solve", help="solve one postflop spot split across workers (chance subtrees "
+                                            "below the first deal); prints bytes per iteration and memory per worker")
+    sp.add_argument("spec", metavar="SPEC.json", help="a postflop spec (flop or turn; solved without isomorphism)")
+    sp.add_argument("--workers", type=int, default=2, help="parts, one worker each (default 2)")
+    sp.add_argument("--engine", choices=["local", "process", "ray"], default="process",
+                    help="process: one process per worker here (default); local: in this process; "
+                         "ray: Ray actors (pip install 'treeplex[distributed]')")
+    sp.add_argument("--address", default=None, help="with --engine ray: a running cluster (default: start a local one)")
+    sp.add_argument("--algorithm", default="cfr+", help="a CFR-family algorithm (default cfr+)")
+    sp.add_argument("--max-iters", type=int, default=1000, help="iterations (default 1000)")
+    sp.add_argument("--target", default=None, help=TARGET_HELP)
+    sp.add_argument("--check-every", type=int, default=50, help="iterations between gap checks with --target")
+    sp.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="solver parameter, repeatable")
+    sp.add_argument("--threads", type=int, default=1, help="numba threads per worker (process and ray engines; default 1)")
+    sp.add_argument("--max-memory", default=None, metavar="SIZE",
+                    help="per worker: refuse a split whose largest part is estimated to need more (e.g. 4G)")
+    sp.add_argument("--json", action="store_true")
+    sp.set_defaults(func=cmd_split_solve)
     sp = sub.add_parser("export", help="write the game in another format")
     sp.add_argument("game")
     sp.add_argument("--format", choices=["efg"], default="efg")

@@ -208,12 +208,19 @@ def _behavioral_from_plan(start, end, parent, x, b):
 def _best_response_value(start, end, parent, g, sign):
     """Bottom-up only: v[p_j] += max_{s in j} v[s] with v = sign * g; returns v[0]."""
     v = sign * g
+    max_values(start, end, parent, v)
+    return v[0]
+
+
+@nb.njit(cache=True)
+def max_values(start, end, parent, v):
+    """In place, bottom-up: v[p_j] += max_{s in j} v[s] (the best-response pass; a split
+    solve runs it on a part whose parents may lie on its boundary)."""
     for j in range(len(start) - 1, -1, -1):
         best = v[start[j]]
         for s in range(start[j] + 1, end[j]):
             best = max(best, v[s])
         v[parent[j]] += best
-    return v[0]
 
 
 @nb.njit(cache=True)

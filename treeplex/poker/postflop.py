@@ -234,11 +234,12 @@ class PostflopGame(HandsGame):
             out[b, :len(cards)] = cards
         return out
 
-    def _river_orders(self):
-        """Per river board and player: (ptr, hand indices weakest first, strengths)."""
+    def _river_orders(self, boards=None):
+        """Per river board of ``boards`` (default: every board of the tree) and player: (ptr,
+        hand indices weakest first, strengths)."""
         from phevaluator import evaluate_cards
 
-        boards = self.tree.boards
+        boards = self.tree.boards if boards is None else boards
         union = np.union1d(self.hands[0], self.hands[1])
         pos = [np.searchsorted(union, h) for h in self.hands]
         hc = HAND_CARDS[union].tolist()
