@@ -145,7 +145,7 @@ def test_worker_passes_in_parts_of_subtrees_are_the_serial_passes():
     b = SplitSolver(SPEC, 2, "dcfr", engine="local")
     for w in b.engine.workers:
         w.runs = [sd.parts(3) for sd in w.piece.sides]
-        assert all(len(r[2]) == 4 for r in w.runs)
+        assert all(len(r[3]) == 4 for r in w.runs)
     for _ in range(5):
         a.step()
         b.step()

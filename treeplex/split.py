@@ -158,18 +158,18 @@ def _regret_parts(parts, start, end, parent, v, b, R, pos, floor, general, eta, 
     """The regret pass of a worker, one part of whole subtrees below its roots per thread
     (each root's infoset passes its value to its own root entry: parts write disjoint
     entries, and every number is the serial pass's)."""
-    lo, hi, ptr = parts
+    lo, hi, size, ptr = parts
     for k in nb.prange(len(ptr) - 1):
-        _regret_runs(lo, hi, ptr[k], ptr[k + 1], start, end, parent, v, b, R, pos, floor, general, eta, logprior,
+        _regret_runs(lo, hi, size, ptr[k], ptr[k + 1], start, end, parent, v, b, R, pos, floor, general, eta, logprior,
                      None)
 
 
 @nb.njit(parallel=True, cache=True)
 def _plan_parts(parts, start, end, parent, b, x, xsum, rho, omega):
     """The plan pass of a worker, parts as in :func:`_regret_parts`."""
-    lo, hi, ptr = parts
+    lo, hi, size, ptr = parts
     for k in nb.prange(len(ptr) - 1):
-        _plan_runs(lo, hi, ptr[k], ptr[k + 1], start, end, parent, b, x, xsum, rho, omega)
+        _plan_runs(lo, hi, size, ptr[k], ptr[k + 1], start, end, parent, b, x, xsum, rho, omega)
 
 
 def bytes_per_iteration(roots, parents) -> int:

@@ -60,13 +60,15 @@ class Side:
     def n_seqs(self) -> int:
         return 1 + self.n_boundary + len(self.glob)
 
-    def parts(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(lo, hi, ptr) of the regret kernels: the infosets cut into at most ``n`` parts of
-        whole subtrees below the roots (:meth:`Treeplex.subtree_parts` of the layout shifted
-        down by nB, the roots' parents becoming the empty sequence)."""
+    def parts(self, n: int) -> tuple:
+        """(lo, hi, size, ptr) of the regret kernels: the infosets cut into at most ``n`` parts
+        of whole subtrees below the roots (:func:`~treeplex.backends.numba_regret.runs` of the
+        layout shifted down by nB, the roots' parents becoming the empty sequence)."""
+        from ..backends.numba_regret import runs
+
         nb = self.n_boundary
         shifted = Treeplex(self.start - nb, self.end - nb, np.where(self.parent <= nb, 0, self.parent - nb))
-        return shifted.subtree_parts(n)
+        return runs(shifted, n)
 
     def treeplex(self) -> Treeplex:
         """The layout as a :class:`Treeplex` (the trunk: no boundary)."""
