@@ -1,0 +1,451 @@
+"""Lazy Monte Carlo CFR: external sampling over a rules game, without compiling it.
+
+Issue 13's second storage mode. :class:`LazyMCCFR` walks a game through the
+:class:`~treeplex.game.Game`/``State`` protocol (a built-in rules game, or any OpenSpiel game
+through :mod:`treeplex.openspiel`) and never builds a :class:`~treeplex.problem.Problem`. An
+infoset gets its row the first time a traversal reaches it, in a :class:`LazyTable` per
+player: a dict from infoset key to row index, and growable flat arrays (``start``/``end``
+per row, regrets ``R``, current strategy ``b``, strategy sums ``S`` and scratch values
+``v`` per action), the layout of a compiled treeplex, so the regret update is the backend's
+kernel unchanged: after each traversal :func:`treeplex.solvers.mccfr._apply` calls
+:func:`~treeplex.backends.numba_regret.regret_match_infoset` on the table's arrays at every
+row the traversal reached (regret matching is still written once). Memory is reported as the
+table grows (:meth:`LazyTable.memory`: arrays, plus the dict and its keys).
+
+The sampling is exactly ``mccfr-es``'s (:mod:`treeplex.solvers.mccfr`): per iteration one
+63-bit seed from the checkpointed ``numpy`` generator seeded by ``seed``, splitmix64 from it,
+one uniform per chance node and per opponent node in the same depth-first order, player 0's
+traversal and update, then player 1's; the same variants (``variant``, ``alpha``, ``beta``,
+``gamma``) and averaging weights. On a game that compiles, the lazy run's average strategy
+equals the compiled run's with the same seed (tests/test_lazy_sampling.py).
+
+Quality (:meth:`LazyMCCFR.evaluate`): **exact exploitability** where the tree can be walked
+(the game is compiled for the evaluation only and the table's average strategy mapped onto
+it by infoset key, :func:`treeplex.metrics.evaluate`); otherwise a **sampled lower bound**
+(:meth:`LazyMCCFR.sampled_bound`): for each player p, a best response to the average
+strategy is *learned* by external sampling against it (a separate lazy table, p's regrets
+only, played greedily: argmax of cumulative regret), then its value is estimated on fresh
+independent playouts. A fixed strategy can do no better than a best response, so the
+estimate is below the best-response value in expectation: (u(x', y_avg) - u(x_avg, y')) / 2
+estimates a lower bound on the exploitability, reported with its standard error.
+
+Determinism and checkpoints: :meth:`LazyMCCFR.state_dict` holds the tables, the counters and
+the generator's state; :meth:`LazyMCCFR.save` writes it atomically
+(:func:`treeplex.files.atomic_write`, pickled), :meth:`LazyMCCFR.load` resumes a killed run
+to the same iterates bit for bit. Evaluations draw from their own generators and leave the
+run's untouched.
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import sys
+import time
+
+import numpy as np
+
+from .backends.numba_regret import kernel_args
+from .errors import GameError, InputError, nonnegative
+from .files import atomic_write
+from .solvers.mccfr import VARIANTS, MCCFR, _apply
+
+_MASK = (1 << 64) - 1
+_GOLDEN, _M1, _M2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
+_INV53 = 1.0 / 9007199254740992.0
+_PLAIN = kernel_args((1.0, 1.0, -math.inf, 1.0, 0.0, 0.0), plain=False)[:3]  # plain CFR (best responses)
+
+
+class SplitMix64:
+    """The traversal generator of :mod:`treeplex.solvers.mccfr` (its ``_uniform``) in Python."""
+
+    __slots__ = ("s",)
+
+    def __init__(self, seed: int):
+        self.s = int(seed) & _MASK
+
+    def uniform(self) -> float:
+        self.s = (self.s + _GOLDEN) & _MASK
+        z = self.s
+        z = ((z ^ (z >> 30)) * _M1) & _MASK
+        z = ((z ^ (z >> 27)) * _M2) & _MASK
+        z ^= z >> 31
+        return float(z >> 11) * _INV53
+
+
+class LazyTable:
+    """One player's infosets, a row each, allocated on first visit.
+
+    ``index``: infoset key -> row; ``keys``: row -> key. Row j owns the actions
+    [start[j], end[j]) of the flat arrays ``R`` (cumulative regrets), ``b`` (current
+    strategy, uniform when allocated), ``S`` (strategy sums) and ``v`` (a traversal's sampled
+    counterfactual values, zero between traversals). Arrays double their capacity when full."""
+
+    ROW_ARRAYS = ("start", "end", "noparent", "mark", "touched")
+    SEQ_ARRAYS = ("R", "b", "S", "v")
+
+    def __init__(self, rows: int = 256, seqs: int = 1024):
+        self.index: dict = {}
+        self.keys: list = []
+        self.n_rows = self.n_seqs = 0
+        self.key_bytes = 0
+        self.start = np.zeros(rows, dtype=np.int32)
+        self.end = np.zeros(rows, dtype=np.int32)
+        self.noparent = np.zeros(rows, dtype=np.int32)  # all 0: regret_match_infoset passes nothing up
+        self.mark = np.zeros(rows, dtype=np.uint8)  # reached by the current traversal
+        self.touched = np.zeros(rows, dtype=np.int32)  # the rows reached, in order
+        self.R, self.b, self.S, self.v = (np.zeros(seqs) for _ in range(4))
+
+    def row(self, key, k: int) -> int:
+        """The row of infoset ``key`` with ``k`` actions, allocated (uniform b) on first visit."""
+        j = self.index.get(key)
+        if j is not None:
+            if self.end[j] - self.start[j] != k:
+                raise GameError(f"infoset {key!r} offers {k} actions here, {self.end[j] - self.start[j]} elsewhere")
+            return j
+        if k < 1:
+            raise GameError(f"infoset {key!r} has no actions")
+        j = self.n_rows
+        if j == len(self.start):
+            for name in self.ROW_ARRAYS:
+                setattr(self, name, _grown(getattr(self, name), 2 * j))
+        a = self.n_seqs
+        if a + k > len(self.R):
+            for name in self.SEQ_ARRAYS:
+                setattr(self, name, _grown(getattr(self, name), max(2 * len(self.R), a + k)))
+        self.start[j], self.end[j] = a, a + k
+        self.b[a:a + k] = 1.0 / k
+        self.index[key] = j
+        self.keys.append(key)
+        self.key_bytes += _key_bytes(key)
+        self.n_rows, self.n_seqs = j + 1, a + k
+        return j
+
+    def average(self, j: int) -> np.ndarray:
+        """Row j's average strategy: S normalized, uniform if nothing was summed (as ``mccfr``'s)."""
+        a, e = self.start[j], self.end[j]
+        tot = np.add.reduceat(self.S[a:e], [0])[0]  # summed as mccfr's _normalize sums
+        return self.S[a:e] / tot if tot > 0.0 else np.full(e - a, 1.0 / (e - a))
+
+    def memory(self) -> dict:
+        """Bytes held: the arrays in use and allocated (capacity), the index (dict + keys + list)."""
+        used = self.n_rows * sum(getattr(self, n).itemsize for n in self.ROW_ARRAYS) + self.n_seqs * 8 * 4
+        allocated = sum(getattr(self, n).nbytes for n in self.ROW_ARRAYS + self.SEQ_ARRAYS)
+        index = sys.getsizeof(self.index) + sys.getsizeof(self.keys) + self.key_bytes
+        return {"infosets": self.n_rows, "actions": self.n_seqs, "array_bytes": used,
+                "allocated_bytes": allocated, "index_bytes": index}
+
+    def state(self) -> dict:
+        n, m = self.n_rows, self.n_seqs
+        return {"keys": list(self.keys), "start": self.start[:n].copy(), "end": self.end[:n].copy(),
+                "R": self.R[:m].copy(), "b": self.b[:m].copy(), "S": self.S[:m].copy()}
+
+    @classmethod
+    def from_state(cls, st: dict) -> "LazyTable":
+        n, m = len(st["keys"]), len(st["R"])
+        t = cls(max(n, 256), max(m, 1024))
+        t.keys = list(st["keys"])
+        t.index = {k: j for j, k in enumerate(t.keys)}
+        t.key_bytes = sum(_key_bytes(k) for k in t.keys)
+        t.n_rows, t.n_seqs = n, m
+        t.start[:n], t.end[:n] = st["start"], st["end"]
+        t.R[:m], t.b[:m], t.S[:m] = st["R"], st["b"], st["S"]
+        return t
+
+
+def _grown(a: np.ndarray, n: int) -> np.ndarray:
+    out = np.zeros(n, dtype=a.dtype)
+    out[:len(a)] = a
+    return out
+
+
+def _key_bytes(key) -> int:
+    if isinstance(key, tuple):
+        return sys.getsizeof(key) + sum(_key_bytes(k) for k in key)
+    return sys.getsizeof(key)
+
+
+def _payoff(state) -> float:
+    u = state.payoff()
+    return float(u[0]) if isinstance(u, tuple) else float(u)
+
+
+def _chance(state, rng) -> str:
+    """The sampled chance outcome (cumulative probabilities in listed order, as ``mccfr``)."""
+    outcomes = list(state.chance_outcomes())
+    u, acc = rng.uniform(), 0.0
+    for label, p in outcomes:
+        acc += max(float(p), 0.0)
+        if u < acc:
+            return label
+    return outcomes[-1][0]
+
+
+def _pick(probs, u: float) -> int:
+    acc = 0.0
+    for c, p in enumerate(probs):
+        acc += p
+        if u < acc:
+            return c
+    return len(probs) - 1
+
+
+class LazyMCCFR:
+    """External-sampling MCCFR over ``game`` (a rules game) with lazily allocated tables
+    (module docstring). Parameters as ``mccfr-es``: ``seed``, ``variant``, ``alpha``,
+    ``beta``, ``gamma``."""
+
+    name = "mccfr-es (lazy)"
+
+    def __init__(self, game, seed: int = 0, variant: str = "cfr", alpha: float = 1.5, beta: float = 0.0,
+                 gamma: float = 2.0):
+        if variant not in VARIANTS:
+            raise InputError(f"lazy mccfr-es: variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise InputError(f"lazy mccfr-es: seed must be a whole number >= 0, got {seed!r}")
+        self.game, self.seed, self.variant = game, int(seed), variant
+        self.alpha, self.gamma, self.beta = nonnegative(alpha, "alpha"), nonnegative(gamma, "gamma"), float(beta)
+        self.rng = np.random.default_rng(self.seed)
+        self.tables = (LazyTable(), LazyTable())
+        self.iteration = self.nodes_touched = self.samples = 0
+        self.avg_scale = 1.0
+        self._stats = np.zeros(3, dtype=np.int64)
+
+    regrets = MCCFR.regrets  # the variants' scalars, shared with the compiled sampler
+    averaging = MCCFR.averaging
+
+    # ------------------------------------------------------------------ iterations
+
+    def run(self, n: int = 1) -> None:
+        for _ in range(n):
+            self.step()
+
+    def step(self) -> None:
+        t = self.iteration + 1
+        rho, omega = self.averaging(t)
+        if rho == 0.0 or self.avg_scale * rho < 1e-200:
+            for T in self.tables:
+                T.S[:T.n_seqs] *= rho * self.avg_scale
+            self.avg_scale = 1.0
+        else:
+            self.avg_scale *= rho
+        pos, floor, general, _ = kernel_args(self.regrets(t), plain=False)
+        w = omega / self.avg_scale
+        rng = SplitMix64(int(self.rng.bit_generator.random_raw() >> 1))
+        for i in range(2):
+            self.samples += 1
+            self._es(self.game.initial_state(), i, w, rng)
+            self._update(self.tables[i], pos, floor, general)
+        self.iteration = t
+
+    def _update(self, T: LazyTable, pos, floor, general) -> None:
+        """The backend's regret update at every row the traversal reached (clears ``v``)."""
+        _apply(T.start, T.end, T.noparent, T.v, T.b, T.R, pos, floor, general, T.mark, T.touched, self._stats)
+
+    def _es(self, state, i: int, w: float, rng: SplitMix64) -> float:
+        """External sampling, traverser i: its sampled value (player i's payoff); the values of
+        i's actions summed into its table's ``v``, the rows reached listed for the update, the
+        opponent's current strategy added to its sums where it is sampled."""
+        self.nodes_touched += 1
+        if state.is_terminal():
+            u = _payoff(state)
+            return u if i == 0 else -u
+        if state.is_chance():
+            return self._es(state.apply(_chance(state, rng)), i, w, rng)
+        p = state.player()
+        actions = state.legal_actions()
+        k = len(actions)
+        T = self.tables[p]
+        j = T.row(state.infoset_key(), k)
+        a = int(T.start[j])
+        if p != i:
+            T.S[a:a + k] += w * T.b[a:a + k]
+            c = _pick(T.b[a:a + k].tolist(), rng.uniform())
+            return self._es(state.apply(actions[c]), i, w, rng)
+        b = T.b[a:a + k].tolist()  # not changed before the update: the arrays may grow below
+        value = 0.0
+        for c in range(k):
+            r = self._es(state.apply(actions[c]), i, w, rng)
+            T.v[a + c] += r
+            value += b[c] * r
+        if T.mark[j] == 0:
+            T.mark[j] = 1
+            T.touched[self._stats[2]] = j
+            self._stats[2] += 1
+        return value
+
+    # ------------------------------------------------------------------ strategies and memory
+
+    def average_strategy(self, player: int, key, k: int) -> np.ndarray:
+        """The average local strategy at an infoset (uniform where never reached)."""
+        T = self.tables[player]
+        j = T.index.get(key)
+        return T.average(j) if j is not None else np.full(k, 1.0 / k)
+
+    def plans(self, problem) -> tuple[np.ndarray, np.ndarray]:
+        """Realization plans of the compiled ``problem`` from the average strategy, by infoset key."""
+        out = []
+        for player, T in enumerate(problem.treeplexes):
+            b = np.ones(T.n_seqs)
+            for j, key in enumerate(T.infoset_keys):
+                b[T.start[j]:T.end[j]] = self.average_strategy(player, key, T.end[j] - T.start[j])
+            out.append(T.plan_from_behavioral(b))
+        return tuple(out)
+
+    def memory(self) -> dict:
+        """Infosets and actions allocated per player and bytes in all (arrays + index), with
+        bytes per infoset and per action."""
+        m = [T.memory() for T in self.tables]
+        tot = {k: m[0][k] + m[1][k] for k in m[0]}
+        total = tot["allocated_bytes"] + tot["index_bytes"]
+        return {**tot, "infosets_per_player": [x["infosets"] for x in m], "bytes": total,
+                "bytes_per_infoset": total / max(tot["infosets"], 1),
+                "array_bytes_per_action": tot["array_bytes"] / max(tot["actions"], 1)}
+
+    # ------------------------------------------------------------------ quality
+
+    def evaluate(self, problem=None) -> dict:
+        """Exact exploitability of the average strategy on the compiled ``problem`` (compiled
+        here, for the evaluation only, if None): {"measure": "exact exploitability", ...}."""
+        from .compile import compile_game
+        from .metrics import evaluate
+
+        problem = problem if problem is not None else compile_game(self.game)
+        e = evaluate(problem, *self.plans(problem))
+        return {"measure": "exact exploitability", "exploitability": e.exploitability, "value": e.value,
+                "br_value_player0": e.br0, "br_value_player1": e.br1}
+
+    def sampled_bound(self, br_iters: int = 200, playouts: int = 2000, seed: int = 0) -> dict:
+        """Sampled lower bound on the exploitability of the average strategy (module
+        docstring): per player, a best response learned by ``br_iters`` external-sampling
+        traversals against the average, then valued on ``playouts`` independent playouts.
+        Returns {"measure": "sampled BR lower bound", "exploitability_lb", its "stderr", the
+        estimated values "br_value_player0" (>=: a lower bound on BR_0) and
+        "br_value_player1" (an upper bound on BR_1 in expectation), ...}."""
+        gen = np.random.default_rng([self.seed, self.iteration, seed])
+        vals, ses = [], []
+        for p in range(2):
+            br = LazyTable()
+            for _ in range(br_iters):
+                rng = SplitMix64(int(gen.bit_generator.random_raw() >> 1))
+                self._br(self.game.initial_state(), p, br, rng)
+                stats = np.zeros(3, dtype=np.int64)
+                stats[2] = self._br_count
+                _apply(br.start, br.end, br.noparent, br.v, br.b, br.R, *_PLAIN, br.mark, br.touched, stats)
+                self._br_count = 0
+            rng = SplitMix64(int(gen.bit_generator.random_raw() >> 1))
+            u = np.array([self._playout(self.game.initial_state(), p, br, rng) for _ in range(playouts)])
+            vals.append(float(u.mean()))
+            ses.append(float(u.std(ddof=1) / math.sqrt(playouts)) if playouts > 1 else math.inf)
+        return {"measure": "sampled BR lower bound", "exploitability_lb": (vals[0] - vals[1]) / 2,
+                "stderr": math.sqrt(ses[0] ** 2 + ses[1] ** 2) / 2, "br_value_player0": vals[0],
+                "br_value_player1": vals[1], "stderr_player0": ses[0], "stderr_player1": ses[1],
+                "br_iters": br_iters, "playouts": playouts}
+
+    _br_count = 0
+
+    def _br(self, state, p: int, br: LazyTable, rng: SplitMix64) -> float:
+        """External sampling for player p against the fixed average strategy (p's payoff)."""
+        if state.is_terminal():
+            u = _payoff(state)
+            return u if p == 0 else -u
+        if state.is_chance():
+            return self._br(state.apply(_chance(state, rng)), p, br, rng)
+        q = state.player()
+        actions = state.legal_actions()
+        k = len(actions)
+        if q != p:
+            c = _pick(self.average_strategy(q, state.infoset_key(), k).tolist(), rng.uniform())
+            return self._br(state.apply(actions[c]), p, br, rng)
+        j = br.row(state.infoset_key(), k)
+        a = int(br.start[j])
+        b = br.b[a:a + k].tolist()
+        value = 0.0
+        for c in range(k):
+            r = self._br(state.apply(actions[c]), p, br, rng)
+            br.v[a + c] += r
+            value += b[c] * r
+        if br.mark[j] == 0:
+            br.mark[j] = 1
+            br.touched[self._br_count] = j
+            self._br_count += 1
+        return value
+
+    def _playout(self, state, p: int, br: LazyTable, rng: SplitMix64) -> float:
+        """One playout (player 0's payoff): p plays the argmax of its learned cumulative
+        regret (uniform where never reached), the other player its average strategy."""
+        while not state.is_terminal():
+            if state.is_chance():
+                state = state.apply(_chance(state, rng))
+                continue
+            q, key, actions = state.player(), state.infoset_key(), state.legal_actions()
+            if q == p:
+                j = br.index.get(key)
+                if j is None:
+                    c = min(int(rng.uniform() * len(actions)), len(actions) - 1)
+                else:
+                    c = int(np.argmax(br.R[br.start[j]:br.end[j]]))
+            else:
+                c = _pick(self.average_strategy(q, key, len(actions)).tolist(), rng.uniform())
+            state = state.apply(actions[c])
+        return _payoff(state)
+
+    # ------------------------------------------------------------------ checkpoints
+
+    def state_dict(self) -> dict:
+        return {"algorithm": "mccfr-es", "storage": "lazy", "seed": self.seed, "variant": self.variant,
+                "alpha": self.alpha, "beta": self.beta, "gamma": self.gamma, "iteration": self.iteration,
+                "nodes_touched": self.nodes_touched, "samples": self.samples, "avg_scale": self.avg_scale,
+                "rng": self.rng.bit_generator.state, "tables": [T.state() for T in self.tables]}
+
+    def set_state(self, st: dict) -> None:
+        self.iteration, self.nodes_touched, self.samples = st["iteration"], st["nodes_touched"], st["samples"]
+        self.avg_scale = float(st["avg_scale"])
+        self.rng.bit_generator.state = st["rng"]
+        self.tables = tuple(LazyTable.from_state(t) for t in st["tables"])
+
+    def save(self, path: str) -> None:
+        """Write the run (tables, counters, generator) to ``path`` atomically."""
+        st = self.state_dict()
+        atomic_write(path, lambda f: pickle.dump(st, f, protocol=pickle.HIGHEST_PROTOCOL))
+
+    @classmethod
+    def load(cls, path: str, game) -> "LazyMCCFR":
+        """The run saved at ``path`` by :meth:`save`, on ``game``, ready to continue."""
+        try:
+            with open(path, "rb") as f:
+                st = pickle.load(f)
+        except (OSError, pickle.UnpicklingError, EOFError) as e:
+            raise InputError(f"{path}: cannot read the lazy checkpoint ({e})") from None
+        if not isinstance(st, dict) or st.get("storage") != "lazy":
+            raise InputError(f"{path}: not a lazy mccfr checkpoint")
+        solver = cls(game, seed=st["seed"], variant=st["variant"], alpha=st["alpha"], beta=st["beta"],
+                     gamma=st["gamma"])
+        solver.set_state(st)
+        return solver
+
+
+def run_timed(solver: LazyMCCFR, time_limit: float | None = None, max_iters: int | None = None,
+              report_every: float = 10.0, on_report=None) -> list[dict]:
+    """Step ``solver`` until ``time_limit`` seconds or ``max_iters`` total iterations; every
+    ``report_every`` seconds (and at the end) append a row (seconds, iterations, samples,
+    nodes touched, the table's memory) and call ``on_report(row)``. Returns the rows."""
+    if time_limit is None and max_iters is None:
+        raise InputError("the lazy mode needs a stop rule: --time-limit or --max-iters")
+    rows, seconds, next_report = [], 0.0, report_every
+    while True:
+        t0 = time.perf_counter()
+        solver.step()
+        seconds += time.perf_counter() - t0
+        done = (max_iters is not None and solver.iteration >= max_iters) or (
+            time_limit is not None and seconds >= time_limit)
+        if seconds >= next_report or done:
+            m = solver.memory()
+            row = {"seconds": seconds, "iterations": solver.iteration, "samples": solver.samples,
+                   "nodes_touched": solver.nodes_touched, **m}
+            rows.append(row)
+            if on_report is not None:
+                on_report(row)
+            next_report = seconds + report_every
+        if done:
+            return rows
