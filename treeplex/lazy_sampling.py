@@ -24,7 +24,8 @@ Quality (:meth:`LazyMCCFR.evaluate`): **exact exploitability** where the tree ca
 it by infoset key, :func:`treeplex.metrics.evaluate`); otherwise a **sampled lower bound**
 (:meth:`LazyMCCFR.sampled_bound`): for each player p, a best response to the average
 strategy is *learned* by external sampling against it (a separate lazy table, p's regrets
-only, played greedily: argmax of cumulative regret), then its value is estimated on fresh
+only, played greedily: argmax of cumulative regret, p's own average strategy at infosets the
+learning never reached), then its value is estimated on fresh
 independent playouts. A fixed strategy can do no better than a best response, so the
 estimate is below the best-response value in expectation: (u(x', y_avg) - u(x_avg, y')) / 2
 estimates a lower bound on the exploitability, reported with its standard error.
@@ -204,6 +205,8 @@ class LazyMCCFR:
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise InputError(f"lazy mccfr-es: seed must be a whole number >= 0, got {seed!r}")
         self.game, self.seed, self.variant = game, int(seed), variant
+        if hasattr(game, "record_action_ids"):  # an OpenSpiel game: no per-infoset record outside the table
+            game.record_action_ids = False
         self.alpha, self.gamma, self.beta = nonnegative(alpha, "alpha"), nonnegative(gamma, "gamma"), float(beta)
         self.rng = np.random.default_rng(self.seed)
         self.tables = (LazyTable(), LazyTable())
@@ -310,7 +313,11 @@ class LazyMCCFR:
         from .compile import compile_game
         from .metrics import evaluate
 
-        problem = problem if problem is not None else compile_game(self.game)
+        if problem is None:
+            record = getattr(self.game, "record_action_ids", None)
+            problem = compile_game(self.game)
+            if record is not None:
+                self.game.record_action_ids = record
         e = evaluate(problem, *self.plans(problem))
         return {"measure": "exact exploitability", "exploitability": e.exploitability, "value": e.value,
                 "br_value_player0": e.br0, "br_value_player1": e.br1}
@@ -373,7 +380,7 @@ class LazyMCCFR:
 
     def _playout(self, state, p: int, br: LazyTable, rng: SplitMix64) -> float:
         """One playout (player 0's payoff): p plays the argmax of its learned cumulative
-        regret (uniform where never reached), the other player its average strategy."""
+        regret (its average strategy where never reached), the other player its average."""
         while not state.is_terminal():
             if state.is_chance():
                 state = state.apply(_chance(state, rng))
@@ -381,8 +388,8 @@ class LazyMCCFR:
             q, key, actions = state.player(), state.infoset_key(), state.legal_actions()
             if q == p:
                 j = br.index.get(key)
-                if j is None:
-                    c = min(int(rng.uniform() * len(actions)), len(actions) - 1)
+                if j is None:  # never reached while learning: p's own average strategy
+                    c = _pick(self.average_strategy(q, key, len(actions)).tolist(), rng.uniform())
                 else:
                     c = int(np.argmax(br.R[br.start[j]:br.end[j]]))
             else:
@@ -449,3 +456,88 @@ def run_timed(solver: LazyMCCFR, time_limit: float | None = None, max_iters: int
             next_report = seconds + report_every
         if done:
             return rows
+
+
+EXACT_HISTORIES = 2_000_000  # evaluation=auto: exact where the tree has at most this many histories
+
+
+def quality(solver: LazyMCCFR, evaluation: str = "auto", br_iters: int = 200, playouts: int = 2000) -> dict:
+    """Exact exploitability (``evaluation="exact"``, or ``"auto"`` on a tree of at most
+    :data:`EXACT_HISTORIES` histories) or the sampled best-response lower bound."""
+    from .memory import estimate_histories
+
+    if evaluation not in ("auto", "exact", "sampled"):
+        raise InputError(f"evaluation must be auto, exact or sampled, got {evaluation!r}")
+    if evaluation == "auto":
+        n, exact = estimate_histories(solver.game, cap=EXACT_HISTORIES)
+        evaluation = "exact" if exact and n <= EXACT_HISTORIES else "sampled"
+    if evaluation == "exact":
+        return solver.evaluate()
+    return solver.sampled_bound(br_iters, playouts)
+
+
+def cmd_lazy(args, solver_params) -> int:
+    """``treeplex solve GAME --algorithm mccfr-es --lazy``: run, print the table's growth and the quality."""
+    import json
+
+    from .games import load_game
+    from .progress import write_trace
+
+    if args.algorithm not in (None, "mccfr-es"):
+        raise InputError(f"--lazy runs mccfr-es (external sampling), not {args.algorithm!r}")
+    for flag in ("out", "target", "warm_start", "refine", "backend"):
+        if getattr(args, flag, None):
+            raise InputError(f"--{flag.replace('_', '-')} is not available with --lazy")
+    params = solver_params(args, None)
+    params.pop("algorithm", None)
+    checkpoint, resume = params.pop("checkpoint", None), params.pop("resume", None)
+    lazy = {k: params.pop(k) for k in ("evaluation", "br_iters", "playouts", "report_every") if k in params}
+    game = load_game(args.game)
+    if resume:
+        solver = LazyMCCFR.load(resume, game)
+    else:
+        try:
+            solver = LazyMCCFR(game, **params)
+        except TypeError as e:
+            raise InputError(f"--lazy: bad parameter ({e}); parameters: seed, variant, alpha, beta, gamma, "
+                             "evaluation, br_iters, playouts, report_every") from None
+    show = not args.json
+
+    def report(row):
+        if checkpoint:
+            solver.save(checkpoint)
+        if show:
+            print(f"{row['seconds']:8.1f} s  {row['iterations']:9d} it  {row['nodes_touched']:12d} nodes  "
+                  f"{row['infosets']:10d} infosets  {row['actions']:11d} actions  {row['bytes'] / 2**20:9.1f} MiB  "
+                  f"{row['bytes_per_infoset']:6.0f} B/infoset", flush=True)
+
+    if show:
+        print(f"game            {game.name} (not compiled: lazy table, rows allocated on first visit)")
+        print(f"{'time':>10}  {'iterations':>12}  {'nodes touched':>18}  {'infosets':>19}  {'actions':>19}  "
+              f"{'memory':>12}")
+    rows = run_timed(solver, args.time_limit, args.max_iters, float(lazy.get("report_every", 10.0)), report)
+    q = quality(solver, lazy.get("evaluation", "auto"), int(lazy.get("br_iters", 200)),
+                int(lazy.get("playouts", 2000)))
+    if args.trace:
+        write_trace([{**r, "infosets_per_player": "/".join(map(str, r["infosets_per_player"]))} for r in rows],
+                    args.trace, {"game": game.name, "algorithm": "mccfr-es-lazy"})
+    m = solver.memory()
+    out = {"game": game.name, "algorithm": "mccfr-es", "storage": "lazy", "iterations": solver.iteration,
+           "samples": solver.samples, "nodes_touched": solver.nodes_touched, "seconds": rows[-1]["seconds"],
+           "memory": m, "quality": q, "growth": rows}
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    print(f"algorithm       mccfr-es, lazy storage ({solver.iteration} iterations, {solver.samples} samples "
+          f"(traversals), {solver.nodes_touched} nodes touched, {rows[-1]['seconds']:.1f} s)")
+    print(f"table           {m['infosets']} infosets ({m['infosets_per_player'][0]} + {m['infosets_per_player'][1]}), "
+          f"{m['actions']} actions, {m['bytes']} bytes = {m['bytes_per_infoset']:.0f} bytes per infoset "
+          f"(arrays {m['array_bytes_per_action']:.1f} bytes per action in use; index {m['index_bytes']} bytes)")
+    if q["measure"] == "exact exploitability":
+        print(f"quality         exact exploitability {q['exploitability']:.4e} (the game compiled for the "
+              f"evaluation only; value {q['value']:.6g})")
+    else:
+        print(f"quality         sampled BR lower bound on exploitability {q['exploitability_lb']:.4e} "
+              f"+- {q['stderr']:.1e} (1 s.e.; learned best responses, {q['br_iters']} traversals each, "
+              f"valued on {q['playouts']} playouts; the exact exploitability is at least this, in expectation)")
+    return 0
