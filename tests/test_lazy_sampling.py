@@ -67,6 +67,18 @@ def test_same_iterates_as_compiled(kuhn, leduc, name, variant, iters):
         assert np.array_equal(a, b)
 
 
+@pytest.mark.parametrize("name,variant", [("kuhn", "cfr"), ("leduc", "dcfr")])
+def test_outcome_sampling_same_iterates_as_compiled(kuhn, leduc, name, variant):
+    game, problem = kuhn if name == "kuhn" else leduc
+    c = ALGORITHMS["mccfr-os"](problem, seed=6, variant=variant, epsilon=0.5)
+    c.run(1500)
+    lz = LazyMCCFR(game, seed=6, variant=variant, sampling="os", epsilon=0.5)
+    lz.run(1500)
+    assert lz.nodes_touched == c.nodes_touched
+    for a, b in zip(c.average(), lz.plans(problem)):
+        assert np.array_equal(a, b)
+
+
 def test_same_iterates_as_compiled_openspiel():
     """Through the OpenSpiel adapter too (OpenSpiel's Kuhn)."""
     pytest.importorskip("pyspiel")
@@ -219,5 +231,9 @@ def test_cli_exact_and_sampled(tmp_path, capsys):
                  "--param", "br_iters=50", "--param", "playouts=500"]) == 0
     text = capsys.readouterr().out
     assert "not compiled" in text and "sampled BR lower bound" in text and "2500 iterations" in text
+    assert main(["solve", "leduc", "--lazy", "--algorithm", "mccfr-os", "--max-iters", "300", "--param", "epsilon=0.5",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["algorithm"] == "mccfr-os" and out["quality"]["measure"] == "exact exploitability"
     assert main(["solve", "kuhn", "--lazy", "--algorithm", "cfr+", "--max-iters", "5"]) == 2
     assert main(["solve", "kuhn", "--lazy"]) == 2  # no stop rule

@@ -441,7 +441,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", action="store_true")
     sp.add_argument("--no-strategies", action="store_true")
     sp.add_argument("--lazy", action="store_true",
-                    help="mccfr-es without compiling the game: infosets allocated on first visit "
+                    help="mccfr-es or mccfr-os without compiling the game: infosets allocated on first visit "
                          "(treeplex.lazy_sampling; --param evaluation=auto|exact|sampled, br_iters, playouts, "
                          "report_every)")
     sp.set_defaults(func=cmd_solve)
