@@ -598,5 +598,6 @@ def cmd_lazy(args, solver_params) -> int:
     else:
         print(f"quality         sampled BR lower bound on exploitability {q['exploitability_lb']:.4e} "
               f"+- {q['stderr']:.1e} (1 s.e.; learned best responses, {q['br_iters']} traversals each, "
-              f"valued on {q['playouts']} playouts; the exact exploitability is at least this, in expectation)")
+              f"valued on {q['playouts']} playouts; the exact exploitability is at least this, in expectation"
+              f"{'; not significant: within 2 s.e. of 0' if q['exploitability_lb'] <= 2 * q['stderr'] else ''})")
     return 0
