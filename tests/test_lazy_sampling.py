@@ -230,6 +230,7 @@ def test_cli_exact_and_sampled(tmp_path, capsys):
     assert main(["solve", "kuhn", "--lazy", "--resume", ck, "--max-iters", "2500", "--param", "evaluation=sampled",
                  "--param", "br_iters=50", "--param", "playouts=500"]) == 0
     text = capsys.readouterr().out
+    assert "2500 it" in text and "2000 it" not in text  # the resumed run reports from iteration 2001 on
     assert "not compiled" in text and "sampled BR lower bound" in text and "2500 iterations" in text
     assert main(["solve", "leduc", "--lazy", "--algorithm", "mccfr-os", "--max-iters", "300", "--param", "epsilon=0.5",
                  "--json"]) == 0

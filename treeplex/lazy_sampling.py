@@ -221,6 +221,7 @@ class LazyMCCFR:
         self.tables = (LazyTable(), LazyTable())
         self.iteration = self.nodes_touched = self.samples = 0
         self.avg_scale = 1.0
+        self.seconds = 0.0  # solver seconds of run_timed, checkpointed: a resumed run's time limit counts them
         self._stats = np.zeros(3, dtype=np.int64)
 
     regrets = MCCFR.regrets  # the variants' scalars, shared with the compiled sampler
@@ -460,11 +461,13 @@ class LazyMCCFR:
                 "seed": self.seed, "variant": self.variant,
                 "alpha": self.alpha, "beta": self.beta, "gamma": self.gamma, "iteration": self.iteration,
                 "nodes_touched": self.nodes_touched, "samples": self.samples, "avg_scale": self.avg_scale,
+                "seconds": self.seconds,
                 "rng": self.rng.bit_generator.state, "tables": [T.state() for T in self.tables]}
 
     def set_state(self, st: dict) -> None:
         self.iteration, self.nodes_touched, self.samples = st["iteration"], st["nodes_touched"], st["samples"]
         self.avg_scale = float(st["avg_scale"])
+        self.seconds = float(st.get("seconds", 0.0))
         self.rng.bit_generator.state = st["rng"]
         self.tables = tuple(LazyTable.from_state(t) for t in st["tables"])
 
@@ -491,16 +494,19 @@ class LazyMCCFR:
 
 def run_timed(solver: LazyMCCFR, time_limit: float | None = None, max_iters: int | None = None,
               report_every: float = 10.0, on_report=None) -> list[dict]:
-    """Step ``solver`` until ``time_limit`` seconds or ``max_iters`` total iterations; every
+    """Step ``solver`` until ``time_limit`` solver seconds or ``max_iters`` iterations, both
+    counting those before a resume (``solver.seconds``, ``solver.iteration``); every
     ``report_every`` seconds (and at the end) append a row (seconds, iterations, samples,
     nodes touched, the table's memory) and call ``on_report(row)``. Returns the rows."""
     if time_limit is None and max_iters is None:
         raise InputError("the lazy mode needs a stop rule: --time-limit or --max-iters")
-    rows, seconds, next_report = [], 0.0, report_every
+    rows, seconds = [], solver.seconds
+    next_report = seconds + report_every
     while True:
         t0 = time.perf_counter()
         solver.step()
         seconds += time.perf_counter() - t0
+        solver.seconds = seconds
         done = (max_iters is not None and solver.iteration >= max_iters) or (
             time_limit is not None and seconds >= time_limit)
         if seconds >= next_report or done:
