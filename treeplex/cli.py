@@ -183,6 +183,10 @@ def _out_streets(args, problem) -> dict:
 
 
 def cmd_solve(args) -> int:
+    if args.lazy:
+        from .lazy_sampling import cmd_lazy
+
+        return cmd_lazy(args, solver_params)
     from .driver import solve
     from .progress import write_trace
     from .strategy import save_solution
@@ -484,6 +488,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_memory_arg(sp)
     sp.add_argument("--json", action="store_true")
     sp.add_argument("--no-strategies", action="store_true")
+    sp.add_argument("--lazy", action="store_true",
+                    help="mccfr-es or mccfr-os without compiling the game: infosets allocated on first visit "
+                         "(treeplex.lazy_sampling; --param evaluation=auto|exact|sampled, br_iters, playouts, "
+                         "report_every)")
     sp.set_defaults(func=cmd_solve)
     sp = sub.add_parser("plot", help="draw gap vs iterations and vs gradient computations from traces")
     sp.add_argument("traces", nargs="+", help="trace CSV files written by solve --trace")

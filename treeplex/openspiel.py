@@ -101,6 +101,7 @@ class OpenSpielGame(Game):
         full = str(spiel_game)
         self.name = name or PREFIX + (full if len(full) < 200 else spiel_game.get_type().short_name)
         self.action_ids: dict = {}
+        self.record_action_ids = True  # False in the lazy mode (treeplex.lazy_sampling): memory per infoset
 
     def initial_state(self):
         return _State(self.spiel_game.new_initial_state(), self)
@@ -135,7 +136,8 @@ class _State:
             if len(set(names)) < len(names):
                 names = [f"{a}:{n}" for a, n in zip(acts, names)]
             self._actions = dict(zip(names, acts))
-            self.g.action_ids.setdefault((p, self.infoset_key()), tuple(acts))
+            if self.g.record_action_ids:
+                self.g.action_ids.setdefault((p, self.infoset_key()), tuple(acts))
         return self._actions
 
     def legal_actions(self):
