@@ -15,7 +15,7 @@ TURN = dict(board="KsQh9d8c", pot=20, stack=30, deck="89TJQKA", bet="50%,a", **{
             range0="AsKh,QdJd,TsTc,AhJh", range1="AcAd,9s9h,KdQs,JsTs,Jc9c")
 TURN_ISO = dict(board="KsQhTh9s", pot=20, stack=30, deck="89TJQKA", range0="AKs,88", range1="AQs,99", bet="50%,a",
                 **{"raise": "2x"})
-FLOP = dict(board="KsQhTh", pot=20, stack=30, deck="TJQKA", range0="AKs,JJ", range1="AQs,TT", bet="a")
+FLOP = {"board": "KsQhTh", "pot": 20, "stack": 30, "deck": "TJQKA", "range0": "AKs,JJ", "range1": "AQs,TT", "bet": "a"}
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +92,7 @@ class Crash(Exception):
 
 @pytest.mark.parametrize("variant", ["cfr", "dcfr"])
 def test_resume_reproduces_the_uninterrupted_run(tmp_path, turn, variant):
-    kw = dict(max_iters=200, check_every=50, seed=11, variant=variant)
+    kw = {"max_iters": 200, "check_every": 50, "seed": 11, "variant": variant}
     full = solve(turn, "mccfr-pcs", **kw)
     path = str(tmp_path / "run.npz")
 

@@ -14,8 +14,15 @@ import numpy as np
 
 from ..threads import PARALLEL_SEQS
 from . import RegretState
-from .numba_regret import (_plan_runs, counterfactual_values, csr_iteration, kernel_args, runs, update,
-                           update_parts)
+from .numba_regret import (
+    _plan_runs,
+    counterfactual_values,
+    csr_iteration,
+    kernel_args,
+    runs,
+    update,
+    update_parts,
+)
 
 
 class NumbaBackend:

@@ -66,8 +66,6 @@ endgame have no public chance: use ``cfr+``), and backends other than numba.
 
 from __future__ import annotations
 
-import math
-
 import numba as nb
 import numpy as np
 
