@@ -42,7 +42,7 @@ def probe(problem, algorithm, params, seconds=1.0) -> float:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--spot", default="TURN", choices=sorted(SPOTS))
-    ap.add_argument("--solvers", default="cfr+,pcs:cfr,pcs:lcfr")
+    ap.add_argument("--solvers", default="cfr+,dcfr,pcs:dcfr,pcs:cfr+")
     ap.add_argument("--seeds", default="0")
     ap.add_argument("--time-limit", type=float, default=60.0, help="solver seconds per run")
     ap.add_argument("--checks", type=int, default=40, help="about this many gap checks per run")

@@ -48,7 +48,7 @@ def test_expected_sampled_gradient_is_the_full_gradient(spec, iso):
 def test_converges_toward_the_lp(turn):
     lp = tp.solve_lp(turn)
     gaps = {}
-    s = PublicChanceSampling(turn, seed=1)
+    s = PublicChanceSampling(turn, seed=1, variant="cfr")
     for it in range(1, 6001):
         s.step()
         if it in (300, 6000):
