@@ -19,11 +19,11 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from postflop import SPOTS  # noqa: E402
+from postflop import SPOTS
 
-from treeplex.driver import solve  # noqa: E402
-from treeplex.poker.postflop import load_postflop_spec  # noqa: E402
-from treeplex.solvers import ALGORITHMS  # noqa: E402
+from treeplex.driver import solve
+from treeplex.poker.postflop import load_postflop_spec
+from treeplex.solvers import ALGORITHMS
 
 TARGETS = (0.01, 0.005)  # exploitability as a share of the starting pot
 
@@ -73,6 +73,7 @@ def main(argv=None):
                 hit.append(f"{first['seconds']:.2f}" if first else f">{args.time_limit:g}")
             last = res.trace[-1]
             prods = last.get("products", last["gradients"])
+            per_it = last["seconds"] / max(last["iteration"], 1)  # solver time per iteration over the run
             row = (label, params.get("seed", "-"), *hit, last["iteration"], f"{per_it * 1e3:.3f}", f"{prods:,.0f}",
                    f"{100 * last['gap_average'] / 2 / pot:.3f}")
             rows.append(row)

@@ -122,3 +122,43 @@ def test_refusals(turn):
         assert "\n" not in str(e.value)
     with pytest.raises(tp.InputError, match="variant"):
         ALGORITHMS["mccfr-pcs"](turn, variant="hedge")
+
+
+# ---------------------------------------------------------------- regret pruning (mccfr-es)
+
+
+@pytest.fixture(scope="module")
+def leduc():
+    return tp.compile_game(tp.make_game("leduc"))
+
+
+def test_external_sampling_with_regret_pruning(leduc):
+    """Pluribus-style pruning (treeplex/solvers/mccfr.py): fewer nodes walked for the same
+    iterations, still converging, regrets floored, batches equal to steps, and nothing
+    changes without it."""
+    params = {"seed": 3, "prune_threshold": -20.0, "prune_after": 2000}
+    plain = ALGORITHMS["mccfr-es"](leduc, seed=3)
+    pruned = ALGORITHMS["mccfr-es"](leduc, prune=0.95, **params)
+    plain.run(20000)
+    pruned.run(4000)
+    early = tp.metrics.gap(leduc, *pruned.average())
+    pruned.run(16000)
+    assert pruned.nodes_touched < 0.8 * plain.nodes_touched
+    assert tp.metrics.gap(leduc, *pruned.average()) < 0.75 * early
+    assert min(s.R.min() for s in pruned.players) >= 1.1 * -20.0
+    stepped = ALGORITHMS["mccfr-es"](leduc, prune=0.95, **params)
+    for _ in range(300):
+        stepped.step()
+    batched = ALGORITHMS["mccfr-es"](leduc, prune=0.95, **params)
+    batched.run(300)
+    for p in (0, 1):
+        np.testing.assert_array_equal(stepped.players[p].R, batched.players[p].R)
+    off = ALGORITHMS["mccfr-es"](leduc, prune=0.0, **params)
+    off.run(300)
+    ref = ALGORITHMS["mccfr-es"](leduc, seed=3)
+    ref.run(300)
+    np.testing.assert_array_equal(off.players[0].R, ref.players[0].R)
+    with pytest.raises(tp.InputError, match="external sampling"):
+        ALGORITHMS["mccfr-os"](leduc, prune=0.5)
+    with pytest.raises(tp.InputError, match="prune_threshold"):
+        ALGORITHMS["mccfr-es"](leduc, prune=0.5, prune_threshold=1.0)
