@@ -14,7 +14,15 @@ import numpy as np
 
 from ..threads import PARALLEL_SEQS
 from . import RegretState
-from .numba_regret import counterfactual_values, csr_iteration, kernel_args, runs, update, update_parts
+from .numba_regret import (
+    _plan_runs,
+    counterfactual_values,
+    csr_iteration,
+    kernel_args,
+    runs,
+    update,
+    update_parts,
+)
 
 
 class NumbaBackend:
@@ -74,6 +82,23 @@ class NumbaBackend:
         if self._parts[p] is None:
             return update(self._runs[p], start, end, parent, *args)
         return update_parts(self._parts[p], start, end, parent, *args)
+
+    def regret_update_runs(self, p: int, g: np.ndarray, s: RegretState, coef, plain: bool, part) -> float:
+        """:meth:`regret_update` over the infosets of ``part`` only, for samplers that update a
+        subset (public-chance sampling, :mod:`treeplex.solvers.pcs`): ``part`` = (lo, hi,
+        size, ptr) as one part of :func:`.numba_regret.runs`, runs of consecutive infosets in
+        increasing order that hold every ancestor infoset of each one. The regret pass then the
+        plan pass over them; the running average is left alone (the caller weights it)."""
+        start, end, parent = self._arrays[p]
+        return update(part, start, end, parent, g, s.b, s.R, s.x, s.xsum, *kernel_args(coef, plain), s.logprior,
+                      None, 1.0, 0.0)
+
+    def plan_runs(self, p: int, s: RegretState, part) -> None:
+        """x <- plan of b over the infosets of ``part`` (as :meth:`regret_update_runs`), top-down
+        from their parents' x; the running average is left alone."""
+        start, end, parent = self._arrays[p]
+        lo, hi, size, ptr = part
+        _plan_runs(lo, hi, size, ptr[0], ptr[-1], start, end, parent, s.b, s.x, s.xsum, 1.0, 0.0)
 
     def cfr_iteration(self, players, coef, avg, plain: bool, alternating: bool, lower=(None, None)) -> None:
         """One iteration: player 0 against A y, then player 1 against -A^T x (the new x when
