@@ -99,10 +99,10 @@ class DelegatingPayoff(PayoffOperator):
         self.inner, self.shape, self.gradients = inner, inner.shape, 0
 
     def _matvec(self, y):
-        return self.inner._matvec(y)
+        return self.inner.matvec(y, count=False)
 
     def _rmatvec(self, x):
-        return self.inner._rmatvec(x)
+        return self.inner.rmatvec(x, count=False)
 
     def to_sparse(self):
         return self.inner.to_sparse()

@@ -41,20 +41,23 @@ class PayoffOperator:
         """A @ y (player 0's payoff per sequence of X, given y), into ``out`` if given."""
         if count:
             self.gradients += 1
-        return self._into(self._matvec(y), out)
+        return self._product(0, y, out)
 
     def rmatvec(self, x: np.ndarray, count: bool = True, out: np.ndarray | None = None) -> np.ndarray:
         """A.T @ x (player 0's payoff per sequence of Y, given x), into ``out`` if given."""
         if count:
             self.gradients += 1
-        return self._into(self._rmatvec(x), out)
+        return self._product(1, x, out)
 
     def charge(self, products: int) -> None:
         """Count ``products`` products that a backend computed from :attr:`csr` itself."""
         self.gradients += products
 
-    @staticmethod
-    def _into(result, out):
+    def _product(self, own: int, v: np.ndarray, out: np.ndarray | None) -> np.ndarray:
+        """A @ v (own = 0) or A^T @ v (own = 1), into ``out`` if given. Operators that can
+        write into ``out`` override this (no new array per product: solvers reuse one
+        gradient buffer per player); the default copies ``_matvec``'s result."""
+        result = self._matvec(v) if own == 0 else self._rmatvec(v)
         if out is None:
             return result
         out[...] = result
@@ -124,26 +127,13 @@ class SparsePayoff(PayoffOperator):
     def nbytes(self) -> int:
         return sum(a.nbytes for a in self._a + self._at)
 
-    def matvec(self, y, count=True, out=None):
-        return self._product(self._a, y, count, out)
-
-    def rmatvec(self, x, count=True, out=None):
-        return self._product(self._at, x, count, out)
-
-    def _product(self, m, v, count, out):
-        if count:
-            self.gradients += 1
+    def _product(self, own, v, out):
+        m = self._a if own == 0 else self._at
         v = np.asarray(v, dtype=np.float64)
         if out is None:
             return _csr_matvec(*m, v)
         _csr_matvec_into(*m, v, out)
         return out
-
-    def _matvec(self, y):
-        return self.matvec(y, count=False)
-
-    def _rmatvec(self, x):
-        return self.rmatvec(x, count=False)
 
     def to_sparse(self):
         """A as a ``scipy.sparse.csr_matrix``."""

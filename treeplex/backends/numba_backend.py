@@ -35,6 +35,7 @@ class NumbaBackend:
         self._runs = tuple(runs(T, 1) for T in self.treeplexes)
         self._parts = tuple(runs(T, nb.get_num_threads()) if T.n_seqs > PARALLEL_SEQS else None
                             for T in self.treeplexes)  # independent subtrees per thread, or serial
+        self._g = tuple(np.empty(T.n_seqs) for T in self.treeplexes)  # gradient buffers, one per player
         small = self._parts == (None, None)
         self._csr = problem.A.csr if small else None  # fuse whole CFR iterations on a small CSR game
 
@@ -110,12 +111,13 @@ class NumbaBackend:
                           (s1.b, s1.R, s1.x, s1.xsum, s1.logprior), kernel_args(coef, plain), avg, alternating, lower)
             A.charge(2)
             return
-        g0 = A.matvec(s1.x)
+        g0, g1 = self._g  # the products write into them; the regret pass then overwrites them
+        A.matvec(s1.x, out=g0)
         if not alternating:
-            g1 = A.rmatvec(s0.x)
+            A.rmatvec(s0.x, out=g1)
         self.regret_update(0, g0, s0, coef, avg, plain, lower[0])
         if alternating:
-            g1 = A.rmatvec(s0.x)
+            A.rmatvec(s0.x, out=g1)
         np.negative(g1, out=g1)
         self.regret_update(1, g1, s1, coef, avg, plain, lower[1])
 

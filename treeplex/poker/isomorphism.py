@@ -113,11 +113,11 @@ class SymmetricPayoff(PayoffOperator):
         self.gradients = 0
 
     def _matvec(self, y):
-        return _scatter_add(self.inner._matvec(_gather(np.asarray(y, np.float64), self.red.red_of[1])),
+        return _scatter_add(self.inner.matvec(_gather(np.asarray(y, np.float64), self.red.red_of[1]), count=False),
                             self.red.red_of[0], self.shape[0])
 
     def _rmatvec(self, x):
-        return _scatter_add(self.inner._rmatvec(_gather(np.asarray(x, np.float64), self.red.red_of[0])),
+        return _scatter_add(self.inner.rmatvec(_gather(np.asarray(x, np.float64), self.red.red_of[0]), count=False),
                             self.red.red_of[1], self.shape[1])
 
     def max_abs_entry(self) -> float:

@@ -92,24 +92,25 @@ class RiverPayoff(PayoffOperator):
 
     # ------------------------------------------------------------ products
 
-    def _matvec(self, y):
-        return self._apply(np.asarray(y, dtype=np.float64), own=0)
+    def _product(self, own, v, out):
+        return self._apply(np.asarray(v, dtype=np.float64), own, out)
 
-    def _rmatvec(self, x):
-        return self._apply(np.asarray(x, dtype=np.float64), own=1)
-
-    def _apply(self, vec, own: int) -> np.ndarray:
+    def _apply(self, vec, own: int, out=None) -> np.ndarray:
         oth = 1 - own
+        if out is None:
+            out = np.empty(self.shape[own])
         if self.method == "dense":
-            out = np.zeros(self.shape[own])
+            out[:] = 0.0
             self._apply_dense(vec, own, out)
             return out
         args = (*self._groups[oth], self.kind, self.value, 1.0 if own == 0 else -1.0, vec, self.weight[oth],
                 self.base[own], self.stride[own], self.coef[own], self.lt_end[own], self.le_end[own],
                 *self._tables[own])
         if len(self._parts[oth]) == 2:  # one thread: the serial kernel (measured 2x faster than one part)
-            return _sweep(*args, np.zeros(self.shape[own]))
-        return _sweep_parts(self._parts[oth], *args, self._partials[own])
+            out[:] = 0.0
+            return _sweep(*args, out)
+        _sweep_parts(self._parts[oth], *args, self._partials[own], out)
+        return out
 
     def _apply_dense(self, vec, own, out):
         oth = 1 - own
@@ -257,19 +258,18 @@ def _split_groups(ptr, terms, kind, parts: int) -> np.ndarray:
 
 @nb.njit(parallel=True, cache=True)
 def _sweep_parts(bounds, ptr, terms, gbase, gstride, kind, value, sign, vec, w_in,
-                 ob, ostr, coef, lt_end, le_end, table, idx, same, outs):
+                 ob, ostr, coef, lt_end, le_end, table, idx, same, outs, out):
     """:func:`_sweep` over runs of groups [bounds[i], bounds[i+1]) on parallel threads, run i
-    into ``outs[i]`` (scratch; runs write to overlapping sequences); returns their sum, new."""
+    into ``outs[i]`` (scratch; runs write to overlapping sequences); ``out`` <- their sum."""
     n = len(bounds) - 1
     for i in nb.prange(n):
         lo, hi = bounds[i], bounds[i + 1]
         outs[i][:] = 0.0
         _sweep(ptr[lo:hi + 1], terms, gbase[lo:hi], gstride[lo:hi], kind, value, sign, vec, w_in,
                ob, ostr, coef, lt_end, le_end, table, idx, same, outs[i])
-    out = outs[0].copy()
+    out[:] = outs[0]
     for i in range(1, n):
         out += outs[i]
-    return out
 
 
 def _card_tables(cards_in, cards_own, lt_end, le_end, same_own):

@@ -68,23 +68,23 @@ class StreetsPayoff(PayoffOperator):
         runs = [len(self._parts[1 - p]) - 1 for p in (0, 1)]
         self._partials = [np.zeros((r if r > 1 else 0, self.shape[p])) for p, r in zip((0, 1), runs)]
 
-    def _matvec(self, y):
-        return self._apply(np.asarray(y, dtype=np.float64), own=0)
+    def _product(self, own, v, out):
+        return self._apply(np.asarray(v, dtype=np.float64), own, out)
 
-    def _rmatvec(self, x):
-        return self._apply(np.asarray(x, dtype=np.float64), own=1)
-
-    def _apply(self, vec, own: int) -> np.ndarray:
+    def _apply(self, vec, own: int, out=None) -> np.ndarray:
         oth = 1 - own
         args = (*self._groups[oth], self.kind, self.value, 1.0 if own == 0 else -1.0, vec,
                 self.weight[oth], self.cards[oth], *self.order[oth], self.coef[own], self.cards[own], self.same[own],
                 *self.order[own], self.boards, self.base[own], self.stride[own])
         parts = self._parts[oth]
+        if out is None:
+            out = np.empty(self.shape[own])
         if len(parts) == 2:
-            out = np.zeros(self.shape[own])
+            out[:] = 0.0
             _apply_groups(0, len(self._groups[oth][0]) - 1, *args, out)
             return out
-        return _apply_parts(parts, *args, self._partials[own])
+        _apply_parts(parts, *args, self._partials[own], out)
+        return out
 
     def max_abs_entry(self) -> float:
         """An upper bound on max |A_ij| (EGT's mu scale): |value_t| x max coef0 x max w1 x
@@ -160,16 +160,15 @@ def _split(ptr, work_per_group: int, parts: int) -> np.ndarray:
 
 @nb.njit(parallel=True, cache=True)
 def _apply_parts(bounds, ptr, terms, gboard, gbase, gstride, kind, value, sign, vec, w_in, cards_in, iptr, iidx,
-                 istr, coef, cards_own, same, optr, oidx, ostr_, boards, ob, ostr, outs):
+                 istr, coef, cards_own, same, optr, oidx, ostr_, boards, ob, ostr, outs, out):
     n = len(bounds) - 1
     for r in nb.prange(n):
         outs[r][:] = 0.0
         _apply_groups(bounds[r], bounds[r + 1], ptr, terms, gboard, gbase, gstride, kind, value, sign, vec, w_in,
                       cards_in, iptr, iidx, istr, coef, cards_own, same, optr, oidx, ostr_, boards, ob, ostr, outs[r])
-    out = outs[0].copy()
+    out[:] = outs[0]
     for r in range(1, n):
         out += outs[r]
-    return out
 
 
 LANES = 8  # groups of one board processed side by side, one per SIMD lane
