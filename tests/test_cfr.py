@@ -316,7 +316,8 @@ class OpaqueOperator(tp.PayoffOperator):
         return self.inner.rmatvec(x, count=False)
 
 
-@pytest.mark.parametrize("algorithm", ["cfr", "cfr+", "lcfr", "dcfr", "pcfr+", "pdcfr+", "hedge"])
+@pytest.mark.parametrize("algorithm", ["cfr", "cfr+", "lcfr", "pcfr+", "pdcfr+",
+                                       *(pytest.param(a, marks=pytest.mark.slow) for a in ("dcfr", "hedge"))])
 @pytest.mark.parametrize("alternating", [True, False])
 def test_fused_iteration_equals_the_generic_path(algorithm, alternating):
     p = tp.compile_game(random_game(7))

@@ -70,8 +70,11 @@ def reference_update(T, g, b, R, x, xsum, coef, rho, omega, lower=None):
     return v
 
 
-@pytest.mark.parametrize("perturbed", [False, True])
-@pytest.mark.parametrize("coef", COEFS)
+SLOW = pytest.mark.slow  # each parallel specialization compiles for ~20 s on a cold cache
+
+
+@pytest.mark.parametrize("perturbed", [False, pytest.param(True, marks=SLOW)])
+@pytest.mark.parametrize("coef", [*COEFS[:3], pytest.param(COEFS[3], marks=SLOW)])
 def test_serial_and_parallel_updates_equal_the_reference(coef, perturbed):
     if perturbed and coef[5] > 0:
         pytest.skip("Hedge has no lower-bounded form")
@@ -89,10 +92,7 @@ def test_serial_and_parallel_updates_equal_the_reference(coef, perturbed):
         x1, xsum1 = x.copy(), xsum.copy()
         v = reference_update(T, g, b1, R1, x1, xsum1, coef, 0.5, 2.0, lower)
         bounds = None if lower is None else (lower, np.add.reduceat(lower, T.start))
-        splits = ((None, 1), (None, 8), (None, 10**9), (2, 8), (3, 1), (40, 8))
-        if perturbed and coef != COEFS[0]:  # each parallel specialization compiles for ~20 s: one is enough
-            splits = splits[:3]
-        for parts, min_run in splits:
+        for parts, min_run in ((None, 1), (None, 8), (None, 10**9), (2, 8), (3, 1), (40, 8)):
             g2, b2, R2 = (a.copy() for a in state)
             x2, xsum2 = x.copy(), xsum.copy()
             args = (T.start, T.end, T.parent, g2, b2, R2, x2, xsum2, *kernel_args(coef, plain=True),

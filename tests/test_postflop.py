@@ -190,6 +190,7 @@ def test_out_and_show_grid_match_the_strategy(tmp_path):
     assert bad.returncode == 2 and "no node 'nope'" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow  # compiles the float32 streets kernels (~25 s cold); tests/test_split.py keeps a float32 case
 def test_float32_storage_converges_with_gaps_in_float64():
     g = PostflopGame(board="KsQh9d8c", pot=20, stack=30, deck="89TJQKA", bet="50%,a", **{"raise": "2x"},
                      **TURN_RANGES)
