@@ -77,8 +77,7 @@ def update(runs, start, end, parent, v, b, R, x, xsum, pos, floor, general, eta,
     Hedge only. Returns v[0] = sum_s g[s] x[s], the player's payoff of the profile played.
     """
     if runs is None:
-        v[0] += _regret_run(0, len(start), 0, start, end, parent, v, b, R, pos, floor, general, eta, logprior,
-                            lower)
+        v[0] += _regret_mixed(0, len(start), start, end, parent, v, b, R, pos, floor, general, eta, logprior, lower)
     else:
         lo, hi, size, ptr = runs
         v[0] += _regret_runs(lo, hi, size, ptr[0], ptr[-1], start, end, parent, v, b, R, pos, floor, general,
@@ -86,7 +85,7 @@ def update(runs, start, end, parent, v, b, R, x, xsum, pos, floor, general, eta,
     xsum[0] = rho * xsum[0] + omega * x[0]
     x[0] = 1.0
     if runs is None:
-        _plan_run(0, len(start), 0, start, end, parent, b, x, xsum, rho, omega)
+        _plan_mixed(0, len(start), start, end, parent, b, x, xsum, rho, omega)
     else:
         _plan_runs(lo, hi, size, ptr[0], ptr[-1], start, end, parent, b, x, xsum, rho, omega)
     return v[0]
@@ -135,7 +134,7 @@ def regret_match_infoset(j, start, end, noparent, v, b, R, pos, floor, general):
     already including everything below them, so nothing is passed up: ``noparent`` is an
     all-zero int32 array over the infosets, which sends the value into the returned sum.
     Returns the infoset's value sum_s b[s] v[s] under the strategy played."""
-    return _regret_run(j, j + 1, 0, start, end, noparent, v, b, R, pos, floor, general, None, _NO_PRIOR, None)
+    return _regret_mixed(j, j + 1, start, end, noparent, v, b, R, pos, floor, general, None, _NO_PRIOR, None)
 
 
 _NO_PRIOR = np.zeros(0)
@@ -143,11 +142,9 @@ _NO_PRIOR = np.zeros(0)
 
 @nb.njit(inline="always")
 def _regret_run(j0, j1, k, start, end, parent, v, b, R, pos, floor, general, eta, logprior, lower):
-    """One run: Hedge, or regret matching with k a literal for 2-5 actions."""
-    if general is None:
-        plain, neg, kappa, lam = True, pos, 1.0, 0.0
-    else:
-        plain, (neg, kappa, lam) = False, general
+    """One run: Hedge, or regret matching with k a literal for 2-5 actions (an unrolled copy
+    of :func:`_rm_run` each)."""
+    plain, neg, kappa, lam = _scalars(pos, general)
     if eta is not None:
         return _hedge_run(j0, j1, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, eta, logprior)
     if k == 2:
@@ -158,7 +155,32 @@ def _regret_run(j0, j1, k, start, end, parent, v, b, R, pos, floor, general, eta
         return _rm_run(j0, j1, 4, plain, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, lower)
     if k == 5:
         return _rm_run(j0, j1, 5, plain, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, lower)
-    return _rm_run(j0, j1, k, plain, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, lower)
+    return _rm_mixed(j0, j1, plain, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, lower)
+
+
+@nb.njit(inline="always")
+def _regret_mixed(j0, j1, start, end, parent, v, b, R, pos, floor, general, eta, logprior, lower):
+    """Infosets j1-1, ..., j0 of any sizes with one copy of the body (small games: a first
+    Leduc run compiled 7.5 s with the unrolled copies of :func:`_regret_run`)."""
+    plain, neg, kappa, lam = _scalars(pos, general)
+    if eta is not None:
+        return _hedge_run(j0, j1, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, eta, logprior)
+    return _rm_mixed(j0, j1, plain, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, lower)
+
+
+@nb.njit(inline="always")
+def _rm_mixed(j0, j1, plain, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, lower):
+    """:func:`_rm_run` with each infoset's own number of actions (k = 0)."""
+    return _rm_run(j0, j1, 0, plain, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, lower)
+
+
+@nb.njit(inline="always")
+def _scalars(pos, general):
+    """(plain, neg, kappa, lam) from the kernel scalars of :func:`kernel_args`."""
+    if general is None:
+        return True, pos, 1.0, 0.0
+    neg, kappa, lam = general
+    return False, neg, kappa, lam
 
 
 @nb.njit(inline="always")
@@ -166,7 +188,7 @@ def _rm_run(j0, j1, k, plain, start, end, parent, v, b, R, pos, neg, floor, kapp
     """Regret matching (every variant but Hedge) at infosets j1-1, ..., j0, each of k
     actions (k = 0: each its own number), as in the module docstring (``plain``: pos = neg,
     kappa = 1, lam = 0 folded in; ``lower``: None or (l, L)). Returns the summed values of
-    those below sequence 0."""
+    those below sequence 0. The one regret-matching body of the package."""
     root = 0.0
     for j in range(j1 - 1, j0 - 1, -1):
         a = start[j]
@@ -262,7 +284,7 @@ def _plan_runs(lo, hi, size, q0, q1, start, end, parent, b, x, xsum, rho, omega)
         elif k == 5:
             _plan_run(j0, j1, 5, start, end, parent, b, x, xsum, rho, omega)
         else:
-            _plan_run(j0, j1, k, start, end, parent, b, x, xsum, rho, omega)
+            _plan_mixed(j0, j1, start, end, parent, b, x, xsum, rho, omega)
 
 
 @nb.njit(inline="always")
@@ -275,6 +297,12 @@ def _plan_run(j0, j1, k, start, end, parent, b, x, xsum, rho, omega):
         for i in range(n):
             xsum[a + i] = rho * xsum[a + i] + omega * x[a + i]
             x[a + i] = px * b[a + i]
+
+
+@nb.njit(inline="always")
+def _plan_mixed(j0, j1, start, end, parent, b, x, xsum, rho, omega):
+    """:func:`_plan_run` with each infoset's own number of actions (k = 0)."""
+    _plan_run(j0, j1, 0, start, end, parent, b, x, xsum, rho, omega)
 
 
 def runs(T, parts: int, min_run: int = 8) -> tuple:
