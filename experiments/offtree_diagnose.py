@@ -31,14 +31,16 @@ from treeplex.compile import compile_game
 from treeplex.depth_limited.blueprint import Blueprint, compute_blueprint
 from treeplex.depth_limited.evaluation import exploitability, plan_of
 from treeplex.depth_limited.index import NLFHIndex
-from treeplex.depth_limited.leaves import LeafEvaluator, LeafTable, first_offtree, leaf_nodes, offtree_leaf_values
+from treeplex.depth_limited.leaves import (LeafEvaluator, LeafTable, bracket, first_offtree, leaf_nodes, off_label,
+                                           offtree_leaf_values)
 from treeplex.depth_limited.nested import respond_to_offtree
 from treeplex.depth_limited.nlfh_subgames import reach
 from treeplex.depth_limited.sets import self_generative_table
-from treeplex.depth_limited.translation import rpat_plan, translate
-from treeplex.metrics import to_mbb
-from treeplex.poker.nlfh import NLFH, frac_label
-from treeplex.strategy import behavioral_dict, behavioral_from_dict
+from treeplex.depth_limited.translation import translate
+from treeplex.poker.nlfh import NLFH
+from treeplex.strategy import behavioral_dict
+
+from offtree_sweep import offtree_game  # noqa: E402  (this folder)
 
 
 def cached_blueprint(G: NLFH, path: str) -> Blueprint:
@@ -105,19 +107,13 @@ def main(argv=None) -> int:
     holes = bp.index.holes
     results = []
     for x in args.sizes:
-        Gx = NLFH(**params, off_tree={"": (x,)})
-        after = Gx.root.child(frac_label(x))
-        Px = compile_game(Gx)
-        x_bp = plan_of(Px, 0, bp.dicts[0])
-        idx = NLFHIndex(Gx, Px)
-        y_rpat, info = rpat_plan(Px.Y, idx.parse, bp.dicts[1], G, after, behavioral_from_dict(Px.Y, bp.dicts[1], 1))
-        row = {"x": x, "f": info["f"], "rpat": exploitability(Px, x_bp, y_rpat, G.big_blind)[0], "leaves": []}
+        Gx, after, Px, x_bp, info, rpat = offtree_game(params, G, bp, x)
+        row = {"x": x, "f": info["f"], "rpat": rpat, "leaves": []}
         # leaves: SPR and value bounds
         lv = offtree_leaf_values(table, after, args.weighting)
         for leaf in leaf_nodes(after):
             off = first_offtree(leaf, G)
             srcs = []
-            from treeplex.depth_limited.leaves import bracket, off_label
             xx = off.fraction_of(off.raise_to_of(off_label(leaf, off)))
             for lab, w in bracket(translate(off, G), xx, args.weighting):
                 dst = translate(leaf, G, substitute=(off, lab))

@@ -66,14 +66,8 @@ def main(argv=None) -> int:
     log(f"{args.method} leaf table, k = {kmax}")
     rows = []
     for x in args.sizes:
-        Gx = NLFH(**params, off_tree={"": (x,)})
-        after = Gx.root.child(frac_label(x))
-        Px = compile_game(Gx)
-        x_bp = plan_of(Px, 0, bp.dicts[0])
-        idx = NLFHIndex(Gx, Px)
-        y_rpat, info = rpat_plan(Px.Y, idx.parse, bp.dicts[1], G, after, behavioral_from_dict(Px.Y, bp.dicts[1], 1))
-        row = {"size": x, "f": info["f"], "below": info["A"], "above": info["B"],
-               "rpat": exploitability(Px, x_bp, y_rpat, bp.game.big_blind)[0], "dl": {}}
+        Gx, after, Px, x_bp, info, rpat = offtree_game(params, G, bp, x)
+        row = {"size": x, "f": info["f"], "below": info["A"], "above": info["B"], "rpat": rpat, "dl": {}}
         for w in args.weightings:
             for k in args.k:
                 try:
@@ -90,6 +84,19 @@ def main(argv=None) -> int:
             + ", ".join(f"{n} {fmt(v)}" for n, v in row["dl"].items()))
         write(args, G, bp, rows)
     return 0
+
+
+def offtree_game(params: dict, G, bp, x: float):
+    """The game with an off-tree first bet of ``x`` pot: (game, node after the bet, its
+    problem, player 0's blueprint plan there, RPAT's bracket info, RPAT's exploitability in
+    mbb/g against the blueprint)."""
+    Gx = NLFH(**params, off_tree={"": (x,)})
+    after = Gx.root.child(frac_label(x))
+    Px = compile_game(Gx)
+    x_bp = plan_of(Px, 0, bp.dicts[0])
+    idx = NLFHIndex(Gx, Px)
+    y_rpat, info = rpat_plan(Px.Y, idx.parse, bp.dicts[1], G, after, behavioral_from_dict(Px.Y, bp.dicts[1], 1))
+    return Gx, after, Px, x_bp, info, exploitability(Px, x_bp, y_rpat, G.big_blind)[0]
 
 
 def fmt(v) -> str:

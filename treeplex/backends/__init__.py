@@ -54,6 +54,30 @@ def flat_state(players) -> dict:
 BACKENDS = ("numba", "array", "gpu")
 
 
+def host_bounds(treeplexes, lower) -> tuple:
+    """Per player, None or (l per sequence, L = sum of l per infoset) as float64 NumPy, for
+    lower bounds ``lower`` = (l_X, l_Y) or None; backends move them where their passes run."""
+    if lower is None:
+        return (None, None)
+    out = []
+    for T, l in zip(treeplexes, lower):
+        l = np.ascontiguousarray(l, dtype=np.float64)
+        out.append((l, np.add.reduceat(l, T.start) if T.n_infosets else np.zeros(0)))
+    return tuple(out)
+
+
+def first_play(T, lower=None) -> tuple[np.ndarray, np.ndarray]:
+    """(b, x) in float64 NumPy: uniform local strategies, or l + (1 - L) uniform on a
+    perturbed treeplex (``lower`` = (l, L) of :func:`host_bounds`), and their plan."""
+    sizes = T.end - T.start
+    b = np.ones(T.n_seqs)
+    b[1:] = 1.0 / np.repeat(sizes, sizes)
+    if lower is not None:
+        l, L = lower
+        b[1:] = l[1:] + np.repeat(1.0 - L, sizes) * b[1:]
+    return b, T.plan_from_behavioral(b)
+
+
 def make_backend(name: str, problem):
     """The backend ``name`` for ``problem``: "numba" (the default), "array" (the level-vectorized
     array backend on NumPy) or "gpu" (the same on CuPy; an InputError without CuPy and a

@@ -57,7 +57,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from . import RegretState
+from . import RegretState, first_play, host_bounds
 
 TINY = 2.2250738585072014e-308
 
@@ -190,29 +190,18 @@ class ArrayBackend:
 
     def bounds(self, lower):
         """Per player: None, or (l per sequence, L = sum of l per infoset) on the device."""
-        if lower is None:
-            return (None, None)
-        out = []
-        for T, l in zip(self.treeplexes, lower):
-            l = np.ascontiguousarray(l, dtype=np.float64)
-            L = np.add.reduceat(l, T.start) if T.n_infosets else np.zeros(0)
-            out.append((self.asarray(l), self.asarray(L)))
-        return tuple(out)
+        return tuple(None if pl is None else tuple(self.asarray(a) for a in pl)
+                     for pl in host_bounds(self.treeplexes, lower))
 
     # ------------------------------------------------------------------ CFR
 
     def regret_state(self, p: int, dtype, lower=None) -> RegretState:
         """Uniform play (l + (1 - L) uniform on a perturbed treeplex), zero regrets and sums."""
-        T = self.treeplexes[p]
-        sizes = T.end - T.start
-        b = np.ones(T.n_seqs)
-        b[1:] = 1.0 / np.repeat(sizes, sizes)
-        if lower is not None:
-            l, L = (self.to_numpy(a) for a in lower)
-            b[1:] = l[1:] + np.repeat(1.0 - L, sizes) * b[1:]
-        return RegretState(b=self.asarray(b, dtype), R=self.asarray(np.zeros(T.n_seqs), dtype),
-                           x=self.asarray(T.plan_from_behavioral(b), dtype),
-                           xsum=self.asarray(np.zeros(T.n_seqs), dtype), logprior=self.asarray(np.zeros(0)))
+        n = self.treeplexes[p].n_seqs
+        host = None if lower is None else tuple(self.to_numpy(a) for a in lower)
+        b, x = first_play(self.treeplexes[p], host)
+        return RegretState(b=self.asarray(b, dtype), R=self.asarray(np.zeros(n), dtype), x=self.asarray(x, dtype),
+                           xsum=self.asarray(np.zeros(n), dtype), logprior=self.asarray(np.zeros(0)))
 
     def regret_update(self, p: int, g, s: RegretState, coef, avg, plain: bool = False, lower=None) -> float:
         """The regret pass (bottom-up by level) then the plan pass (top-down) for player p

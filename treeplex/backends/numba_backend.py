@@ -13,7 +13,7 @@ import numba as nb
 import numpy as np
 
 from ..threads import PARALLEL_SEQS
-from . import RegretState
+from . import RegretState, first_play, host_bounds
 from .numba_regret import (
     _plan_runs,
     counterfactual_values,
@@ -54,25 +54,16 @@ class NumbaBackend:
     def bounds(self, lower):
         """Per player, what the passes take as ``lower``: None, or (l per sequence, L = sum
         of l per infoset) for lower bounds ``lower`` = (l_X, l_Y)."""
-        if lower is None:
-            return (None, None)
-        return tuple((l, np.add.reduceat(l, T.start) if T.n_infosets else np.zeros(0))
-                     for T, l in zip(self.treeplexes, (np.ascontiguousarray(l, dtype=np.float64) for l in lower)))
+        return host_bounds(self.treeplexes, lower)
 
     # ------------------------------------------------------------------ CFR
 
     def regret_state(self, p: int, dtype, lower=None) -> RegretState:
         """Uniform play (l + (1 - L) uniform on a perturbed treeplex), zero regrets and sums."""
-        T = self.treeplexes[p]
-        sizes = T.end - T.start
-        b = np.ones(T.n_seqs)
-        b[1:] = 1.0 / np.repeat(sizes, sizes)
-        if lower is not None:
-            l, L = lower
-            b[1:] = l[1:] + np.repeat(1.0 - L, sizes) * b[1:]
-        return RegretState(b=b.astype(dtype), R=np.zeros(T.n_seqs, dtype=dtype),
-                           x=T.plan_from_behavioral(b).astype(dtype), xsum=np.zeros(T.n_seqs, dtype=dtype),
-                           logprior=np.zeros(0))
+        n = self.treeplexes[p].n_seqs
+        b, x = first_play(self.treeplexes[p], lower)
+        return RegretState(b=b.astype(dtype), R=np.zeros(n, dtype=dtype), x=x.astype(dtype),
+                           xsum=np.zeros(n, dtype=dtype), logprior=np.zeros(0))
 
     def regret_update(self, p: int, g: np.ndarray, s: RegretState, coef, avg, plain: bool = False,
                       lower=None) -> float:
