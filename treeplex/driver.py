@@ -15,11 +15,13 @@ kernels on a first run, loading them from its cache later): that is ``jit_second
 from __future__ import annotations
 
 import inspect
+import math
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .backends import TIER_UP, starts_on_numpy
 from .checkpoint import load_run, save_run
 from .errors import InputError, check_params
 from .files import check_output, remove_stale_temporaries
@@ -141,10 +143,16 @@ def solve(
     often converge faster than their averages).
 
     ``backend`` ("numba", "array" or "gpu"; :mod:`treeplex.backends`) makes the problem's
-    passes run there from now on (``problem.use_backend``); None keeps the problem's.
+    passes run there from now on (``problem.use_backend``). None keeps the problem's, or, for
+    a problem that has none yet, is "auto": a small CSR game starts on NumPy and moves onto
+    numba after ``TIER_UP`` solver seconds (:func:`treeplex.backends.starts_on_numpy`).
     """
+    tier_at = math.inf
     if backend is not None:
         problem.use_backend(backend)
+    elif starts_on_numpy(problem):
+        problem.use_backend("array")
+        tier_at = TIER_UP
     if report not in REPORTS:
         raise InputError(f"report must be one of {', '.join(REPORTS)}, got {report!r}")
     check_stop(target_gap, max_iters, time_limit, check_every)
@@ -170,6 +178,8 @@ def solve(
                 seconds += time.perf_counter() - t0 - (jit.seconds - j0)
                 if solver.iteration >= due or seconds >= limit:
                     break
+                if seconds >= tier_at:  # once: a long run on a small game pays numba's start-up
+                    solver, tier_at = _onto_numba(problem, solver, algorithm, params, jit), math.inf
             t1, j1 = time.perf_counter(), jit.seconds
             run.seconds = seconds
             row, gap = run.check(problem, solver, report, restart)
@@ -185,6 +195,20 @@ def solve(
         return Result(algorithm=solver.name, x=x, y=y, evaluation=evaluation, iterations=solver.iteration,
                       gradients=solver.gradients, seconds=run.seconds, check_seconds=run.check_seconds,
                       jit_seconds=jit.seconds, trace=run.trace, current=solver.current(), stopped_by=stopped_by)
+
+
+def _onto_numba(problem: Problem, solver: Solver, algorithm, params: dict, jit: JitClock) -> Solver:
+    """The same run, continued on the numba backend: a new solver given ``solver``'s state.
+    Importing numba and building the backend is start-up, so it is charged to ``jit``."""
+    if not isinstance(algorithm, str) and algorithm is not None:  # a ready solver stays where it is
+        return solver
+    t0, j0 = time.perf_counter(), jit.seconds
+    state = solver.state_dict()
+    problem.use_backend("numba")
+    moved = make_solver(problem, solver.name, **params)
+    moved.load_state_dict(state)
+    jit.charge(time.perf_counter() - t0 - (jit.seconds - j0))
+    return moved
 
 
 def _solve_lp(problem: Problem, jit: JitClock) -> Result:

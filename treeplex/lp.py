@@ -25,7 +25,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import highspy
 import numpy as np
+from highspy._core import _Highs  # the bindings' core class: highspy.Highs prints a banner
 
 from .errors import InputError
 from .metrics import evaluate
@@ -142,9 +144,6 @@ def scaled_payoffs(problem: Problem) -> tuple[Coo, float]:
 def highs(c: np.ndarray, M: Coo, row_lo, row_hi, col_lo, col_hi, options: dict | None = None):
     """min c^T z s.t. row_lo <= M z <= row_hi, col_lo <= z <= col_hi (inf for no bound), by
     HiGHS, trying its methods in turn; (z, objective, iterations) or an :class:`LPError`."""
-    import highspy
-    from highspy._core import _Highs  # the bindings' core class: highspy.Highs prints a banner
-
     indptr, indices, data = _csr(M.cols, M.rows, M.vals, M.shape[::-1])  # CSC of M = CSR of M^T
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = M.shape[1], M.shape[0]

@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import ClassVar
 
-import numba as nb
 import numpy as np
 
 from .strategy import profile_dict, profile_text
 from .tree import GameTree
 from .treeplex import Treeplex
+
+NUMPY_NNZ = 1 << 16  # CSR products up to this many nonzeros run in NumPy
 
 
 class PayoffOperator:
@@ -98,7 +99,9 @@ class SparsePayoff(PayoffOperator):
     numpy, so scipy is imported only by :meth:`to_sparse` (and the LP).
 
     Memory: 2 x (8 B value + 4 B index) per nonzero + 2 x 8 B per row pointer.
-    The products are numba loops, which avoid scipy's per-call overhead on small games.
+    The products are numba loops (:mod:`treeplex.csr_kernels`), which avoid scipy's per-call
+    overhead on small games; up to ``NUMPY_NNZ`` nonzeros they are a NumPy ``bincount`` with
+    the same bits, so that small games never import numba (start-up).
     """
 
     def __init__(self, A, shape: tuple[int, int] | None = None):
@@ -110,6 +113,7 @@ class SparsePayoff(PayoffOperator):
         self.gradients = 0
         self._a = _csr(rows, cols, vals, self.shape)
         self._at = _csr(cols, rows, vals, self.shape[::-1])
+        self._rows = [None, None]
 
     @property
     def nnz(self) -> int:
@@ -130,9 +134,21 @@ class SparsePayoff(PayoffOperator):
     def _product(self, own, v, out):
         m = self._a if own == 0 else self._at
         v = np.asarray(v, dtype=np.float64)
+        if self.nnz > NUMPY_NNZ:
+            from .csr_kernels import csr_matvec, csr_matvec_into
+
+            if out is None:
+                return csr_matvec(*m, v)
+            csr_matvec_into(*m, v, out)
+            return out
+        rows = self._rows[own]
+        if rows is None:  # 4 B per nonzero, kept for small matrices only
+            rows = self._rows[own] = np.repeat(np.arange(len(m[0]) - 1, dtype=np.int32), np.diff(m[0]))
+        # bincount adds each row's products from 0.0 in storage order: the numba loop's bits
+        r = np.bincount(rows, weights=m[2] * v[m[1]], minlength=len(m[0]) - 1)
         if out is None:
-            return _csr_matvec(*m, v)
-        _csr_matvec_into(*m, v, out)
+            return r
+        out[...] = r
         return out
 
     def to_sparse(self):
@@ -157,27 +173,6 @@ def _csr(rows, cols, vals, shape) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(key // m, minlength=n), out=indptr[1:])
     return indptr, (key % m).astype(np.int32), vals
-
-
-@nb.njit(cache=True)
-def _csr_matvec(indptr, indices, data, v):
-    n = len(indptr) - 1
-    out = np.zeros(n)
-    for i in range(n):
-        acc = 0.0
-        for k in range(indptr[i], indptr[i + 1]):
-            acc += data[k] * v[indices[k]]
-        out[i] = acc
-    return out
-
-
-@nb.njit(cache=True)
-def _csr_matvec_into(indptr, indices, data, v, out):
-    for i in range(len(indptr) - 1):
-        acc = 0.0
-        for k in range(indptr[i], indptr[i + 1]):
-            acc += data[k] * v[indices[k]]
-        out[i] = acc
 
 
 @dataclass

@@ -45,7 +45,7 @@ from .metrics import Evaluation, dot
 from .poker.postflop import BYTES_PER_PUBLIC_NODE, BYTES_PER_SEQ
 from .problem import Problem
 from .threads import PARALLEL_SEQS
-from .treeplex import max_values
+from .treeplex_kernels import max_values
 
 
 def load_split_game(spec: dict):

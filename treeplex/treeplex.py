@@ -17,8 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Hashable
 
-import numba as nb
 import numpy as np
+
+NUMPY_SEQS = 1 << 16  # treeplexes up to this many sequences run their passes in NumPy (no numba import)
 
 
 @dataclass
@@ -45,6 +46,7 @@ class Treeplex:
         self.seq_infoset = np.concatenate(([-1], np.repeat(np.arange(self.n_infosets, dtype=np.int32),
                                                            self.end - self.start))).astype(np.int32)
         self.depth = _depths(self.parent, self.seq_infoset)
+        self._levels = None
 
     @property
     def n_infosets(self) -> int:
@@ -77,38 +79,91 @@ class Treeplex:
     def plan_from_behavioral(self, b: np.ndarray) -> np.ndarray:
         """x[s] = x[p_j] * b[s] top-down; ``b[s]`` is the local probability of sequence s."""
         x = np.asarray(b, dtype=np.float64).copy()
-        _plan_from_behavioral(self.start, self.end, self.parent, x)
+        if self._numba():
+            from .treeplex_kernels import plan_from_behavioral
+
+            plan_from_behavioral(self.start, self.end, self.parent, x)
+            return x
+        x[0] = 1.0
+        for js, seqs, sizes, _ in self.levels():
+            x[seqs] *= np.repeat(x[self.parent[js]], sizes)
         return x
 
     def behavioral_from_plan(self, x: np.ndarray) -> np.ndarray:
         """b[s] = x[s] / x[p_j]; an infoset its own player never reaches gets uniform play."""
-        b = np.empty(self.n_seqs)
-        _behavioral_from_plan(self.start, self.end, self.parent, np.asarray(x, np.float64), b)
-        return b
+        x = np.asarray(x, np.float64)
+        sizes = self.end - self.start
+        px = np.repeat(x[self.parent], sizes)
+        reached = px > 0.0
+        b = np.repeat(1.0 / sizes, sizes)
+        b[reached] = x[1:][reached] / px[reached]
+        return np.concatenate(([1.0], b))
 
     def best_response(self, g: np.ndarray) -> tuple[float, np.ndarray]:
         """max_{x in Q} <g, x>: returns (value, pure realization plan attaining it)."""
-        g = np.asarray(g, dtype=np.float64)
-        x = np.empty(self.n_seqs)
-        value = _best_response(self.start, self.end, self.parent, g, x, np.empty(self.n_infosets, np.int32))
-        return value, x
+        value, choice = self._best_choices(np.asarray(g, dtype=np.float64))
+        b = np.zeros(self.n_seqs)
+        b[choice] = 1.0
+        return value, self.plan_from_behavioral(b)
 
     def best_response_value(self, g: np.ndarray, sign: float = 1.0) -> float:
         """max_{x in Q} <sign * g, x>, the value of :meth:`best_response` without its plan
         (one scratch array instead of three: gap checks on large games are allocation-bound)."""
-        return _best_response_value(self.start, self.end, self.parent, np.asarray(g, dtype=np.float64), float(sign))
+        g = np.asarray(g, dtype=np.float64)
+        if self._numba():
+            from .treeplex_kernels import best_response_value
+
+            return best_response_value(self.start, self.end, self.parent, g, float(sign))
+        v = sign * g
+        for js, seqs, sizes, offsets in reversed(self.levels()):
+            np.add.at(v, self.parent[js], np.maximum.reduceat(v[seqs], offsets))
+        return float(v[0])
 
     def best_response_behavioral(self, g: np.ndarray) -> tuple[float, np.ndarray]:
         """Like :meth:`best_response`, as a pure behavioral strategy that plays the argmax of the
         continuation value at *every* infoset, also those its own best response never reaches
         (:meth:`behavioral_from_plan` of the plan would play uniformly there)."""
-        g = np.asarray(g, dtype=np.float64)
-        choice = np.empty(self.n_infosets, np.int32)
-        value = _best_response(self.start, self.end, self.parent, g, np.empty(self.n_seqs), choice)
+        value, choice = self._best_choices(np.asarray(g, dtype=np.float64))
         b = np.zeros(self.n_seqs)
         b[0] = 1.0
         b[choice] = 1.0
         return value, b
+
+    def _best_choices(self, g: np.ndarray) -> tuple[float, np.ndarray]:
+        """Bottom-up v[p_j] += max_{s in j} v[s]: (v[0], the first argmax sequence of every infoset)."""
+        choice = np.empty(self.n_infosets, np.int32)
+        if self._numba():
+            from .treeplex_kernels import best_response
+
+            value = best_response(self.start, self.end, self.parent, g, np.empty(self.n_seqs), choice)
+            return float(value), choice
+        v = g.copy()
+        for js, seqs, sizes, offsets in reversed(self.levels()):
+            vals = v[seqs]
+            best = np.maximum.reduceat(vals, offsets)
+            at = np.where(vals == np.repeat(best, sizes), np.arange(len(seqs)), len(seqs))
+            choice[js] = seqs[np.minimum.reduceat(at, offsets)]
+            np.add.at(v, self.parent[js], best)
+        return float(v[0]), choice
+
+    def _numba(self) -> bool:
+        """Whether the passes run the numba kernels (large treeplexes) or NumPy by level."""
+        return self.n_seqs > NUMPY_SEQS
+
+    def levels(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """Per depth, shallowest first: (infosets in decreasing order, their sequences, their
+        sizes, each one's offset in the sequences). Bottom-up passes add an infoset's value into
+        its parent in that order, the numba kernels' order, so both give the same bits."""
+        if self._levels is None:
+            order = np.lexsort((-np.arange(self.n_infosets), self.depth))
+            cut = np.flatnonzero(np.diff(self.depth[order])) + 1
+            self._levels = []
+            for js in np.split(order, cut) if self.n_infosets else []:
+                sizes = self.end[js] - self.start[js]
+                offsets = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+                seqs = np.repeat(self.start[js] - offsets, sizes) + np.arange(int(sizes.sum()))
+                self._levels.append((js, seqs, sizes, offsets))
+        return self._levels
 
     def check_plan(self, x: np.ndarray, tol: float = 1e-9) -> str | None:
         """Return None if ``x`` is a realization plan within ``tol``, else what is wrong."""
@@ -164,79 +219,24 @@ class Treeplex:
         return lo, hi, ptr
 
 
-@nb.njit(cache=True)
+
+
 def _depths(parent: np.ndarray, seq_infoset: np.ndarray) -> np.ndarray:
-    depth = np.zeros(len(parent), dtype=np.int32)
-    for j in range(len(parent)):
-        pj = seq_infoset[parent[j]]
-        depth[j] = 0 if pj < 0 else depth[pj] + 1
+    """Depth of every infoset (0 below the empty sequence), by pointer jumping: log2(depth) rounds."""
+    up = seq_infoset[parent].astype(np.int64)  # parent infoset, -1 at the root
+    depth = (up >= 0).astype(np.int32)
+    while np.any(up >= 0):
+        has = np.flatnonzero(up >= 0)
+        depth[has] += depth[up[has]]
+        up[has] = up[up[has]]
     return depth
 
 
-# ------------------------------------------------------------------- kernels
-
-
-@nb.njit(cache=True)
-def _subtree_roots(parent, seq_infoset):
+def _subtree_roots(parent: np.ndarray, seq_infoset: np.ndarray) -> np.ndarray:
     """root[j]: the infoset below the empty sequence that infoset j descends from."""
-    root = np.empty(len(parent), dtype=np.int64)
-    for j in range(len(parent)):
-        root[j] = j if parent[j] == 0 else root[seq_infoset[parent[j]]]
-    return root
-
-
-@nb.njit(cache=True)
-def _plan_from_behavioral(start, end, parent, x):
-    x[0] = 1.0
-    for j in range(len(start)):
-        px = x[parent[j]]
-        for s in range(start[j], end[j]):
-            x[s] *= px
-
-
-@nb.njit(cache=True)
-def _behavioral_from_plan(start, end, parent, x, b):
-    b[0] = 1.0
-    for j in range(len(start)):
-        px = x[parent[j]]
-        n = end[j] - start[j]
-        for s in range(start[j], end[j]):
-            b[s] = x[s] / px if px > 0.0 else 1.0 / n
-
-
-@nb.njit(cache=True)
-def _best_response_value(start, end, parent, g, sign):
-    """Bottom-up only: v[p_j] += max_{s in j} v[s] with v = sign * g; returns v[0]."""
-    v = sign * g
-    max_values(start, end, parent, v)
-    return v[0]
-
-
-@nb.njit(cache=True)
-def max_values(start, end, parent, v):
-    """In place, bottom-up: v[p_j] += max_{s in j} v[s] (the best-response pass; a split
-    solve runs it on a part whose parents may lie on its boundary)."""
-    for j in range(len(start) - 1, -1, -1):
-        best = v[start[j]]
-        for s in range(start[j] + 1, end[j]):
-            best = max(best, v[s])
-        v[parent[j]] += best
-
-
-@nb.njit(cache=True)
-def _best_response(start, end, parent, g, x, choice):
-    """Bottom-up: v[p_j] += max_{s in j} v[s], choice[j] = argmax; top-down: put all mass on it."""
-    v = g.copy()
-    for j in range(len(start) - 1, -1, -1):
-        best = start[j]
-        for s in range(start[j] + 1, end[j]):
-            if v[s] > v[best]:
-                best = s
-        choice[j] = best
-        v[parent[j]] += v[best]
-    x[0] = 1.0
-    for j in range(len(start)):
-        px = x[parent[j]]
-        for s in range(start[j], end[j]):
-            x[s] = px if s == choice[j] else 0.0
-    return v[0]
+    root = np.where(parent == 0, np.arange(len(parent)), seq_infoset[parent]).astype(np.int64)
+    while True:
+        nxt = root[root]
+        if np.array_equal(nxt, root):
+            return root
+        root = nxt

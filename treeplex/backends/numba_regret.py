@@ -49,7 +49,7 @@ import numba as nb
 import numpy as np
 
 from .. import threads  # noqa: F401  (before any parallel kernel runs)
-from ..problem import _csr_matvec
+from ..csr_kernels import csr_matvec as _csr_matvec
 
 
 def kernel_args(coef, plain: bool = False) -> tuple:

@@ -3,28 +3,29 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import os
 import re
 
 from ..errors import check_params, defaults_of, read_json
 from ..game import GameError
-from .kuhn import Kuhn
-from .leduc import Leduc
-from .rps_plus import RPSPlus
-from .simple_poker import SimplePoker
-from ..poker.nlfh import NLFH
-from ..poker.postflop import PostflopGame
-from ..poker.river import RiverGame
 
+# name -> "module:class", imported when the game is made (the poker engines import numba)
 GAMES = {
-    "kuhn": Kuhn,
-    "leduc": Leduc,
-    "simple_poker": SimplePoker,
-    "rps_plus": RPSPlus,
-    "nlfh": NLFH,
-    "river": RiverGame,  # builds its own structured Problem: RiverGame(...).problem()
-    "postflop": PostflopGame,  # flop, turn or river start, from the board's length
+    "kuhn": "treeplex.games.kuhn:Kuhn",
+    "leduc": "treeplex.games.leduc:Leduc",
+    "simple_poker": "treeplex.games.simple_poker:SimplePoker",
+    "rps_plus": "treeplex.games.rps_plus:RPSPlus",
+    "nlfh": "treeplex.poker.nlfh:NLFH",
+    "river": "treeplex.poker.river:RiverGame",  # builds its own structured Problem: RiverGame(...).problem()
+    "postflop": "treeplex.poker.postflop:PostflopGame",  # flop, turn or river start, from the board's length
 }
+
+
+def game_class(name: str) -> type:
+    """The class of built-in game ``name`` (a key of ``GAMES``)."""
+    module, cls = GAMES[name].split(":")
+    return getattr(importlib.import_module(module), cls)
 
 _NAME = re.compile(r"^\s*([A-Za-z_][\w]*)\s*(?:\((.*)\))?\s*$", re.S)
 
@@ -92,9 +93,9 @@ def make_game(spec: str, **overrides):
     params.update(overrides)
     if name not in GAMES:
         raise GameError(f"unknown game {name!r}; built-in games: {', '.join(sorted(GAMES))}")
-    check_params(defaults_of(GAMES[name]), params, name)
+    check_params(defaults_of(game_class(name)), params, name)
     try:
-        return GAMES[name](**params)
+        return game_class(name)(**params)
     except TypeError as e:
         raise GameError(f"bad parameters for {name}: {e}") from None
     except ValueError as e:

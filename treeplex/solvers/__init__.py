@@ -1,12 +1,6 @@
-"""Iterative solvers. Importing this package imports every module in it, which registers
-every algorithm in ``ALGORITHMS``: adding a solver is adding one file with ``@register``."""
-
-import importlib
-import pkgutil
+"""Iterative solvers. ``ALGORITHMS`` maps every name a module here gives ``@register`` to its
+class, importing the module on first use: adding a solver is adding one file with ``@register``."""
 
 from .base import ALGORITHMS, Solver, register
-
-for _m in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_m.name}")
 
 __all__ = ["ALGORITHMS", "Solver", "register"]

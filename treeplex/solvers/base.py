@@ -18,15 +18,51 @@ Register a class with ``@register("name")`` and the driver and CLI can run it.
 
 from __future__ import annotations
 
+import ast
+import importlib
 import math
 import numbers
+import re
+from collections.abc import Mapping
+from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputError
 from ..problem import Problem
 
-ALGORITHMS: dict[str, type["Solver"]] = {}
+_REGISTER = re.compile(r"^@register\((.*)\)\s*$", re.M)
+
+
+class Registry(Mapping):
+    """name -> solver class, for every ``@register`` in this package's modules.
+
+    The names are read from the modules' source (a ``@register("a", "b")`` line), so listing
+    or checking a name imports no solver; a class is imported on first lookup. That keeps
+    numba (which some solver modules compile kernels with) out of a run that does not use them.
+    """
+
+    def __init__(self):
+        self.classes: dict[str, type] = {}
+        self.module_of: dict[str, str] = {}
+        for path in sorted(Path(__file__).parent.glob("*.py")):
+            for names in _REGISTER.findall(path.read_text(encoding="utf-8")):
+                for n in ast.literal_eval(f"({names},)"):
+                    self.module_of[n] = f"{__package__}.{path.stem}"
+
+    def __getitem__(self, name: str) -> type:
+        if name not in self.classes and name in self.module_of:
+            importlib.import_module(self.module_of[name])
+        return self.classes[name]
+
+    def __iter__(self):
+        return iter(self.module_of)
+
+    def __len__(self) -> int:
+        return len(self.module_of)
+
+
+ALGORITHMS = Registry()
 
 
 def register(*names: str):
@@ -34,7 +70,7 @@ def register(*names: str):
 
     def wrap(cls):
         for n in names:
-            ALGORITHMS[n] = cls
+            ALGORITHMS.classes[n] = cls
         cls.name = names[0]
         return cls
 
