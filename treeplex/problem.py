@@ -31,12 +31,14 @@ class PayoffOperator:
     either ``max_abs_entry`` or ``to_sparse``. ``csr`` is (A, A^T) as CSR triples
     (indptr, indices, data) when the operator is a CSR matrix, else None: a backend may then
     fuse the products into its passes and report them with :meth:`charge`. Every product is
-    counted here, nowhere else.
+    counted here, nowhere else. ``numpy_products`` says the products import no numba (a small
+    game may then start on NumPy: :func:`treeplex.backends.starts_on_numpy`).
     """
 
     shape: tuple[int, int]
     gradients: int = 0
     csr: tuple | None = None
+    numpy_products: bool = False
 
     def matvec(self, y: np.ndarray, count: bool = True, out: np.ndarray | None = None) -> np.ndarray:
         """A @ y (player 0's payoff per sequence of X, given y), into ``out`` if given."""
@@ -123,6 +125,10 @@ class SparsePayoff(PayoffOperator):
     def csr(self) -> tuple[tuple, tuple]:
         """(indptr, indices, data) of A and of A^T (see :class:`PayoffOperator`)."""
         return self._a, self._at
+
+    @property
+    def numpy_products(self) -> bool:
+        return self.nnz <= NUMPY_NNZ
 
     def max_abs_entry(self) -> float:
         return float(np.abs(self._a[2]).max(initial=0.0))

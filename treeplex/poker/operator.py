@@ -24,17 +24,20 @@ strength with prefix sums over the other's hands (laid out weakest first) and pe
 prefix sums: O(n0 + n1 + 52) per group of terminals sharing an input sequence instead of
 O(n0 n1) ("sweep"). The alternative ("dense") precomputes the
 n0 x n1 matrices F = compatible * w0 w1 / Z and S = F * sign(s0 - s1) and does one matrix
-product per kind of terminal (BLAS); it costs 16 n0 n1 bytes. ``showdown="auto"`` picks the
-sweep (measured faster on Libratus-sized games, see benchmarks/river.py).
+product per kind of terminal (BLAS); it costs 16 n0 n1 bytes. The sweep is faster on
+Libratus-sized games (see benchmarks/river.py); ``showdown="auto"`` (:class:`.river.RiverGame`)
+takes the dense products up to ``DENSE_PAIRS`` hand pairs, where they cost nothing and need
+no numba (start-up: a small spot then solves without importing it).
 """
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
-from ..threads import PARALLEL_SEQS  # (importing it sets the thread pool up before any parallel kernel)
 from ..problem import PayoffOperator
+from ..threads import PARALLEL_SEQS
+
+DENSE_PAIRS = 4096  # showdown="auto": the dense products up to this many n0 x n1 hand pairs (NumPy, no numba)
 
 FOLD, SHOWDOWN = 0, 1
 
@@ -80,7 +83,11 @@ class RiverPayoff(PayoffOperator):
         self._dense = self._dense_blocks() if method == "dense" else None
         self._groups = [_input_groups(self.base[p], self.stride[p]) for p in (0, 1)]  # by input player
         if threads is None:
-            threads = nb.get_num_threads() if max(self.shape) > PARALLEL_SEQS else 1
+            threads = 1
+            if max(self.shape) > PARALLEL_SEQS and method == "sweep":
+                import numba
+
+                threads = numba.get_num_threads()
         self._parts = [_split_groups(g[0], g[1], self.kind, threads) for g in self._groups]
         # card-removal tables by output player (own hands against the other's)
         self._tables = [_card_tables(self.cards[1 - p], self.cards[p], self.lt_end[p], self.le_end[p], self.same[p])
@@ -106,10 +113,12 @@ class RiverPayoff(PayoffOperator):
         args = (*self._groups[oth], self.kind, self.value, 1.0 if own == 0 else -1.0, vec, self.weight[oth],
                 self.base[own], self.stride[own], self.coef[own], self.lt_end[own], self.le_end[own],
                 *self._tables[own])
+        from .sweep_kernels import sweep, sweep_parts
+
         if len(self._parts[oth]) == 2:  # one thread: the serial kernel (measured 2x faster than one part)
             out[:] = 0.0
-            return _sweep(*args, out)
-        _sweep_parts(self._parts[oth], *args, self._partials[own], out)
+            return sweep(*args, out)
+        sweep_parts(self._parts[oth], *args, self._partials[own], out)
         return out
 
     def _apply_dense(self, vec, own, out):
@@ -130,6 +139,11 @@ class RiverPayoff(PayoffOperator):
         F = self.compatible() * np.outer(self.coef[0], self.weight[1])
         S = F * np.sign(self.strength[0][:, None] - self.strength[1][None, :])
         return [F, S]
+
+    @property
+    def numpy_products(self) -> bool:
+        """The dense products are NumPy (matrix products); the sweep is numba."""
+        return self.method == "dense"
 
     def max_abs_entry(self) -> float:
         """max_ij |A_ij| (EGT's mu scale), from the n0 x n1 deal probabilities, without A.
@@ -249,31 +263,15 @@ def _input_groups(base: np.ndarray, stride: np.ndarray):
 
 def _split_groups(ptr, terms, kind, parts: int) -> np.ndarray:
     """Group boundaries cutting the groups into ``parts`` runs of about equal work (a showdown
-    group costs about twice a fold-only one), one per thread of :func:`_sweep_parts`."""
+    group costs about twice a fold-only one), one per thread of :func:`.sweep_kernels.sweep_parts`."""
     show = np.array([kind[terms[ptr[g]:ptr[g + 1]]].max() for g in range(len(ptr) - 1)])
     work = np.cumsum(1.0 + show)
     cuts = np.searchsorted(work, work[-1] * np.arange(1, parts) / parts)
     return np.unique(np.concatenate([[0], cuts, [len(ptr) - 1]])).astype(np.int64)
 
 
-@nb.njit(parallel=True, cache=True)
-def _sweep_parts(bounds, ptr, terms, gbase, gstride, kind, value, sign, vec, w_in,
-                 ob, ostr, coef, lt_end, le_end, table, idx, same, outs, out):
-    """:func:`_sweep` over runs of groups [bounds[i], bounds[i+1]) on parallel threads, run i
-    into ``outs[i]`` (scratch; runs write to overlapping sequences); ``out`` <- their sum."""
-    n = len(bounds) - 1
-    for i in nb.prange(n):
-        lo, hi = bounds[i], bounds[i + 1]
-        outs[i][:] = 0.0
-        _sweep(ptr[lo:hi + 1], terms, gbase[lo:hi], gstride[lo:hi], kind, value, sign, vec, w_in,
-               ob, ostr, coef, lt_end, le_end, table, idx, same, outs[i])
-    out[:] = outs[0]
-    for i in range(1, n):
-        out += outs[i]
-
-
 def _card_tables(cards_in, cards_own, lt_end, le_end, same_own):
-    """Tables for :func:`_sweep`'s card removal by per-card prefix sums.
+    """Tables for :func:`.sweep_kernels.sweep`'s card removal by per-card prefix sums.
 
     ``lists[k, c]``: the k-th (in strength order) input hand holding card c, padded with
     n_in (a zero slot of v). For own hand h and its cards c1, c2, ``idx[h]`` holds rows
@@ -300,90 +298,3 @@ def _card_tables(cards_in, cards_own, lt_end, le_end, same_own):
         idx[:, 4 + k] = below_le * 52 + c
     same = np.where(same_own >= 0, same_own, n_in).astype(np.int64)
     return table, idx, same
-
-
-LANES = 16  # groups swept together, one per SIMD lane of the per-hand loops
-
-
-@nb.njit(cache=True)
-def _sweep(ptr, terms, gbase, gstride, kind, value, sign, vec, w_in,
-           ob, ostr, coef, lt_end, le_end, table, idx, same, out):
-    """out[own seq of t] += sum over compatible other hands of payoff * prob * vec[other seq].
-
-    Terminals come in groups that share an input sequence. Per group, the input weights v
-    are gathered once with their prefix sums P (hands weakest first) and per-card prefix
-    sums cum (see :func:`_card_tables`), so that for own hand h with cards c1, c2
-
-        compat[h]  = V - cum_c1 - cum_c2 + v[same combo]             (all compatible hands)
-        win[h]     = P[lt_end] - cum_c1(< lt_end) - cum_c2(< lt_end)  (compatible, weaker)
-        at_most[h] = P[le_end] - cum_c1(< le_end) - cum_c2(< le_end) + v[same combo]
-
-    and a showdown pays win - (compat - at_most). Every step is a gather or a prefix sum
-    (no read-modify-write chains). ``LANES`` groups go through these steps side by side,
-    each array holding one column per group, so that the loops over groups vectorize
-    (about 30% faster than one group at a time on Endgame 2, the same numbers bit for bit).
-    A group whose input is all zero (a betting line the other player's plan never takes,
-    common once CFR+ has settled) is left out. ``sign`` is +1 when the output player is
-    player 0 and -1 for player 1 (showdown payoffs are player 0's: sign(s0 - s1) * stake).
-    Returns ``out``.
-    """
-    n_in = len(w_in)
-    n_own = len(coef)
-    K = table.shape[0]
-    live = np.empty(len(ptr) - 1, dtype=np.int64)  # groups some input hand reaches
-    n_live = 0
-    for g in range(len(ptr) - 1):
-        b, s = gbase[g], gstride[g]
-        for i in range(n_in):
-            if vec[b + i * s] != 0.0:
-                live[n_live] = g
-                n_live += 1
-                break
-    v = np.zeros((n_in + 1, LANES))  # row n_in stays 0: the padding / "no identical combo" slot
-    P = np.empty((n_in + 1, LANES))
-    cum = np.zeros(((K + 1) * 52, LANES))  # rows 0-51 stay 0
-    cw = np.empty((n_own, LANES))
-    dw = np.empty((n_own, LANES))
-    for first in range(0, n_live, LANES):
-        m = min(LANES, n_live - first)
-        for lane in range(LANES):
-            if lane < m:
-                b, s = gbase[live[first + lane]], gstride[live[first + lane]]
-                for i in range(n_in):
-                    v[i, lane] = w_in[i] * vec[b + i * s]
-            else:
-                v[:n_in, lane] = 0.0
-        P[0] = 0.0
-        for i in range(n_in):
-            for lane in range(LANES):
-                P[i + 1, lane] = P[i, lane] + v[i, lane]
-        for k in range(K):  # 52 independent running sums, advanced row by row
-            o = k * 52
-            for c in range(52):
-                src = table[k, c]
-                for lane in range(LANES):
-                    cum[o + 52 + c, lane] = cum[o + c, lane] + v[src, lane]
-        for h in range(n_own):
-            t0, t1, w0, w1, a0, a1 = idx[h, 0], idx[h, 1], idx[h, 2], idx[h, 3], idx[h, 4], idx[h, 5]
-            sm, lt, le, ch = same[h], lt_end[h], le_end[h], coef[h]
-            for lane in range(LANES):
-                vs = v[sm, lane]
-                compat = P[n_in, lane] - cum[t0, lane] - cum[t1, lane] + vs
-                win = P[lt, lane] - cum[w0, lane] - cum[w1, lane]  # the same combo is never weaker
-                at_most = P[le, lane] - cum[a0, lane] - cum[a1, lane] + vs
-                cw[h, lane] = ch * compat
-                dw[h, lane] = ch * (win - (compat - at_most))
-        for lane in range(m):
-            g = live[first + lane]
-            for k in range(ptr[g], ptr[g + 1]):
-                t = terms[k]
-                ob_t, os_t = ob[t], ostr[t]
-                if kind[t] == 0:
-                    val = value[t]
-                    for h in range(n_own):
-                        out[ob_t + h * os_t] += val * cw[h, lane]
-                else:
-                    val = value[t] * sign
-                    for h in range(n_own):
-                        out[ob_t + h * os_t] += val * dw[h, lane]
-    return out

@@ -32,7 +32,7 @@ from ..game import RulesState
 from .betting import build_tree, make_abstraction
 from .cards import HAND_CARDS, board_mask, card_name, hand_name, hand_strength, parse_board
 from .hands_game import HandsGame, HandsProblem
-from .operator import RiverPayoff, _normalizer
+from .operator import DENSE_PAIRS, RiverPayoff, _normalizer
 from .ranges import make_range
 
 
@@ -45,7 +45,8 @@ class RiverGame(HandsGame):
     ``range0``/``range1`` (Pio strings, 1326-arrays, dicts, or None for uniform),
     ``abstraction`` (``"libratus"``, ``"fcpa"``, ``"check_down"``, a JSON file or dict),
     ``stack`` (each player's chips at the start of the hand), ``big_blind``, ``first``
-    (the player who acts first), ``showdown`` (``"sweep"`` or ``"dense"`` products) and
+    (the player who acts first), ``showdown`` (``"sweep"`` or ``"dense"`` products; ``"auto"``: dense up to
+    ``operator.DENSE_PAIRS`` hand pairs) and
     ``weights``:
 
     - ``"conditional"`` (default): each range is the conditional hand distribution, and the
@@ -61,11 +62,11 @@ class RiverGame(HandsGame):
     payoff_unit = "chips"
 
     def __init__(self, pot=2100, board=None, range0=None, range1=None, abstraction="libratus", stack=20000,
-                 big_blind=100, first=0, showdown="sweep", weights="conditional"):
+                 big_blind=100, first=0, showdown="auto", weights="conditional"):
         if board is None:
             raise InputError("river: board is required, e.g. board=AsKd7h2c3s")
-        if showdown not in ("sweep", "dense"):
-            raise InputError(f"river: showdown must be 'sweep' or 'dense', got {showdown!r}")
+        if showdown not in ("auto", "sweep", "dense"):
+            raise InputError(f"river: showdown must be 'auto', 'sweep' or 'dense', got {showdown!r}")
         if weights not in ("conditional", "reach"):
             raise InputError(f"river: weights must be 'conditional' (ranges are conditional distributions) or "
                              f"'reach' (reach probabilities in the full game), got {weights!r}")
@@ -114,7 +115,10 @@ class RiverGame(HandsGame):
         cards = [HAND_CARDS[h] for h in self.hands]
         n_seqs = (self.n_seqs(0), self.n_seqs(1))
         z = _normalizer(cards, [np.ones(len(w)) for w in self.weight]) if self.weights == "reach" else None
-        return RiverPayoff(n_seqs, cards, self.weight, self.strength, kind, value, base, stride, self.showdown,
+        method = self.showdown
+        if method == "auto":
+            method = "dense" if len(self.weight[0]) * len(self.weight[1]) <= DENSE_PAIRS else "sweep"
+        return RiverPayoff(n_seqs, cards, self.weight, self.strength, kind, value, base, stride, method,
                            threads, normalizer=z)
 
     def problem(self, max_memory=None) -> HandsProblem:
