@@ -17,7 +17,6 @@ refused with one :class:`InputError` line.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -36,6 +35,8 @@ def fingerprint(problem: Problem) -> dict:
     """sha256 of both treeplexes' arrays, and r0^T A r1 for fixed vectors r0, r1 (cached)."""
     cached = getattr(problem, "_fingerprint", None)
     if cached is None:
+        import hashlib
+
         h = hashlib.sha256()
         for T in problem.treeplexes:
             for a in (T.start, T.end, T.parent):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import glob
 import os
-import tempfile
 
 from .errors import InputError
 
@@ -41,6 +40,8 @@ def atomic_write(path: str, write) -> None:
     ``path`` is untouched."""
     check_output(path, "output file", regular=True)
     folder = os.path.dirname(os.path.abspath(path))
+    import tempfile  # (its import pulls in shutil, bz2, lzma and random: start-up)
+
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f"{os.path.basename(path)}.{os.getpid()}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:

@@ -125,12 +125,12 @@ def scaled_payoffs(problem: Problem) -> tuple[Coo, float]:
     if not len(mags):
         return A, 1.0
     hi = float(mags.max())
-    drop = (mags < NOISE * float(np.median(mags))) & (mags < hi / LP_RANGE)
+    drop = (mags < NOISE * _median(mags)) & (mags < hi / LP_RANGE)
     # Entries the LP cannot resolve but whose total is negligible next to a typical entry
     # (a leaf value computed as 4e-9 beside payoffs of 80): zeroing them moves any profile's
     # value by at most their total (plans are at most 1), far below EXACT_GAP * max|A_ij|.
     tiny = ~drop & (mags < hi / LP_RANGE)
-    if tiny.any() and mags[tiny].sum() <= RESIDUE * float(np.median(mags[~drop])):
+    if tiny.any() and mags[tiny].sum() <= RESIDUE * _median(mags[~drop]):
         drop |= tiny
     A = Coo(A.rows[~drop], A.cols[~drop], A.vals[~drop], A.shape)
     mags = mags[~drop]
@@ -139,6 +139,13 @@ def scaled_payoffs(problem: Problem) -> tuple[Coo, float]:
         raise InputError(f"the LP cannot resolve these payoffs: |payoff x chance| ranges from {lo:.3g} to {hi:.3g}, "
                          f"a ratio above {LP_RANGE:.0e}; use an iterative solver (--algorithm cfr+ --target GAP)")
     return Coo(A.rows, A.cols, A.vals / hi, A.shape), hi
+
+
+def _median(a: np.ndarray) -> float:
+    """np.median's value, without its first-call import of numpy.ma (start-up)."""
+    lo, hi = (len(a) - 1) // 2, len(a) // 2
+    part = np.partition(a, [lo, hi])
+    return float(0.5 * (part[lo] + part[hi]))
 
 
 def highs(c: np.ndarray, M: Coo, row_lo, row_hi, col_lo, col_hi, options: dict | None = None):
