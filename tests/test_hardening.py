@@ -335,9 +335,11 @@ def test_checkpoint_write_is_atomic_and_cleans_up(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["ck.npz", live.name])
     before = target.read_bytes()
     synced, names = [], []
-    real_fsync, real_mkstemp = os.fsync, files.tempfile.mkstemp
+    import tempfile
+
+    real_fsync, real_mkstemp = os.fsync, tempfile.mkstemp
     monkeypatch.setattr(files.os, "fsync", lambda fd: synced.append(fd) or real_fsync(fd))
-    monkeypatch.setattr(files.tempfile, "mkstemp",
+    monkeypatch.setattr(tempfile, "mkstemp",
                         lambda **kw: names.append(kw) or real_mkstemp(**kw))
 
     def fail(f):
