@@ -167,8 +167,8 @@ def scaled_runs(p, algorithm: str, scales) -> list[float]:
 def sensitivity_table(games: list[tuple[str, int]], lines: list) -> None:
     lines += ["## 2. Exploitability at T = 1000 with every payoff multiplied by c (result divided by c)", "",
               "c = " + ", ".join(repr(c) for c in SCALES) + " (the first n of them; c = 1 is the README's row).", "",
-              "| game | algorithm | n | released | c = 1 | min over c | median | max over c | max/min - 1 | "
-              "released / median |", "|---|---|---|---|---|---|---|---|---|---|"]
+              ("| game | algorithm | n | released | c = 1 | min over c | median | max over c | max/min - 1 | "
+               "released / median |"), "|---|---|---|---|---|---|---|---|---|---|"]
     for spec, n in games:
         p = compile_game(load_game("openspiel:" + spec))
         for a in ("cfr+", "dcfr"):
