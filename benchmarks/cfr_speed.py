@@ -175,7 +175,7 @@ def target_table() -> None:
     print(f"{'game':46s} {'algorithm':10s} {'iterations':>10s} {'seconds':>9s} {'exploitability':>15s}")
     for spec, p in loaded(TARGET_GAMES):
         for a in TARGET_ALGORITHMS:
-            solve(p, a, max_iters=3)  # numba compile outside the timing
+            solve(p, a, max_iters=3, backend="numba")  # numba compile outside the timing
             r = solve(p, a, target_gap=2e-6, max_iters=1_000_000, time_limit=60, check_every=100)
             print(f"{spec:46s} {a:10s} {r.iterations:10d} {r.seconds:9.3f} {r.exploitability:15.3e}")
     print()
@@ -189,7 +189,7 @@ def convergence_table() -> None:
     for (game, a), (table, released) in PUBLISHED.items():
         specs = [game] if game == "kuhn" else ["leduc(suited=True)", "leduc"]
         for spec in specs:
-            r = solve(compile_game(make_game(spec)), a, max_iters=1000, check_every=1000)
+            r = solve(compile_game(make_game(spec)), a, max_iters=1000, check_every=1000, backend="numba")
             print(f"{spec:22s} {a:9s} {table:12.2e} {released:12.4e} {r.exploitability:12.4e} "
                   f"{r.exploitability / released:7.3f}")
     print("   (Kuhn matches the released curve to rounding; Leduc's curves agree to 1e-9 up to ~100")

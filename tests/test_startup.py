@@ -102,3 +102,16 @@ def test_large_or_structured_problems_start_on_numba(monkeypatch):
     P.use_backend("array")
     monkeypatch.setattr(problem_module, "NUMPY_NNZ", 1 << 16)
     assert not backends.starts_on_numpy(P)  # a backend chosen by the caller stays
+
+
+def test_a_second_solve_of_a_small_problem_decides_its_backend_again(monkeypatch):
+    P = tp.compile_game(tp.load_game("kuhn"))
+    tp.solve(P, "cfr+", max_iters=5)  # short: stays on NumPy
+    assert P.backend.name == "array" and backends.starts_on_numpy(P)
+    monkeypatch.setattr(driver, "TIER_UP", 0.0)
+    tp.solve(P, "cfr+", max_iters=5)
+    assert P.backend.name == "numba" and not backends.starts_on_numpy(P)  # moved: numba from now on
+    Q = tp.compile_game(tp.load_game("kuhn"))
+    Q.use_backend("array")  # the caller's choice is kept
+    tp.solve(Q, "cfr+", max_iters=5)
+    assert Q.backend.name == "array" and not backends.starts_on_numpy(Q)

@@ -152,6 +152,7 @@ def solve(
         problem.use_backend(backend)
     elif starts_on_numpy(problem):
         problem.use_backend("array")
+        problem.backend.auto = True  # picked here, not by the caller: the next solve() decides again
         tier_at = TIER_UP
     if report not in REPORTS:
         raise InputError(f"report must be one of {', '.join(REPORTS)}, got {report!r}")
@@ -176,10 +177,10 @@ def solve(
                 t0, j0 = time.perf_counter(), jit.seconds
                 solver.step()
                 seconds += time.perf_counter() - t0 - (jit.seconds - j0)
-                if solver.iteration >= due or seconds >= limit:
-                    break
                 if seconds >= tier_at:  # once: a long run on a small game pays numba's start-up
                     solver, tier_at = _onto_numba(problem, solver, algorithm, params, jit), math.inf
+                if solver.iteration >= due or seconds >= limit:
+                    break
             t1, j1 = time.perf_counter(), jit.seconds
             run.seconds = seconds
             row, gap = run.check(problem, solver, report, restart)

@@ -226,6 +226,7 @@ class Problem:
             from .backends import make_backend
 
             self._backend = make_backend(name, self)
+        self._backend.auto = False
 
     strategy_options: ClassVar[tuple[str, ...]] = ()  # keywords of :meth:`solution` (postflop: "streets")
 

@@ -57,7 +57,7 @@ TIER_UP = 1.0  # solver seconds on NumPy after which a run moves onto numba (abo
 
 def starts_on_numpy(problem) -> bool:
     """Whether :func:`treeplex.driver.solve` starts ``problem`` on the array backend on NumPy:
-    it has no backend yet, its operator's products are NumPy (a small CSR game, or a small
+    it has no backend yet (or only the one a previous such run started it on), its operator's products are NumPy (a small CSR game, or a small
     river spot's dense products) and its treeplexes small enough that NumPy's passes cost about what
     numba's start-up does (importing numba and loading or compiling its kernels takes 1-1.5 s
     warm, 4-5 s on a first run; a NumPy CFR iteration on Leduc takes about 1 ms). The driver
@@ -65,7 +65,8 @@ def starts_on_numpy(problem) -> bool:
     worth it, like a ski rental, costs at most about twice the better of the two."""
     from ..treeplex import NUMPY_SEQS
 
-    return (problem._backend is None and problem.A.numpy_products
+    chosen = problem._backend is not None and not getattr(problem._backend, "auto", False)
+    return (not chosen and problem.A.numpy_products
             and max(T.n_seqs for T in problem.treeplexes) <= NUMPY_SEQS)
 
 
