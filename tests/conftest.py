@@ -1,4 +1,6 @@
-"""Test configuration: long experiments are marked ``slow`` and skipped unless TREEPLEX_SLOW=1."""
+"""Test configuration: long experiments are marked ``slow`` and skipped unless TREEPLEX_SLOW=1;
+every test starts with the driver's whole NumPy budget (a fresh process's), so whether a small
+solve runs on NumPy does not depend on the tests before it."""
 
 import os
 import sys
@@ -15,3 +17,10 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_numpy_budget(monkeypatch):
+    from treeplex import driver
+
+    monkeypatch.setattr(driver, "NUMPY_BUDGET", driver.TIER_UP)

@@ -1,8 +1,8 @@
 """Start-up: small games run without numba or scipy, and give numba's bits.
 
 A small game is solved on NumPy (the array backend, and ``Treeplex``/``SparsePayoff``'s NumPy
-passes) until the run has lasted ``backends.TIER_UP`` solver seconds, then on numba
-(``driver._onto_numba``). These tests check that the first part imports neither numba nor
+passes) until the process's small runs have lasted ``backends.TIER_UP`` solver seconds
+(``driver.NUMPY_BUDGET``), then on numba (``driver._onto_numba``). These tests check that the first part imports neither numba nor
 scipy, that the NumPy passes equal the numba kernels bit for bit, and that a run moved onto
 numba mid-way continues the same iterates.
 """
@@ -86,7 +86,7 @@ def test_numpy_csr_products_equal_the_numba_kernel():
 def test_a_run_moved_onto_numba_continues_the_same_iterates(monkeypatch, algorithm):
     leduc = tp.load_game("leduc")
     ref = tp.solve(tp.compile_game(leduc), algorithm, max_iters=60, backend="numba")
-    monkeypatch.setattr(driver, "TIER_UP", 0.0)  # move after the first iteration
+    monkeypatch.setattr(driver, "NUMPY_BUDGET", 1e-9)  # move after the first iteration
     P = tp.compile_game(leduc)
     assert backends.starts_on_numpy(P)
     moved = tp.solve(P, algorithm, max_iters=60)
@@ -108,10 +108,21 @@ def test_a_second_solve_of_a_small_problem_decides_its_backend_again(monkeypatch
     P = tp.compile_game(tp.load_game("kuhn"))
     tp.solve(P, "cfr+", max_iters=5)  # short: stays on NumPy
     assert P.backend.name == "array" and backends.starts_on_numpy(P)
-    monkeypatch.setattr(driver, "TIER_UP", 0.0)
+    monkeypatch.setattr(driver, "NUMPY_BUDGET", 1e-9)
     tp.solve(P, "cfr+", max_iters=5)
     assert P.backend.name == "numba" and not backends.starts_on_numpy(P)  # moved: numba from now on
     Q = tp.compile_game(tp.load_game("kuhn"))
     Q.use_backend("array")  # the caller's choice is kept
     tp.solve(Q, "cfr+", max_iters=5)
     assert Q.backend.name == "array" and not backends.starts_on_numpy(Q)
+
+
+def test_the_numpy_budget_is_spent_over_the_whole_process(monkeypatch):
+    monkeypatch.setattr(driver, "NUMPY_BUDGET", 1.0)
+    P = tp.compile_game(tp.load_game("kuhn"))
+    r = tp.solve(P, "cfr+", max_iters=20)
+    assert P.backend.name == "array" and driver.NUMPY_BUDGET == pytest.approx(1.0 - r.seconds)
+    monkeypatch.setattr(driver, "NUMPY_BUDGET", 0.0)  # spent: small runs start on numba
+    Q = tp.compile_game(tp.load_game("kuhn"))
+    tp.solve(Q, "cfr+", max_iters=20)
+    assert Q.backend.name == "numba"

@@ -22,6 +22,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .backends import TIER_UP, starts_on_numpy
+
+# Solver seconds this process may still spend on NumPy in small runs before it moves onto numba
+# (ski rental over the whole process: many short solves, as in depth-limited solving, pay
+# numba's start-up once, after their NumPy time has reached what that start-up costs).
+NUMPY_BUDGET = TIER_UP
 from .checkpoint import load_run, save_run
 from .errors import InputError, check_params
 from .files import check_output, remove_stale_temporaries
@@ -144,16 +149,18 @@ def solve(
 
     ``backend`` ("numba", "array" or "gpu"; :mod:`treeplex.backends`) makes the problem's
     passes run there from now on (``problem.use_backend``). None keeps the problem's, or, for
-    a problem that has none yet, is "auto": a small CSR game starts on NumPy and moves onto
-    numba after ``TIER_UP`` solver seconds (:func:`treeplex.backends.starts_on_numpy`).
+    a problem that has none yet, is "auto": a small game starts on NumPy and moves onto numba
+    once this process's small runs have spent ``TIER_UP`` solver seconds there
+    (``NUMPY_BUDGET``; :func:`treeplex.backends.starts_on_numpy`).
     """
+    global NUMPY_BUDGET
     tier_at = math.inf
     if backend is not None:
         problem.use_backend(backend)
-    elif starts_on_numpy(problem):
+    elif starts_on_numpy(problem) and NUMPY_BUDGET > 0:
         problem.use_backend("array")
         problem.backend.auto = True  # picked here, not by the caller: the next solve() decides again
-        tier_at = TIER_UP
+        tier_at = NUMPY_BUDGET
     if report not in REPORTS:
         raise InputError(f"report must be one of {', '.join(REPORTS)}, got {report!r}")
     check_stop(target_gap, max_iters, time_limit, check_every)
@@ -170,6 +177,7 @@ def solve(
                             **saved_schedule)
         bar = Bar(progress, schedule.max_iters, target_gap)
         seconds, limit = run.seconds, schedule.time_limit
+        run_start, tier_at = seconds, seconds + tier_at
         stopped_by = schedule.over(solver.iteration, seconds)  # e.g. resumed from a run that had finished
         while not stopped_by:
             due = schedule.due()
@@ -177,8 +185,9 @@ def solve(
                 t0, j0 = time.perf_counter(), jit.seconds
                 solver.step()
                 seconds += time.perf_counter() - t0 - (jit.seconds - j0)
-                if seconds >= tier_at:  # once: a long run on a small game pays numba's start-up
-                    solver, tier_at = _onto_numba(problem, solver, algorithm, params, jit), math.inf
+                if seconds >= tier_at:  # once: small runs that last pay numba's start-up
+                    solver = _onto_numba(problem, solver, algorithm, params, jit)
+                    tier_at, NUMPY_BUDGET = math.inf, 0.0
                 if solver.iteration >= due or seconds >= limit:
                     break
             t1, j1 = time.perf_counter(), jit.seconds
@@ -192,6 +201,8 @@ def solve(
                 save_run(checkpoint, problem, solver, params, run, schedule)
             bar.show(row)
         bar.close()
+        if getattr(problem.backend, "auto", False):
+            NUMPY_BUDGET -= seconds - run_start
         x, y, evaluation = run.final(problem, solver, report)
         return Result(algorithm=solver.name, x=x, y=y, evaluation=evaluation, iterations=solver.iteration,
                       gradients=solver.gradients, seconds=run.seconds, check_seconds=run.check_seconds,
