@@ -101,7 +101,13 @@ class Treeplex:
 
     def best_response(self, g: np.ndarray) -> tuple[float, np.ndarray]:
         """max_{x in Q} <g, x>: returns (value, pure realization plan attaining it)."""
-        value, choice = self._best_choices(np.asarray(g, dtype=np.float64))
+        g = np.asarray(g, dtype=np.float64)
+        if self._numba():
+            from .treeplex_kernels import best_response
+
+            x = np.empty(self.n_seqs)
+            return float(best_response(self.start, self.end, self.parent, g, x, np.empty(self.n_infosets, np.int32))), x
+        value, choice = self._best_choices(g)
         b = np.zeros(self.n_seqs)
         b[choice] = 1.0
         return value, self.plan_from_behavioral(b)
