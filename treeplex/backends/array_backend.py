@@ -212,6 +212,7 @@ class ArrayBackend:
         v, b, R = g, s.b, s.R
         f64 = b.dtype == xp.float64
         hedge = eta > 0.0
+        simple = plain and pos == neg and kappa == 1.0 and lam == 0.0 and not hedge  # numba's general = None
         prior = s.logprior if s.logprior.shape[0] else None
         for level in reversed(P.levels):
             ups = []
@@ -225,7 +226,10 @@ class ArrayBackend:
                     c = 1.0 - lower[1][G.j]
                     value = (played - _rowsum(xp, lower[0][G.idx] * V)) / c
                 inst = V - value[:, None]
-                acc = xp.maximum(Rg * xp.where(Rg > 0.0, pos, neg) + inst, floor)
+                if simple:
+                    acc = xp.maximum(Rg * pos + inst, floor)
+                else:
+                    acc = xp.maximum(Rg * xp.where(Rg > 0.0, pos, neg) + inst, floor)
                 if hedge:
                     q = eta * (kappa * acc + lam * inst)
                     if prior is not None:
@@ -233,7 +237,7 @@ class ArrayBackend:
                     e = xp.exp(q - xp.max(q, axis=1)[:, None])
                     Bn = e / _rowsum(xp, e)[:, None]
                 else:
-                    q = xp.maximum(kappa * acc + lam * inst, 0.0)
+                    q = xp.maximum(acc if simple else kappa * acc + lam * inst, 0.0)
                     total = _rowsum(xp, q)
                     if not f64:  # numba stores q in b (rounded) before normalizing it
                         q = q.astype(b.dtype).astype(xp.float64)
