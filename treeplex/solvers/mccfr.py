@@ -165,6 +165,105 @@ def _mark(j, mark, touched, stats):
 
 
 @nb.njit(cache=True)
+def _chance_cdf(kind, child_ptr, children, edge_prob):
+    """cdf[e] for every edge e (an index into ``children``) out of a chance node: the running
+    sum of its outcomes' probabilities in listed order (the sums :func:`_pick_chance` adds)."""
+    cdf = np.zeros(len(children))
+    for n in range(len(kind)):
+        if kind[n] == 2:
+            acc = 0.0
+            for e in range(child_ptr[n], child_ptr[n + 1]):
+                acc += edge_prob[children[e]]
+                cdf[e] = acc
+    return cdf
+
+
+@nb.njit(cache=True)
+def _walk_es(i, tree, bs, S, v, w, mark, touched, forced, rng, stats, fint, fval, R, thr):
+    """External sampling's traversal for traverser i: :func:`_walk` with ``mode`` ES, the
+    same arithmetic and the same draws in the same order, specialized. Only the traverser's
+    nodes push a frame (node and child in ``fint``, value so far in ``fval``): at chance and
+    opponent nodes the walk goes down to the one sampled child and the value comes back up
+    unchanged. Chance outcomes are drawn against the precomputed running sums ``cdf``; each
+    decision node's first sequence is read from ``seq_at`` (no infoset-to-sequence lookup)."""
+    kind, infoset, child_ptr, children, _, payoff, seq_at, cdf = tree
+    stats[1] += 1
+    sign = 1.0 if i == 0 else -1.0
+    bi, bo, so = bs[i], bs[1 - i], S[1 - i]
+    fn, fc = fint[0], fint[1]
+    prune = thr > -np.inf
+    d = -1
+    n = 0
+    ret = 0.0
+    visited = 0
+    while True:
+        while True:  # down to a terminal, pushing the traverser's nodes
+            visited += 1
+            kd = kind[n]
+            if kd == 3:
+                ret = sign * payoff[n]
+                break
+            c0 = child_ptr[n]
+            if kd == 2:
+                c = forced[n]
+                if c < 0:
+                    u = _uniform(rng)
+                    c, last = 0, child_ptr[n + 1] - c0 - 1
+                    while c < last and u >= cdf[c0 + c]:
+                        c += 1
+                n = children[c0 + c]
+                continue
+            a = seq_at[n]
+            k = child_ptr[n + 1] - c0
+            if kd != i:  # the opponent: stochastically-weighted averaging, one sampled action
+                for t in range(k):
+                    so[a + t] += w * bo[a + t]
+                c = forced[n]
+                if c < 0:
+                    u = _uniform(rng)
+                    acc = 0.0
+                    c = k - 1
+                    for t in range(k):
+                        acc += bo[a + t]
+                        if u < acc:
+                            c = t
+                            break
+                n = children[c0 + c]
+                continue
+            c = 0
+            if prune:  # regret pruning: skip negative-regret actions never played
+                while c < k - 1 and R[a + c] < thr and bi[a + c] == 0.0:
+                    c += 1
+            d += 1
+            fn[d], fc[d], fval[d] = n, c, 0.0
+            n = children[c0 + c]
+        while True:  # up: ret is the value of the child fc[d] of the traverser's node fn[d]
+            if d < 0:
+                stats[0] += visited
+                return ret
+            n, c = fn[d], fc[d]
+            a, c0 = seq_at[n], child_ptr[n]
+            k = child_ptr[n + 1] - c0
+            v[a + c] += ret
+            fval[d] += bi[a + c] * ret
+            c += 1
+            if prune:
+                while c < k and R[a + c] < thr and bi[a + c] == 0.0:
+                    c += 1
+            if c < k:
+                fc[d] = c
+                n = children[c0 + c]
+                break
+            _mark(infoset[n], mark, touched, stats)
+            if prune:
+                for t in range(k):  # pruned: instantaneous regret 0
+                    if R[a + t] < thr and bi[a + t] == 0.0:
+                        v[a + t] += fval[d]
+            ret = fval[d]
+            d -= 1
+
+
+@nb.njit(cache=True)
 def _walk(mode, i, eps, tree, starts, bs, S, v, w, mark, touched, forced, rng, stats, frames, fint, base, decay, R,
           thr):
     """One traversal for traverser i from the root (``mode`` ES, OS or CS): sampled
@@ -178,7 +277,7 @@ def _walk(mode, i, eps, tree, starts, bs, S, v, w, mark, touched, forced, rng, s
     ``R``, ``thr``: regret pruning (external sampling): the traverser skips an action whose
     regret R < thr and whose probability is 0 (so the node's value is unchanged), and its
     sampled value is set to the node's value (instantaneous regret 0); thr = -inf: none."""
-    kind, infoset, child_ptr, children, edge_prob, payoff = tree
+    kind, infoset, child_ptr, children, edge_prob, payoff, _, _ = tree
     stats[1] += 1
     sign = 1.0 if i == 0 else -1.0
     fown, fopp, fq, fval = frames[0], frames[1], frames[2], frames[3]
@@ -328,8 +427,12 @@ def _iterations(mode, eps, seeds, coefs, tree, starts, ends, noparents, bs, Rs, 
         if coefs[it, 7] > 0.0 and _uniform(rng) >= coefs[it, 7]:  # this iteration does not prune
             thr = -np.inf
         for i in range(2):
-            _walk(mode, i, eps, tree, starts, bs, S, vs[i], w, marks[i], toucheds[i], forced, rng, stats, frames, fint,
-                  base, decay, Rs[i], thr)
+            if mode == 0:
+                _walk_es(i, tree, bs, S, vs[i], w, marks[i], toucheds[i], forced, rng, stats, fint, frames[3], Rs[i],
+                         thr)
+            else:
+                _walk(mode, i, eps, tree, starts, bs, S, vs[i], w, marks[i], toucheds[i], forced, rng, stats, frames,
+                      fint, base, decay, Rs[i], thr)
             _apply(starts[i], ends[i], noparents[i], vs[i], bs[i], Rs[i], pos, floor, (neg, kappa, lam), marks[i],
                    toucheds[i], stats)
 
@@ -389,8 +492,13 @@ class MCCFR(Solver):
         self.nodes_touched = 0
         self.samples = 0
         self.avg_scale = 1.0  # prod of rho so far: iteration t adds with weight omega_t / avg_scale
-        self._tree = (tree.kind, tree.infoset, tree.child_ptr, tree.children, tree.edge_prob, tree.payoff)
         Ts = problem.treeplexes
+        seq_at = np.zeros(tree.n_nodes, dtype=np.int32)  # each decision node's first sequence
+        for p in (0, 1):
+            at = tree.kind == p
+            seq_at[at] = Ts[p].start[tree.infoset[at]]
+        self._tree = (tree.kind, tree.infoset, tree.child_ptr, tree.children, tree.edge_prob, tree.payoff, seq_at,
+                      _chance_cdf(tree.kind, tree.child_ptr, tree.children, tree.edge_prob))
         self._starts = tuple(T.start for T in Ts)
         self._ends = tuple(T.end for T in Ts)
         self._noparents = tuple(np.zeros(T.n_infosets, dtype=np.int32) for T in Ts)
@@ -446,7 +554,16 @@ class MCCFR(Solver):
 
     def run(self, n: int) -> None:
         """``n`` iterations in one numba call, bit for bit the same as ``n`` calls of
-        :meth:`step` (the per-call overhead is most of an outcome-sampling iteration)."""
+        :meth:`step` (the per-call overhead is most of an outcome-sampling iteration). The
+        variants whose averaging never rescales (rho = 1: ``cfr``, ``cfr-rm+``, ``cfr+``,
+        ``lcfr``) get their rows of scalars as whole arrays (the same IEEE operations as
+        :meth:`regrets` and :meth:`averaging`: a Python loop cost about 4 us an iteration,
+        as much as a Leduc iteration's traversals)."""
+        if n <= 0:
+            return
+        if self.variant in ("cfr", "cfr-rm+", "cfr+", "lcfr"):
+            self._flush(self._rows(n))
+            return
         rows = []
         for _ in range(n):
             t = self.iteration + len(rows) + 1
@@ -467,17 +584,34 @@ class MCCFR(Solver):
             rows.append((omega / self.avg_scale, pos, neg, floor, kappa, lam, thr, prob))
         self._flush(rows)
 
-    def _flush(self, rows: list) -> None:
-        if not rows:
+    def _rows(self, n: int) -> np.ndarray:
+        """The rows of scalars of the next ``n`` iterations of a variant with rho = 1."""
+        t = np.arange(self.iteration + 1, self.iteration + n + 1, dtype=np.float64)
+        rows = np.empty((n, 8))
+        v = self.variant
+        rows[:, 0] = (t if v in ("cfr+", "lcfr") else 1.0) / self.avg_scale  # omega / avg_scale
+        rows[:, 1] = rows[:, 2] = (t - 1.0) / t if v == "lcfr" else 1.0  # pos, neg
+        rows[:, 3] = 0.0 if v in ("cfr-rm+", "cfr+") else -math.inf  # floor
+        rows[:, 4], rows[:, 5] = 1.0, 0.0  # kappa, lam
+        rows[:, 6], rows[:, 7] = -math.inf, 0.0  # no pruning
+        if self.prune > 0.0:
+            rows[:, 3] = np.maximum(rows[:, 3], self.regret_floor)
+            on = t > self.prune_after
+            rows[on, 6], rows[on, 7] = self.prune_threshold, self.prune
+        return rows
+
+    def _flush(self, rows) -> None:
+        if len(rows) == 0:
             return
         seeds = self.rng.bit_generator.random_raw(len(rows)) >> np.uint64(1)  # from the checkpointed generator
         st = self._stats
         st[0] = st[1] = 0
-        _iterations(self.mode, self.epsilon, seeds, np.array(rows, dtype=np.float64), *self._args)
+        _iterations(self.mode, self.epsilon, seeds, np.asarray(rows, dtype=np.float64), *self._args)
         self.nodes_touched += int(st[0])
         self.samples += int(st[1])
         self.iteration += len(rows)
-        rows.clear()
+        if isinstance(rows, list):
+            rows.clear()
 
     def sampled_values(self, player: int, forced: np.ndarray) -> np.ndarray:
         """The sampled counterfactual values of ``player``'s sequences from one traversal whose
@@ -489,9 +623,13 @@ class MCCFR(Solver):
         touched = np.zeros_like(self._toucheds[player])
         st = np.zeros(3, dtype=np.int64)
         rng = np.zeros(1, dtype=np.uint64)
-        _walk(self.mode, player, self.epsilon, self._tree, self._starts, (self.players[0].b, self.players[1].b), S,
-              v, 1.0, mark, touched, np.asarray(forced, dtype=np.int32), rng, st, self._frames, self._fint,
-              self.base.copy(), self.decay, self.players[player].R, -math.inf)
+        bs, forced = (self.players[0].b, self.players[1].b), np.asarray(forced, dtype=np.int32)
+        if self.mode == ES:
+            _walk_es(player, self._tree, bs, S, v, 1.0, mark, touched, forced, rng, st, self._fint, self._frames[3],
+                     self.players[player].R, -math.inf)
+        else:
+            _walk(self.mode, player, self.epsilon, self._tree, self._starts, bs, S, v, 1.0, mark, touched, forced,
+                  rng, st, self._frames, self._fint, self.base.copy(), self.decay, self.players[player].R, -math.inf)
         return v
 
     def average(self) -> tuple[np.ndarray, np.ndarray]:
