@@ -152,7 +152,7 @@ def test_a_step_applies_the_sampled_regrets_through_the_kernel(kuhn, algorithm):
     b0, R0 = s.players[0].b.copy(), s.players[0].R.copy()
     v = s.sampled_values(0, forced)
     touched = np.unique(kuhn.X.seq_infoset[np.flatnonzero(v)])
-    s._free[:] = forced  # the next step's traversals take this sample
+    s.force_samples(forced)  # the next step's traversals take this sample
     s.step()
     r = _regrets(kuhn.X, b0, v)
     for j in touched:  # vanilla CFR: R += r at every infoset the traversal reached

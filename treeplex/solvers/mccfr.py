@@ -131,7 +131,7 @@ def _uniform(rng):
 @nb.njit(cache=True)
 def _pick_chance(n, c0, c1, children, edge_prob, forced, rng):
     """Index (0-based among n's children) of the sampled chance outcome."""
-    if forced[n] >= 0:
+    if len(forced) > 0 and forced[n] >= 0:
         return forced[n]
     u = _uniform(rng)
     acc = 0.0
@@ -144,8 +144,9 @@ def _pick_chance(n, c0, c1, children, edge_prob, forced, rng):
 
 @nb.njit(cache=True)
 def _pick(n, a, k, b, eps, forced, rng):
-    """Index of the sampled action from eps-uniform + (1 - eps) b[a:a+k] (forced if set)."""
-    if forced[n] >= 0:
+    """Index of the sampled action from eps-uniform + (1 - eps) b[a:a+k] (forced if set:
+    ``forced`` empty for none)."""
+    if len(forced) > 0 and forced[n] >= 0:
         return forced[n]
     u = _uniform(rng)
     acc = 0.0
@@ -179,19 +180,57 @@ def _chance_cdf(kind, child_ptr, children, edge_prob):
 
 
 @nb.njit(cache=True)
-def _walk_es(i, tree, bs, S, v, w, mark, touched, forced, rng, stats, fint, fval, R, thr):
+def _es_layout(kind, infoset, child_ptr, children, payoff, seq_at, cdf):
+    """External sampling's copy of the tree, renumbered so that every node's children are
+    consecutive (a node's block of children is numbered when the depth-first walk reaches the
+    node): (rec, pay, cdf_in, new). rec[m] = (kind + 4 k, first child, first sequence, infoset)
+    in one 16-byte row; pay[m] the terminal payoff; cdf_in[m] the running sum of the chance
+    probabilities up to the edge into m; new[n] node n's number here. One row per node and
+    siblings side by side: a node costs one cache line instead of five arrays' (Liar's Dice's
+    295k histories do not fit in L2)."""
+    n = len(kind)
+    rec = np.zeros((n, 4), dtype=np.int32)
+    pay = np.zeros(n)
+    cdf_in = np.zeros(n)
+    new = np.zeros(n, dtype=np.int32)
+    stack = np.empty(n, dtype=np.int32)
+    stack[0], top, nxt = 0, 0, 1
+    while top >= 0:
+        o = stack[top]
+        top -= 1
+        m = new[o]
+        c0 = child_ptr[o]
+        k = child_ptr[o + 1] - c0
+        rec[m, 0], rec[m, 1], rec[m, 2], rec[m, 3] = kind[o] + 4 * k, nxt, seq_at[o], infoset[o]
+        if kind[o] == 3:
+            pay[m] = payoff[o]
+        for c in range(k):
+            new[children[c0 + c]] = nxt + c
+            if kind[o] == 2:
+                cdf_in[nxt + c] = cdf[c0 + c]
+        nxt += k
+        for c in range(k - 1, -1, -1):
+            top += 1
+            stack[top] = children[c0 + c]
+    return rec, pay, cdf_in, new
+
+
+@nb.njit(cache=True)
+def _walk_es(i, esl, bs, S, v, w, mark, touched, forced, rng, stats, fint, fval, R, thr):
     """External sampling's traversal for traverser i: :func:`_walk` with ``mode`` ES, the
     same arithmetic and the same draws in the same order, specialized. Only the traverser's
     nodes push a frame (node and child in ``fint``, value so far in ``fval``): at chance and
     opponent nodes the walk goes down to the one sampled child and the value comes back up
-    unchanged. Chance outcomes are drawn against the precomputed running sums ``cdf``; each
-    decision node's first sequence is read from ``seq_at`` (no infoset-to-sequence lookup)."""
-    kind, infoset, child_ptr, children, _, payoff, seq_at, cdf = tree
+    unchanged. It walks :func:`_es_layout`'s copy ``esl`` = (rec, pay, cdf_in): chance
+    outcomes are drawn against the precomputed running sums, each decision node's first
+    sequence is in its row. ``forced`` (tests) is in that copy's numbering."""
+    rec, pay, cdf_in = esl
     stats[1] += 1
     sign = 1.0 if i == 0 else -1.0
     bi, bo, so = bs[i], bs[1 - i], S[1 - i]
     fn, fc = fint[0], fint[1]
     prune = thr > -np.inf
+    nf = len(forced) > 0  # forced samples (tests): an empty array for none, so no load per node
     d = -1
     n = 0
     ret = 0.0
@@ -199,26 +238,27 @@ def _walk_es(i, tree, bs, S, v, w, mark, touched, forced, rng, stats, fint, fval
     while True:
         while True:  # down to a terminal, pushing the traverser's nodes
             visited += 1
-            kd = kind[n]
+            kk = rec[n, 0]
+            kd = kk & 3
             if kd == 3:
-                ret = sign * payoff[n]
+                ret = sign * pay[n]
                 break
-            c0 = child_ptr[n]
+            k = kk >> 2
+            first = rec[n, 1]
             if kd == 2:
-                c = forced[n]
+                c = forced[n] if nf else -1
                 if c < 0:
                     u = _uniform(rng)
-                    c, last = 0, child_ptr[n + 1] - c0 - 1
-                    while c < last and u >= cdf[c0 + c]:
+                    c = 0
+                    while c < k - 1 and u >= cdf_in[first + c]:
                         c += 1
-                n = children[c0 + c]
+                n = first + c
                 continue
-            a = seq_at[n]
-            k = child_ptr[n + 1] - c0
+            a = rec[n, 2]
             if kd != i:  # the opponent: stochastically-weighted averaging, one sampled action
                 for t in range(k):
                     so[a + t] += w * bo[a + t]
-                c = forced[n]
+                c = forced[n] if nf else -1
                 if c < 0:
                     u = _uniform(rng)
                     acc = 0.0
@@ -228,7 +268,7 @@ def _walk_es(i, tree, bs, S, v, w, mark, touched, forced, rng, stats, fint, fval
                         if u < acc:
                             c = t
                             break
-                n = children[c0 + c]
+                n = first + c
                 continue
             c = 0
             if prune:  # regret pruning: skip negative-regret actions never played
@@ -236,14 +276,14 @@ def _walk_es(i, tree, bs, S, v, w, mark, touched, forced, rng, stats, fint, fval
                     c += 1
             d += 1
             fn[d], fc[d], fval[d] = n, c, 0.0
-            n = children[c0 + c]
+            n = first + c
         while True:  # up: ret is the value of the child fc[d] of the traverser's node fn[d]
             if d < 0:
                 stats[0] += visited
                 return ret
             n, c = fn[d], fc[d]
-            a, c0 = seq_at[n], child_ptr[n]
-            k = child_ptr[n + 1] - c0
+            kk, first, a = rec[n, 0], rec[n, 1], rec[n, 2]
+            k = kk >> 2
             v[a + c] += ret
             fval[d] += bi[a + c] * ret
             c += 1
@@ -252,9 +292,9 @@ def _walk_es(i, tree, bs, S, v, w, mark, touched, forced, rng, stats, fint, fval
                     c += 1
             if c < k:
                 fc[d] = c
-                n = children[c0 + c]
+                n = first + c
                 break
-            _mark(infoset[n], mark, touched, stats)
+            _mark(rec[n, 3], mark, touched, stats)
             if prune:
                 for t in range(k):  # pruned: instantaneous regret 0
                     if R[a + t] < thr and bi[a + t] == 0.0:
@@ -413,8 +453,8 @@ def _apply(start, end, noparent, v, b, R, pos, floor, general, mark, touched, st
 
 
 @nb.njit(cache=True)
-def _iterations(mode, eps, seeds, coefs, tree, starts, ends, noparents, bs, Rs, S, vs, marks, toucheds, forced, stats,
-                frames, fint, base, decay):
+def _iterations(mode, eps, seeds, coefs, tree, esl, starts, ends, noparents, bs, Rs, S, vs, marks, toucheds, forced,
+                stats, frames, fint, base, decay):
     """MCCFR iterations, one per row of ``coefs`` = (average weight, pos, neg, floor, kappa,
     lam, pruning threshold, pruning probability) and entry of ``seeds``: player 0's traversal
     and update, then player 1's. An iteration prunes with the given probability (one uniform
@@ -428,7 +468,7 @@ def _iterations(mode, eps, seeds, coefs, tree, starts, ends, noparents, bs, Rs, 
             thr = -np.inf
         for i in range(2):
             if mode == 0:
-                _walk_es(i, tree, bs, S, vs[i], w, marks[i], toucheds[i], forced, rng, stats, fint, frames[3], Rs[i],
+                _walk_es(i, esl, bs, S, vs[i], w, marks[i], toucheds[i], forced, rng, stats, fint, frames[3], Rs[i],
                          thr)
             else:
                 _walk(mode, i, eps, tree, starts, bs, S, vs[i], w, marks[i], toucheds[i], forced, rng, stats, frames,
@@ -497,15 +537,21 @@ class MCCFR(Solver):
         for p in (0, 1):
             at = tree.kind == p
             seq_at[at] = Ts[p].start[tree.infoset[at]]
-        self._tree = (tree.kind, tree.infoset, tree.child_ptr, tree.children, tree.edge_prob, tree.payoff, seq_at,
-                      _chance_cdf(tree.kind, tree.child_ptr, tree.children, tree.edge_prob))
+        cdf = _chance_cdf(tree.kind, tree.child_ptr, tree.children, tree.edge_prob)
+        self._tree = (tree.kind, tree.infoset, tree.child_ptr, tree.children, tree.edge_prob, tree.payoff, seq_at, cdf)
+        if self.mode == ES:  # external sampling walks its own compact copy (_es_layout)
+            rec, pay, cdf_in, self._new = _es_layout(tree.kind, tree.infoset, tree.child_ptr, tree.children,
+                                                     tree.payoff, seq_at, cdf)
+            self._esl = (rec, pay, cdf_in)
+        else:
+            self._new, self._esl = None, (np.zeros((0, 4), dtype=np.int32), np.zeros(0), np.zeros(0))
         self._starts = tuple(T.start for T in Ts)
         self._ends = tuple(T.end for T in Ts)
         self._noparents = tuple(np.zeros(T.n_infosets, dtype=np.int32) for T in Ts)
         self._vs = tuple(np.zeros(T.n_seqs) for T in Ts)
         self._marks = tuple(np.zeros(T.n_infosets, dtype=np.uint8) for T in Ts)
         self._toucheds = tuple(np.zeros(T.n_infosets, dtype=np.int32) for T in Ts)
-        self._free = np.full(tree.n_nodes, -1, dtype=np.int32)  # no forced samples
+        self._free = np.zeros(0, dtype=np.int32)  # forced samples: none (see force_samples)
         self._stats = np.zeros(3, dtype=np.int64)  # nodes touched, traversals, touched count (scratch)
         depth = _depth(tree)
         self._frames, self._fint = np.zeros((4, depth)), np.zeros((2, depth), dtype=np.int32)  # traversal stack
@@ -516,8 +562,8 @@ class MCCFR(Solver):
     def _bind(self) -> None:
         """The traversal's array arguments, built once (again after :meth:`set_state`)."""
         P = self.players
-        self._args = (self._tree, self._starts, self._ends, self._noparents, (P[0].b, P[1].b), (P[0].R, P[1].R),
-                      (P[0].S, P[1].S), self._vs, self._marks, self._toucheds, self._free, self._stats,
+        self._args = (self._tree, self._esl, self._starts, self._ends, self._noparents, (P[0].b, P[1].b),
+                      (P[0].R, P[1].R), (P[0].S, P[1].S), self._vs, self._marks, self._toucheds, self._free, self._stats,
                       self._frames, self._fint, self.base, self.decay)
 
     @staticmethod
@@ -613,6 +659,21 @@ class MCCFR(Solver):
         if isinstance(rows, list):
             rows.clear()
 
+    def force_samples(self, forced) -> None:
+        """Every later traversal takes child ``forced[node]`` at each node it samples (-1: draw
+        as usual); None: back to drawing everywhere. For tests that check one known sample."""
+        self._free = np.zeros(0, dtype=np.int32) if forced is None else self._numbered(forced)
+        self._bind()
+
+    def _numbered(self, forced) -> np.ndarray:
+        """``forced`` (per node of ``problem.tree``) in the numbering the traversal walks."""
+        forced = np.asarray(forced, dtype=np.int32)
+        if self._new is None:
+            return forced.copy()
+        out = np.empty_like(forced)
+        out[self._new] = forced
+        return out
+
     def sampled_values(self, player: int, forced: np.ndarray) -> np.ndarray:
         """The sampled counterfactual values of ``player``'s sequences from one traversal whose
         every sampled choice is ``forced[node]`` (the child index), without updating anything
@@ -623,9 +684,9 @@ class MCCFR(Solver):
         touched = np.zeros_like(self._toucheds[player])
         st = np.zeros(3, dtype=np.int64)
         rng = np.zeros(1, dtype=np.uint64)
-        bs, forced = (self.players[0].b, self.players[1].b), np.asarray(forced, dtype=np.int32)
+        bs, forced = (self.players[0].b, self.players[1].b), self._numbered(forced)
         if self.mode == ES:
-            _walk_es(player, self._tree, bs, S, v, 1.0, mark, touched, forced, rng, st, self._fint, self._frames[3],
+            _walk_es(player, self._esl, bs, S, v, 1.0, mark, touched, forced, rng, st, self._fint, self._frames[3],
                      self.players[player].R, -math.inf)
         else:
             _walk(self.mode, player, self.epsilon, self._tree, self._starts, bs, S, v, 1.0, mark, touched, forced,
