@@ -67,10 +67,25 @@ values. So the CFR variants apply: ``variant`` = ``cfr`` (default), ``cfr-rm+`` 
 iteration updates (lazily: an infoset not reached keeps its regrets); averaging weights
 (rho, omega) are applied exactly, as the weight omega_t / prod rho of iteration t's additions
 (the common factor cancels in the normalization per infoset).
+The default stays ``cfr`` (plain regret matching, uniform averaging: OpenSpiel's MCCFR too):
+with external sampling it reached a given exploitability soonest of the six on OpenSpiel's
+Leduc and Liar's Dice (1 die, 6 sides), seed 0, 15 s each: Leduc after 3.4M iterations cfr
+1.2e-2, cfr+ 1.9e-2, cfr-rm+ 2.4e-2, lcfr 6.2e-2 (dcfr 2.3e-2, pcfr+ 2.5e-2 after 2.2M);
+Liar's Dice after 718k iterations cfr 8.4e-3, cfr+ 1.6e-2, cfr-rm+ 2.1e-2 (lcfr 1.9e-2 after
+368k, dcfr 2.5e-2 and pcfr+ 2.8e-2 after 235k; cfr was at 1e-2 after 575k). Sampled values
+are noisy: RM+ and the discounting variants forget and re-learn that noise.
 
 Storage: the compiled Problem's :class:`~treeplex.tree.GameTree` (flat arrays in DFS
 preorder) with a numba traversal; a problem without a tree (the structured poker games) is
-refused.
+refused. External sampling walks its own copy (:func:`_es_layout`, 36 bytes per history):
+the nodes renumbered so that siblings are consecutive, one 16-byte row per node (kind and
+number of actions, first child, first sequence, infoset), terminal payoffs and the chance
+edges' running sums beside it; its walk (:func:`_walk_es`) pushes a frame only at the
+traverser's nodes. Both give the same draws and arithmetic as the generic walk, bit for bit
+(Leduc 4.1 -> 1.6 us an iteration, Liar's Dice 16 -> 6-7 us).
+The rows of per-iteration scalars of ``cfr``, ``cfr-rm+``, ``cfr+`` and ``lcfr`` are built as
+whole arrays (:meth:`MCCFR._rows`), the same IEEE operations as the per-iteration loop that
+``dcfr`` and ``pcfr+`` keep (their averaging rescales).
 
 Determinism: ``seed`` seeds ``self.rng`` (checkpointed); each iteration takes a 63-bit seed
 from it for the traversal's own generator (splitmix64 in numba), so a resumed run repeats
