@@ -29,7 +29,8 @@ none of 1e-2 and 1e-3 in minutes, ``--os-time-limit``); a time not reached print
 with T the limit. Times are upper bounds at the check granularity (at most 25% late); the
 last check may end past the limit. Speedups divide a peer's median time by ours; where the
 peer did not reach the target within its limit T, the speedup is at least T / ours and
-prints as ``>x``.
+prints as ``>x``. ``--peers-only --stop 0.01`` runs only the peers, each until 1e-2 (a long
+run to measure what the time-limited table can only bound).
 """
 
 from __future__ import annotations
@@ -119,6 +120,9 @@ class LiteEFGRun:
         self.proc.wait()
 
 
+STOP = [TARGETS[-1]]  # a run stops at this exploitability (--stop)
+
+
 def traced(advance, evaluate, time_limit, first=10, factor=1.25):
     """Run ``advance(n)`` to a geometric schedule of iterations; [(seconds, iterations, expl)]."""
     rows, done, seconds, nxt = [], 0, 0.0, first
@@ -129,7 +133,7 @@ def traced(advance, evaluate, time_limit, first=10, factor=1.25):
         done = nxt
         e = evaluate()
         rows.append((seconds, done, e))
-        if e <= TARGETS[-1] or seconds >= time_limit:
+        if e <= STOP[0] or seconds >= time_limit:
             return rows
         nxt = max(nxt + 1, int(nxt * factor))
 
@@ -154,8 +158,11 @@ def main(argv=None) -> int:
     ap.add_argument("--liteefg", default="/tmp/liteefg/bin/python",
                     help="the Python of LiteEFG's virtual environment ('' to skip LiteEFG)")
     ap.add_argument("--solvers", default="es,os,cfr+", help="comma-separated subset of es, os, os-vr, cfr+")
+    ap.add_argument("--peers-only", action="store_true", help="the peers of --solvers' samplers, not ours")
+    ap.add_argument("--stop", type=float, default=TARGETS[-1], help="stop a run at this exploitability")
     args = ap.parse_args(argv)
     chosen = set(args.solvers.split(","))
+    STOP[0] = args.stop
     pyspiel = None
     if not args.no_peers:
         try:
@@ -172,7 +179,7 @@ def main(argv=None) -> int:
         _ = problem.tree  # walked once, outside every timing
         runs = {}  # solver -> list of traces (one per seed)
         for key, label, alg, params in OURS:
-            if key not in chosen:
+            if key not in chosen or args.peers_only:
                 continue
             for seed in range(args.seeds):
                 s = make_solver(problem, alg, seed=seed, **params)
@@ -180,7 +187,7 @@ def main(argv=None) -> int:
                 s = make_solver(problem, alg, seed=seed, **params)
                 runs.setdefault(label, []).append(traced(s.run, lambda p=problem, s=s: exploitability(p, *s.average()),
                                                          limit_of(label)))
-        if "cfr+" in chosen:
+        if "cfr+" in chosen and not args.peers_only:
             s = make_solver(problem, "cfr+")
             s.step()
             s = make_solver(problem, "cfr+")
