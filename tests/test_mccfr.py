@@ -184,6 +184,15 @@ def test_run_n_is_n_steps(leduc, variant):
     assert a.avg_scale == b.avg_scale and a.trace_extra() == b.trace_extra() and b.iteration == 250
 
 
+def test_driver_batches_iterations_as_steps(kuhn):
+    """The driver calls run(n) (batch_steps) between checks: the same iterates as n step()s."""
+    res = solve(kuhn, "mccfr-es", max_iters=1000, check_every=300, seed=2)
+    s = run(kuhn, "mccfr-es", 1000, seed=2)
+    np.testing.assert_array_equal(res.x, s.average()[0])
+    np.testing.assert_array_equal(res.y, s.average()[1])
+    assert [row["iteration"] for row in res.trace][-2:] == [900, 1000]
+
+
 class Crash(Exception):
     pass
 
