@@ -152,7 +152,7 @@ def test_a_step_applies_the_sampled_regrets_through_the_kernel(kuhn, algorithm):
     b0, R0 = s.players[0].b.copy(), s.players[0].R.copy()
     v = s.sampled_values(0, forced)
     touched = np.unique(kuhn.X.seq_infoset[np.flatnonzero(v)])
-    s._free[:] = forced  # the next step's traversals take this sample
+    s.force_samples(forced)  # the next step's traversals take this sample
     s.step()
     r = _regrets(kuhn.X, b0, v)
     for j in touched:  # vanilla CFR: R += r at every infoset the traversal reached
@@ -182,6 +182,15 @@ def test_run_n_is_n_steps(leduc, variant):
         for f in ("b", "R", "S"):
             np.testing.assert_array_equal(getattr(a.players[p], f), getattr(b.players[p], f))
     assert a.avg_scale == b.avg_scale and a.trace_extra() == b.trace_extra() and b.iteration == 250
+
+
+def test_driver_batches_iterations_as_steps(kuhn):
+    """The driver calls run(n) (batch_steps) between checks: the same iterates as n step()s."""
+    res = solve(kuhn, "mccfr-es", max_iters=1000, check_every=300, seed=2)
+    s = run(kuhn, "mccfr-es", 1000, seed=2)
+    np.testing.assert_array_equal(res.x, s.average()[0])
+    np.testing.assert_array_equal(res.y, s.average()[1])
+    assert [row["iteration"] for row in res.trace][-2:] == [900, 1000]
 
 
 class Crash(Exception):

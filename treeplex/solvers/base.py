@@ -90,6 +90,7 @@ class Solver:
     name = "solver"
     supports_lower = False  # can run on a xi-perturbed treeplex (pass ``lower``)
     restartable = False  # the driver may call restart()
+    batch_steps = False  # run(n) is n step()s bit for bit: the driver may batch the cheap ones
 
     def __init__(self, problem: Problem, lower=None):
         self.problem = problem
