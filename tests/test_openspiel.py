@@ -130,7 +130,8 @@ def test_format_openspiel_needs_an_openspiel_game(capsys):
 # Exploitability at T = 1000 in the released curves of Xu et al., ICLR 2024 (DDCFR),
 # github.com/rpSebastian/DDCFR results/{CFRPlus,DCFR}/<game>/data.csv, on OpenSpiel's games
 # with their parameters (ddcfr/game/game_config.py).
-GOOFSPIEL3 = "turn_based_simultaneous_game(game=goofspiel(num_cards=3,imp_info=True,points_order=descending))"
+GOOFSPIEL = "turn_based_simultaneous_game(game=goofspiel(num_cards={},imp_info=True,points_order=descending))"
+GOOFSPIEL3, GOOFSPIEL4 = GOOFSPIEL.format(3), GOOFSPIEL.format(4)
 
 
 @pytest.mark.parametrize("name,algorithm,published", [
@@ -140,6 +141,8 @@ GOOFSPIEL3 = "turn_based_simultaneous_game(game=goofspiel(num_cards=3,imp_info=T
     ("liars_dice(numdice=1,dice_sides=4)", "dcfr", 2.6220483322750288e-05),
     (GOOFSPIEL3, "cfr+", 1.8315018315018316e-06),
     (GOOFSPIEL3, "dcfr", 3.4947561184442756e-09),
+    (GOOFSPIEL4, "cfr+", 2.680067895387836e-04),
+    (GOOFSPIEL4, "dcfr", 4.096428420659016e-04),
 ])
 def test_reproduces_published_ddcfr_curves_on_openspiel_games(name, algorithm, published):
     p = tp.compile_game(tp.load_game(f"openspiel:{name}"))
