@@ -24,7 +24,7 @@ hand that holds a dealt card, so every card-compatible (h0, h1, runout) has the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from itertools import permutations
 
 import numpy as np
@@ -138,7 +138,7 @@ def card_symmetries(board, deck, weights) -> list[tuple[int, ...]]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _hand_image(perm: tuple[int, ...]) -> np.ndarray:
     """The hand index of each hand's image under the suit permutation ``perm`` (24 at most,
     kept: a batch driver estimates the size of every spot with :func:`card_symmetries`)."""
