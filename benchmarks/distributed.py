@@ -10,6 +10,7 @@
    loop in 1 process and in 2 at once: the throughput ratio of 2 loops is the most any
    2-worker batch can get at that moment (on a shared machine with per-session CPU shares,
    Linux's autogroup, it is near 1 whenever other sessions keep the cores busy).
+   ``--wait-idle`` starts each repeat once the other processes have used < 0.15 cores for 5 s.
 2. Overhead per spot on tiny spots (kuhn by LP, ~1 ms of solving): one worker, a batch of 1
    spot and a batch of N; overhead = (T_N - T_1) / (N - 1) - the mean time in the worker's
    solve_spot. T_1 is the start-up (pool or Ray cluster, imports, numba's cached kernels).
@@ -18,8 +19,9 @@
    seconds per iteration and bytes per iteration, memory per worker (``--split-iters``;
    ``--only-split`` runs this part alone).
 
-    python benchmarks/distributed.py [--spots 20] [--iters 100] [--repeats 5] [--threads 1] [--tiny 40]
-                                     [--engines local,ray] [--split-iters 10] [--only-split] [--only-batch]
+    python benchmarks/distributed.py [--spots 20] [--iters 100] [--repeats 5] [--threads 1] [--wait-idle]
+                                     [--tiny 40] [--engines local,ray] [--split-iters 10] [--only-split]
+                                     [--only-batch]
 """
 
 from __future__ import annotations
@@ -94,10 +96,22 @@ def ceiling() -> float:
     return 2 * run(1) / run(2)
 
 
-def throughput(specs: list[dict], engine: str, repeats: int, threads: int) -> None:
-    """Section 1 of the module docstring for one engine."""
+def wait_idle(limit: float = 0.15) -> None:
+    """Until the machine's busy cores over 5 s are below ``limit`` (we run nothing meanwhile)."""
+    while True:
+        b0 = _busy_seconds()
+        time.sleep(5)
+        if (_busy_seconds() - b0) / 5 < limit:
+            return
+
+
+def throughput(specs: list[dict], engine: str, repeats: int, threads: int, idle: bool = False) -> None:
+    """Section 1 of the module docstring for one engine (``idle``: each repeat waits for a
+    moment when other processes use < 0.15 cores)."""
     runs: dict[int, list[dict]] = {1: [], 2: []}
     for i in range(repeats):
+        if idle:
+            wait_idle()
         c = ceiling()
         for w in (1, 2) if i % 2 == 0 else (2, 1):
             r = cli_batch(specs, engine, w, threads)
@@ -137,6 +151,8 @@ def main() -> None:
     ap.add_argument("--split-iters", type=int, default=10)
     ap.add_argument("--only-split", action="store_true")
     ap.add_argument("--only-batch", action="store_true", help="section 1 alone")
+    ap.add_argument("--wait-idle", action="store_true",
+                    help="section 1: start each repeat once other processes use < 0.15 cores for 5 s")
     args = ap.parse_args()
     engines = [e for e in args.engines.split(",") if e != "ray" or _has_ray()]
     print(f"# {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start")
@@ -148,7 +164,7 @@ def main() -> None:
           "| load | 2-loop ceiling |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for engine in engines:
-        throughput(specs, engine, args.repeats, args.threads)
+        throughput(specs, engine, args.repeats, args.threads, args.wait_idle)
     if args.only_batch:
         return
     print("\n| engine | tiny spots | start-up s (batch of 1) | batch of N s | overhead per spot ms |")
