@@ -197,6 +197,23 @@ def test_flop_counts():
     assert texture("Kh7d2c") == "rainbow" and texture("7s7h2d") == "paired" and texture("QsJs2h") == "two-tone"
 
 
+def test_spot_sizes_and_the_order_of_a_pool():
+    """spot_size counts the boards the public tree deals (suit isomorphisms included); a pool
+    takes spots of unknown size first, then the largest."""
+    from treeplex.batch import Spot, longest_first, spot_size
+    from treeplex.poker.postflop import PostflopGame
+
+    for board in ("KsQhTd", "KsKhTd", "KsQsTs", "KsQhTdJc"):
+        spec = {"game": {**FLOP, "board": board, "range1": "AA,JsTs,KdQs"}}
+        game = PostflopGame(**spec["game"])
+        assert spot_size(spec) == sum(len(h) for h in game.hands) * len(game.tree.boards)
+    assert spot_size(SPOTS[2]) == spot_size({"game": FLOP})  # the postflop(...) name and its overrides
+    assert spot_size({"game": "kuhn"}) is None and spot_size({"game": {"board": "Xx"}}) is None
+    spots = [Spot(i, s, str(i)) for i, s in enumerate([{"game": {**FLOP, "board": "KsQhTdJc"}}, SPOTS[0],
+                                                        {"game": FLOP}, SPOTS[3]])]
+    assert [s.line for s in longest_first(spots)] == [1, 3, 2, 0]
+
+
 def test_flop_specs_from_template(tmp_path):
     template = tmp_path / "t.json"
     template.write_text(json.dumps({"game": "postflop", **FLOP, "board": "2c3c4c"}))

@@ -24,6 +24,7 @@ hand that holds a dealt card, so every card-compatible (h0, h1, runout) has the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 from itertools import permutations
 
 import numpy as np
@@ -131,11 +132,20 @@ def card_symmetries(board, deck, weights) -> list[tuple[int, ...]]:
     for perm in permutations(range(4)):
         if {permute_card(c, perm) for c in board} != set(board) or {permute_card(c, perm) for c in deck} != set(deck):
             continue
-        img = HAND_INDEX[[permute_card(int(c), perm) for c in HAND_CARDS[:, 0]],
-                         [permute_card(int(c), perm) for c in HAND_CARDS[:, 1]]]
+        img = _hand_image(perm)
         if all(np.array_equal(w[img], w) for w in weights):
             out.append(perm)
     return out
+
+
+@cache
+def _hand_image(perm: tuple[int, ...]) -> np.ndarray:
+    """The hand index of each hand's image under the suit permutation ``perm`` (24 at most,
+    kept: a batch driver estimates the size of every spot with :func:`card_symmetries`)."""
+    img = HAND_INDEX[[permute_card(int(c), perm) for c in HAND_CARDS[:, 0]],
+                     [permute_card(int(c), perm) for c in HAND_CARDS[:, 1]]]
+    img.flags.writeable = False
+    return img
 
 
 @dataclass(frozen=True)
