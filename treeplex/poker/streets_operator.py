@@ -42,8 +42,16 @@ class StreetsPayoff(PayoffOperator):
     (-1 padded); ``order[p]`` = (ptr, idx, strength): for river board b, player p's hands the
     board leaves, weakest first, are ``idx[ptr[b]:ptr[b+1]]`` with ``strength`` alongside.
     Terminals: ``kind``, ``value`` (player 0's chips x chance_t: the fold payoff or the
-    showdown stake), ``board``, ``base[p]``, ``stride[p]``.
+    showdown stake), ``board``, ``base[p]``, ``stride[p]``. ``red`` (no suit reduction) and
+    ``inner`` (itself) match :class:`~treeplex.poker.isomorphism.SymmetricPayoff`'s, so a
+    sampler reads either operator alike.
     """
+
+    red = None
+
+    @property
+    def inner(self) -> "StreetsPayoff":
+        return self
 
     def __init__(self, n_seqs, cards, weight, boards, order, kind, value, board, base, stride):
         self.shape = (int(n_seqs[0]), int(n_seqs[1]))

@@ -74,9 +74,8 @@ import numpy as np
 
 from ..backends import flat_state
 from ..errors import InputError, nonnegative
-from ..poker.isomorphism import SymmetricPayoff
 from ..poker.public_tree import permute_card
-from ..poker.streets_operator import StreetsPayoff, _apply_groups
+from ..poker.streets_operator import _apply_groups
 from .base import Solver, load_players, register
 from .mccfr import MCCFR, VARIANTS, _normalize
 
@@ -109,7 +108,7 @@ class PublicChanceSampling(Solver):
         why = _refuse(problem)
         if why is not None:
             raise InputError(why)
-        if not hasattr(self.backend, "regret_update_runs"):
+        if self.backend.name != "numba":
             raise InputError(f"mccfr-pcs: needs the numba backend, not {self.backend.name!r}")
         if variant not in VARIANTS:
             raise InputError(f"mccfr-pcs: variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
@@ -125,8 +124,7 @@ class PublicChanceSampling(Solver):
         self.avg_scale = 1.0
         game = self.game = problem.game
         A = problem.A
-        self.red = A.red if isinstance(A, SymmetricPayoff) else None
-        self.inner: StreetsPayoff = A.inner if self.red is not None else A
+        self.red, self.inner = A.red, A.inner  # the suit reduction (None without isomorphism), the full operator
         Ts = problem.treeplexes
         self.players = tuple(self.backend.regret_state(p, np.dtype("float64"), None) for p in (0, 1))
         self._v = tuple(np.zeros(T.n_seqs) for T in Ts)  # sampled gradients (scratch, zero between uses)
