@@ -105,6 +105,7 @@ def test_large_or_structured_problems_start_on_numba(monkeypatch):
 
 
 def test_a_second_solve_of_a_small_problem_decides_its_backend_again(monkeypatch):
+    monkeypatch.setattr(driver, "NUMPY_BUDGET", driver.TIER_UP)  # a fresh process's
     P = tp.compile_game(tp.load_game("kuhn"))
     tp.solve(P, "cfr+", max_iters=5)  # short: stays on NumPy
     assert P.backend.name == "array" and backends.starts_on_numpy(P)
