@@ -2,9 +2,10 @@
 
 A small game is solved on NumPy (the array backend, and ``Treeplex``/``SparsePayoff``'s NumPy
 passes) until the process's small runs have lasted ``backends.TIER_UP`` solver seconds
-(``driver.NUMPY_BUDGET``), then on numba (``driver._onto_numba``). These tests check that the first part imports neither numba nor
-scipy, that the NumPy passes equal the numba kernels bit for bit, and that a run moved onto
-numba mid-way continues the same iterates.
+(``driver.NUMPY_BUDGET``), then on numba (``driver._onto_numba``). These tests check that the
+first part imports neither numba nor scipy, that the NumPy passes equal the numba kernels bit
+for bit, and that a run moved onto numba mid-way continues the same iterates. (Other test
+files start with the budget spent: ``conftest.py``.)
 """
 
 import importlib
