@@ -208,7 +208,7 @@ def solve(
                 save_run(checkpoint, problem, solver, params, run, schedule)
             bar.show(row)
         bar.close()
-        if getattr(problem.backend, "auto", False):
+        if problem.backend.auto:
             NUMPY_BUDGET -= seconds - run_start
         x, y, evaluation = run.final(problem, solver, report)
         return Result(algorithm=solver.name, x=x, y=y, evaluation=evaluation, iterations=solver.iteration,

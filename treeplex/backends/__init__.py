@@ -16,7 +16,8 @@ the lower bounds of a xi-perturbed treeplex (EFPE paper) as an optional argument
   response) and ``prox`` passes EGT, mirror prox and dual averaging call;
 - ``best_response(p, g, lower)``: (max_x <g, x>, the maximizing plan);
 - ``lerp(a, b, tau)``: (1 - tau) a + tau b (EGT's interpolations);
-- ``asarray``, ``to_numpy``: moving arrays to and from where the backend keeps them.
+- ``asarray``, ``to_numpy``: moving arrays to and from where the backend keeps them;
+- ``name``, and ``auto``: whether :func:`treeplex.driver.solve` picked it itself.
 
 Backends: ``numba`` (:mod:`.numba_backend`, the reference) and the level-vectorized array
 backend (:mod:`.array_backend`) on NumPy (``array``) or on CuPy on a CUDA device (``gpu``).
@@ -65,7 +66,7 @@ def starts_on_numpy(problem) -> bool:
     worth it, like a ski rental, costs at most about twice the better of the two."""
     from ..treeplex import NUMPY_SEQS
 
-    chosen = problem._backend is not None and not getattr(problem._backend, "auto", False)
+    chosen = problem._backend is not None and not problem._backend.auto
     return (not chosen and problem.A.numpy_products
             and max(T.n_seqs for T in problem.treeplexes) <= NUMPY_SEQS)
 

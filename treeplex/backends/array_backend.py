@@ -162,6 +162,8 @@ def _up(xp, v, level, vals):
 class ArrayBackend:
     """The treeplex passes on arrays of namespace ``xp`` (numpy or cupy); see the module docstring."""
 
+    auto = False  # True when driver.solve picked this backend itself (see backends.starts_on_numpy)
+
     def __init__(self, problem, xp=np, name: str = "array"):
         self.problem = problem
         self.xp = xp

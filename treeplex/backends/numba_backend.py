@@ -27,6 +27,7 @@ from .numba_regret import (
 
 class NumbaBackend:
     name = "numba"
+    auto = False  # True when driver.solve picked this backend itself (see backends.starts_on_numpy)
 
     def __init__(self, problem):
         self.problem = problem
