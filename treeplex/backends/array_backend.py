@@ -110,6 +110,7 @@ class _Plex:
     """One treeplex's levels (top-down order) and per-infoset/sequence arrays."""
 
     def __init__(self, xp, T):
+        self.xp = xp
         self.T = T
         self.n = T.n_seqs
         groups = []
@@ -128,6 +129,66 @@ class _Plex:
         self.all_order = xp.asarray(np.argsort(js, kind="stable"))
         self.all_par = xp.asarray(T.parent.astype(np.int64))
         self.parent = self.all_par
+        self._rows = None
+
+    @property
+    def rows(self) -> "_Rows":
+        """The regret update's index (:class:`_Rows`), built on first use."""
+        if self._rows is None:
+            self._rows = _Rows(self.xp, self.T)
+        return self._rows
+
+
+class _Rows:
+    """Every infoset as a row of one (n_infosets, k_max) matrix of sequence indices ``idx``,
+    for the regret update. Rows go by depth, shallowest first, and inside a depth by
+    decreasing infoset (numba's order of the adds into a parent sequence); a row of fewer than
+    k_max actions repeats its first sequence, and ``mask`` (None when no row is short) is True
+    on the real cells. ``depths``: per depth, (lo, hi) of its rows, their ``parent``
+    sequences, and (c0, c1) of its real cells in ``seq``/``cell``: the cells' sequences and
+    their flat positions in idx (``cell`` None without padding), ``cell_par`` their parent
+    sequences. ``uniform``: 1/k per row.
+
+    Only the value pass is bottom-up by depth; regret matching needs only the counterfactual
+    values, so it runs on all rows at once: a few array operations per depth plus one set
+    for the whole treeplex, instead of one set per (depth, k) group (3x fewer on a small
+    river spot). About 40 B per sequence (the groups hold 8).
+    """
+
+    def __init__(self, xp, T):
+        self.xp = xp
+        k = (T.end - T.start).astype(np.int64)
+        order = np.lexsort((-np.arange(T.n_infosets), T.depth))  # depth up, then infoset down
+        self.n = n = len(order)
+        kmax = int(k.max()) if n else 1
+        ks = k[order]
+        col = np.arange(kmax, dtype=np.int64)[None, :]
+        real = col < ks[:, None]
+        idx = T.start[order].astype(np.int64)[:, None] + np.where(real, col, 0)
+        self.idx = xp.asarray(idx)
+        self.mask = None if real.all() else xp.asarray(real)
+        cell = np.flatnonzero(real.ravel())
+        seq = idx.ravel()[cell]
+        self.seq = xp.asarray(seq)
+        self.cell = None if self.mask is None else xp.asarray(cell)
+        par = T.parent[order].astype(np.int64)
+        self.cell_par = xp.asarray(np.repeat(par, ks))
+        self.uniform = xp.asarray(1.0 / np.maximum(ks, 1).astype(np.float64))
+        self.j = xp.asarray(order.astype(np.int64))
+        d = T.depth[order]
+        cut = np.flatnonzero(np.diff(d)) + 1
+        lo = np.concatenate([[0], cut]).astype(np.int64) if n else np.zeros(0, np.int64)
+        hi = np.append(lo[1:], n)
+        ccount = np.concatenate([[0], np.cumsum(ks)])
+        self.depths = [(int(a), int(b), xp.asarray(par[a:b]), int(ccount[a]), int(ccount[b])) for a, b in zip(lo, hi)]
+
+    def cells(self, M):
+        """The real cells of an (n, k_max) array, in ``seq``'s order."""
+        return M.ravel() if self.cell is None else M.ravel()[self.cell]
+
+    def padded(self, M, fill):
+        """M with its padding cells set to ``fill``."""
+        return M if self.mask is None else self.xp.where(self.mask, M, fill)
 
 
 def _scatter_add(xp, v, idx, vals):
@@ -206,63 +267,68 @@ class ArrayBackend:
                            xsum=self.asarray(np.zeros(n), dtype), logprior=self.asarray(np.zeros(0)))
 
     def regret_update(self, p: int, g, s: RegretState, coef, avg, plain: bool = False, lower=None) -> float:
-        """The regret pass (bottom-up by level) then the plan pass (top-down) for player p
-        against ``g`` (overwritten with the counterfactual values); returns <g, x> played."""
-        xp, P = self.xp, self.plex[p]
+        """The value pass (bottom-up by depth), regret matching at every infoset at once, then
+        the plan pass (top-down) for player p against ``g`` (overwritten with the
+        counterfactual values); returns <g, x> played. See :class:`_Rows`."""
+        xp, W = self.xp, self.plex[p].rows
         pos, neg, floor, kappa, lam, eta = coef
         rho, omega = avg
         v, b, R = g, s.b, s.R
         f64 = b.dtype == xp.float64
         hedge = eta > 0.0
         simple = plain and pos == neg and kappa == 1.0 and lam == 0.0 and not hedge  # numba's general = None
-        prior = s.logprior if s.logprior.shape[0] else None
-        for level in reversed(P.levels):
-            ups = []
-            for G in level.groups:
-                V, B, Rg = v[G.idx], b[G.idx], R[G.idx]
-                if not f64:
-                    B, Rg = B.astype(xp.float64), Rg.astype(xp.float64)
-                played = _rowsum(xp, B * V)
-                value = played
-                if lower is not None and not hedge:
-                    c = 1.0 - lower[1][G.j]
-                    value = (played - _rowsum(xp, lower[0][G.idx] * V)) / c
-                inst = V - value[:, None]
-                if simple:
-                    acc = xp.maximum(Rg * pos + inst, floor)
-                else:
-                    acc = xp.maximum(Rg * xp.where(Rg > 0.0, pos, neg) + inst, floor)
-                if hedge:
-                    q = eta * (kappa * acc + lam * inst)
-                    if prior is not None:
-                        q = q + prior[G.idx]
-                    e = xp.exp(q - xp.max(q, axis=1)[:, None])
-                    Bn = e / _rowsum(xp, e)[:, None]
-                else:
-                    q = xp.maximum(acc if simple else kappa * acc + lam * inst, 0.0)
-                    total = _rowsum(xp, q)
-                    if not f64:  # numba stores q in b (rounded) before normalizing it
-                        q = q.astype(b.dtype).astype(xp.float64)
-                    inv = 1.0 / xp.where(total > 0.0, total, 1.0)
-                    Bn = xp.where((total > 0.0)[:, None], q * inv[:, None], 1.0 / G.k)
-                    if lower is not None:
-                        Bn = lower[0][G.idx] + c[:, None] * Bn
-                R[G.idx] = acc
-                b[G.idx] = Bn
-                ups.append(played)
-            _up(xp, v, level, ups)
-        self._plan(P, b, s.x, s.xsum, rho, omega)
+        played = xp.empty(W.n)
+        for lo, hi, par, _, _ in reversed(W.depths):
+            I = W.idx[lo:hi]
+            B = b[I] if f64 else b[I].astype(xp.float64)
+            BV = B * v[I]
+            if W.mask is not None:
+                BV = xp.where(W.mask[lo:hi], BV, 0.0)
+            played[lo:hi] = _rowsum(xp, BV)
+            _scatter_add(xp, v, par, played[lo:hi])
+        V, Rg = v[W.idx], R[W.idx]
+        if not f64:
+            Rg = Rg.astype(xp.float64)
+        value = played
+        if lower is not None and not hedge:
+            c = 1.0 - lower[1][W.j]
+            L = W.padded(lower[0][W.idx], 0.0)
+            value = (played - _rowsum(xp, L * V)) / c
+        inst = V - value[:, None]
+        if simple:
+            acc = xp.maximum(Rg * pos + inst, floor)
+        else:
+            acc = xp.maximum(Rg * xp.where(Rg > 0.0, pos, neg) + inst, floor)
+        if hedge:
+            q = eta * (kappa * acc + lam * inst)
+            if s.logprior.shape[0]:
+                q = q + s.logprior[W.idx]
+            e = W.padded(xp.exp(q - xp.max(q, axis=1)[:, None]), 0.0)  # padding repeats a real cell: no overflow
+            Bn = e / _rowsum(xp, e)[:, None]
+        else:
+            q = W.padded(xp.maximum(acc if simple else kappa * acc + lam * inst, 0.0), 0.0)
+            total = _rowsum(xp, q)
+            if not f64:  # numba stores q in b (rounded) before normalizing it
+                q = q.astype(b.dtype).astype(xp.float64)
+            inv = 1.0 / xp.where(total > 0.0, total, 1.0)
+            Bn = xp.where((total > 0.0)[:, None], q * inv[:, None], W.uniform[:, None])
+            if lower is not None:
+                Bn = L + c[:, None] * Bn
+        R[W.seq] = W.cells(acc)
+        b[W.seq] = W.cells(Bn)
+        self._plan(W, b, s.x, s.xsum, rho, omega)
         return v[0]
 
-    def _plan(self, P, b, x, xsum, rho, omega):
-        """xsum <- rho xsum + omega x, then x <- plan of b, top-down by level."""
+    def _plan(self, W, b, x, xsum, rho, omega):
+        """xsum <- rho xsum + omega x, then x <- plan of b, top-down by depth."""
         if xsum.dtype == self.xp.float64:
             xsum[...] = rho * xsum + omega * x
         else:  # in float64, stored rounded (as numba does)
             xsum[...] = rho * xsum.astype(self.xp.float64) + omega * x.astype(self.xp.float64)
         x[0] = 1.0
-        for G in P.groups:
-            x[G.idx] = x[G.par][:, None] * b[G.idx]
+        for _, _, _, c0, c1 in W.depths:
+            seq = W.seq[c0:c1]
+            x[seq] = x[W.cell_par[c0:c1]] * b[seq]
 
     def cfr_iteration(self, players, coef, avg, plain: bool, alternating: bool, lower=(None, None)) -> None:
         """One iteration: player 0 against A y, then player 1 against -A^T x (the new x when

@@ -80,22 +80,24 @@ class RiverPayoff(PayoffOperator):
         self.value = np.ascontiguousarray(value, dtype=np.float64)
         self.base = [np.ascontiguousarray(b, dtype=np.int64) for b in base]
         self.stride = [np.ascontiguousarray(s, dtype=np.int64) for s in stride]
-        self._dense = self._dense_blocks() if method == "dense" else None
+        self._dense = self._dense_products() if method == "dense" else None
         self._groups = [_input_groups(self.base[p], self.stride[p]) for p in (0, 1)]  # by input player
-        if threads is None:
-            threads = 1
-            if max(self.shape) > PARALLEL_SEQS and method == "sweep":
-                import numba
+        self._parts, self._tables, self._partials = [], [], []  # the sweep's (none for dense products)
+        if method == "sweep":
+            if threads is None:
+                threads = 1
+                if max(self.shape) > PARALLEL_SEQS:
+                    import numba
 
-                threads = numba.get_num_threads()
-        self._parts = [_split_groups(g[0], g[1], self.kind, threads) for g in self._groups]
-        # card-removal tables by output player (own hands against the other's)
-        self._tables = [_card_tables(self.cards[1 - p], self.cards[p], self.lt_end[p], self.le_end[p], self.same[p])
-                        for p in (0, 1)]
-        # per-thread partial products by output player (8 B per sequence and thread; none on one
-        # thread), zeroed by their threads on every call: 8% faster products than fresh zeros
-        runs = [len(self._parts[1 - p]) - 1 for p in (0, 1)]
-        self._partials = [np.zeros((r if r > 1 else 0, self.shape[p])) for p, r in zip((0, 1), runs)]
+                    threads = numba.get_num_threads()
+            self._parts = [_split_groups(g[0], g[1], self.kind, threads) for g in self._groups]
+            # card-removal tables by output player (own hands against the other's)
+            self._tables = [_card_tables(self.cards[1 - p], self.cards[p], self.lt_end[p], self.le_end[p],
+                                         self.same[p]) for p in (0, 1)]
+            # per-thread partial products by output player (8 B per sequence and thread; none on one
+            # thread), zeroed by their threads on every call: 8% faster products than fresh zeros
+            runs = [len(self._parts[1 - p]) - 1 for p in (0, 1)]
+            self._partials = [np.zeros((r if r > 1 else 0, self.shape[p])) for p, r in zip((0, 1), runs)]
 
     # ------------------------------------------------------------ products
 
@@ -122,23 +124,30 @@ class RiverPayoff(PayoffOperator):
         return out
 
     def _apply_dense(self, vec, own, out):
-        oth = 1 - own
-        n_oth, n_own = len(self.weight[oth]), len(self.weight[own])
-        for k, M in enumerate(self._dense):
+        """out = sum over terminals t of value_t M_t^(own) vec[t's input sequences], scattered into
+        t's own sequences; M = F (folds) or S (showdowns), one matrix product per kind."""
+        for M, idx_in, value, idx_out in self._dense[own]:
+            R = M @ vec[idx_in]  # (n_own, T_k): F and S hold player 0's signs already
+            R *= value
+            out += np.bincount(idx_out, weights=R.ravel(), minlength=len(out))
+
+    def _dense_products(self):
+        """Per output player, per kind with terminals: (M, input gathers (n_oth, T_k), values
+        (1, T_k), output scatter (n_own T_k,)) for :meth:`_apply_dense`; M = F or S for player
+        0's outputs and their transposes for player 1's."""
+        F = self.compatible() * np.outer(self.coef[0], self.weight[1])
+        S = F * np.sign(self.strength[0][:, None] - self.strength[1][None, :])
+        out = ([], [])
+        for k, M in enumerate((F, S)):
             ts = np.flatnonzero(self.kind == k)
             if len(ts) == 0:
                 continue
-            # gather the input: (n_oth, T), then one matrix product
-            idx_in = self.base[oth][ts][None, :] + np.arange(n_oth)[:, None] * self.stride[oth][ts][None, :]
-            R = (M if own == 0 else M.T) @ vec[idx_in]
-            R *= self.value[ts][None, :]  # F and S hold player 0's signs already
-            idx_out = self.base[own][ts][None, :] + np.arange(n_own)[:, None] * self.stride[own][ts][None, :]
-            out += np.bincount(idx_out.ravel(), weights=R.ravel(), minlength=len(out))
-
-    def _dense_blocks(self):
-        F = self.compatible() * np.outer(self.coef[0], self.weight[1])
-        S = F * np.sign(self.strength[0][:, None] - self.strength[1][None, :])
-        return [F, S]
+            for own in (0, 1):
+                oth = 1 - own
+                gather = [self.base[q][ts][None, :] + np.arange(len(self.weight[q]))[:, None] * self.stride[q][ts][None, :]
+                          for q in (oth, own)]
+                out[own].append((M if own == 0 else M.T, gather[0], self.value[ts][None, :], gather[1].ravel()))
+        return out
 
     @property
     def numpy_products(self) -> bool:
@@ -193,8 +202,9 @@ class RiverPayoff(PayoffOperator):
                   *self.coef, *self.lt_end, *self.le_end, *self.same, *(a for g in self._groups for a in g), *self._parts,
                   *(a for t in self._tables for a in t), *self._partials]
         n = sum(a.nbytes for a in arrays)
-        if self._dense is not None:
-            n += sum(M.nbytes for M in self._dense)
+        if self._dense is not None:  # F and S once (the transposes are views), and the gathers
+            n += sum(d[0].nbytes for d in self._dense[0]) + sum(a.nbytes for side in self._dense for d in side
+                                                                 for a in d[1:])
         return n
 
     def to_sparse(self):
