@@ -17,10 +17,11 @@ import pytest
 from random_games import random_game
 
 import treeplex as tp
-from treeplex import backends, driver
+from treeplex import backends, dilated_entropy, driver
 from treeplex import problem as problem_module
 from treeplex import treeplex as treeplex_module
 from treeplex.csr_kernels import csr_matvec
+from treeplex.dilated_entropy import dilated_weights
 from treeplex.solvers import ALGORITHMS
 
 QUIET = """
@@ -32,7 +33,9 @@ print("HEAVY", heavy)
 """
 
 
-@pytest.mark.parametrize("argv", [["solve", "kuhn"], ["solve", "leduc", "--algorithm", "cfr+", "--max-iters", "30"]])
+@pytest.mark.parametrize("argv", [["solve", "kuhn"], ["solve", "leduc", "--algorithm", "cfr+", "--max-iters", "30"],
+                                  ["solve", "leduc", "--algorithm", "egt", "--max-iters", "30"],
+                                  ["solve", "leduc", "--algorithm", "hedge", "--max-iters", "30"]])
 def test_small_games_import_neither_numba_nor_scipy(argv):
     out = subprocess.run([sys.executable, "-c", QUIET.format(argv=argv)], capture_output=True, text=True, check=True)
     assert "HEAVY []" in out.stdout, out.stdout[-500:]
@@ -60,12 +63,14 @@ def test_numpy_treeplex_passes_equal_the_numba_kernels(monkeypatch):
 
             def passes():
                 return [X.best_response_value(g), X.best_response_value(g, -1.0), *X.best_response(g),
-                        *X.best_response_behavioral(ties), X.plan_from_behavioral(b), X.uniform()]
+                        *X.best_response_behavioral(ties), X.plan_from_behavioral(b), X.uniform(),
+                        dilated_weights(X)]
 
             numpy = passes()
             monkeypatch.setattr(treeplex_module, "NUMPY_SEQS", -1)
+            monkeypatch.setattr(dilated_entropy, "NUMPY_SEQS", -1)
             compiled = passes()
-            monkeypatch.setattr(treeplex_module, "NUMPY_SEQS", 1 << 16)
+            monkeypatch.undo()
             for a, c in zip(numpy, compiled):
                 assert np.array_equal(a, c)
         depth = np.zeros(X.n_infosets, dtype=np.int32)  # the definition, infoset by infoset

@@ -38,11 +38,10 @@ Arrays are flat, indexed by sequence (index 0 = empty sequence); weights by info
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
 from .errors import InputError
-from .treeplex import Treeplex
+from .treeplex import NUMPY_SEQS, Treeplex
 
 WEIGHTS = ("egt", "kroer2017")
 
@@ -63,9 +62,11 @@ def dilated_weights(T: Treeplex, kind: str = "egt", scale: float = 1.0) -> np.nd
     if not scale > 0:
         raise InputError(f"weight scale must be > 0, got {scale!r}")
     if kind == "egt":
-        beta = _egt_weights(T.start, T.end, T.parent, T.seq_infoset)
+        beta = _egt_weights(T)
     else:
-        counts = _subtree_counts(T.start, T.end, T.parent, T.seq_infoset, int(T.depth.max(initial=0)) + 1)
+        from .dilated_entropy_kernels import subtree_counts
+
+        counts = subtree_counts(T.start, T.end, T.parent, T.seq_infoset, int(T.depth.max(initial=0)) + 1)
         m_q = max_l1_norm(T)
         beta = np.empty(T.n_infosets)
         for j in range(T.n_infosets):
@@ -95,8 +96,10 @@ def smoothed_best_response(T: Treeplex, weights: np.ndarray, g: np.ndarray, mu: 
     g = np.asarray(g, dtype=np.float64)
     if not mu > 0:
         raise InputError(f"smoothing mu must be > 0, got {mu!r}")
+    from .dilated_entropy_kernels import sbr
+
     x = np.empty(T.n_seqs)
-    value = _sbr(T.start, T.end, T.parent, np.asarray(weights, dtype=np.float64), float(mu), _log_sizes(T), g, x)
+    value = sbr(T.start, T.end, T.parent, np.asarray(weights, dtype=np.float64), float(mu), _log_sizes(T), g, x)
     return x, value
 
 
@@ -109,9 +112,11 @@ def prox(T: Treeplex, weights: np.ndarray, center: np.ndarray, g: np.ndarray, mu
     -sum_{roots} beta_j (log n_j - 1), which :func:`gradient` puts at entry 0, so
     <g, x> - mu D(x || c) = <g + mu grad d(c), x> - mu d(x) for every plan x.
     """
+    from .dilated_entropy_kernels import add_gradient
+
     shifted = np.array(g, dtype=np.float64)
     weights = np.asarray(weights, dtype=np.float64)
-    _add_gradient(T.start, T.end, T.parent, weights, _log_sizes(T), np.asarray(center, dtype=np.float64), mu, shifted)
+    add_gradient(T.start, T.end, T.parent, weights, _log_sizes(T), np.asarray(center, dtype=np.float64), mu, shifted)
     return smoothed_best_response(T, weights, shifted, mu)
 
 
@@ -119,7 +124,9 @@ def dgf_value(T: Treeplex, weights: np.ndarray, q: np.ndarray) -> float:
     """d(q) = sum_j beta_j [sum_{i in j} q_i log(q_i / q_{p_j}) + q_{p_j} log n_j], with 0 log 0 = 0.
 
     >= 0; zero at the uniform strategy; sum_j q_{p_j} beta_j log n_j at a pure strategy."""
-    return _value(T.start, T.end, T.parent, weights, _log_sizes(T), np.asarray(q, dtype=np.float64))
+    from .dilated_entropy_kernels import value
+
+    return value(T.start, T.end, T.parent, weights, _log_sizes(T), np.asarray(q, dtype=np.float64))
 
 
 def gradient(T: Treeplex, weights: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -131,8 +138,10 @@ def gradient(T: Treeplex, weights: np.ndarray, q: np.ndarray) -> np.ndarray:
     smallest positive double are floored there (log = -708), which changes nothing a double
     can represent; an unreached infoset is treated as uniform.
     """
+    from .dilated_entropy_kernels import add_gradient
+
     out = np.zeros(T.n_seqs)
-    _add_gradient(T.start, T.end, T.parent, weights, _log_sizes(T), np.asarray(q, dtype=np.float64), 1.0, out)
+    add_gradient(T.start, T.end, T.parent, weights, _log_sizes(T), np.asarray(q, dtype=np.float64), 1.0, out)
     return out
 
 
@@ -173,18 +182,24 @@ class DilatedEntropy:
 
     def sbr(self, g: np.ndarray, mu: float) -> tuple[np.ndarray, float]:
         """argmax_x <g, x> - mu d(x) and its value (``g`` float64, ``mu`` > 0 unchecked)."""
+        from .dilated_entropy_kernels import sbr
+
         x = np.empty(self.T.n_seqs)
-        value = _sbr(self.T.start, self.T.end, self.T.parent, self.beta, mu, self._logn, g, x)
+        value = sbr(self.T.start, self.T.end, self.T.parent, self.beta, mu, self._logn, g, x)
         return x, value
 
     def prox(self, center: np.ndarray, g: np.ndarray, mu: float) -> np.ndarray:
         """argmax_x <g, x> - mu D(x || center) (the minimizer only; :func:`prox` gives the value)."""
+        from .dilated_entropy_kernels import add_gradient
+
         shifted = g.copy()
-        _add_gradient(self.T.start, self.T.end, self.T.parent, self.beta, self._logn, center, mu, shifted)
+        add_gradient(self.T.start, self.T.end, self.T.parent, self.beta, self._logn, center, mu, shifted)
         return self.sbr(shifted, mu)[0]
 
     def value(self, q: np.ndarray) -> float:
-        return _value(self.T.start, self.T.end, self.T.parent, self.beta, self._logn, q)
+        from .dilated_entropy_kernels import value
+
+        return value(self.T.start, self.T.end, self.T.parent, self.beta, self._logn, q)
 
     def gradient(self, q: np.ndarray) -> np.ndarray:
         return gradient(self.T, self.beta, q)
@@ -197,103 +212,17 @@ def _log_sizes(T: Treeplex) -> np.ndarray:
     return np.log((T.end - T.start).astype(np.float64))
 
 
-@nb.njit(cache=True)
-def _sbr(start, end, parent, beta, mu, logn, g, x):
-    """x <- argmax <g, x> - mu sum_j beta_j x_{p_j} d_j(x^j / x_{p_j}); returns the max value.
+def _egt_weights(T: Treeplex) -> np.ndarray:
+    """beta_j = 2 + 2 sum_{k in D^j} beta_k, bottom-up: by depth in NumPy on small treeplexes
+    (the kernel's order of the sums, so the same bits), the kernel on large ones."""
+    if T.n_seqs > NUMPY_SEQS:
+        from .dilated_entropy_kernels import egt_weights
 
-    Bottom-up, x holds exp((v_s - m_j) / w_j) and inv_z[j] the infoset's 1 / Z; top-down
-    turns them into the plan x_s = x_{p_j} exp(...) / Z."""
-    v = g.copy()
-    inv_z = np.empty(len(start))
-    for j in range(len(start) - 1, -1, -1):
-        a, b = start[j], end[j]
-        wj = mu * beta[j]
-        inv_w = 1.0 / wj
-        top = a
-        for s in range(a + 1, b):
-            if v[s] > v[top]:
-                top = s
-        m = v[top]
-        z = 1.0  # the top term, exp(0)
-        for s in range(a, b):
-            if s == top:
-                x[s] = 1.0
-                continue
-            t = (v[s] - m) * inv_w
-            # below e^-708 (~1e-308, next to the top term's 1) a term changes nothing a double
-            # holds; skipping exp() there avoids libm's slow subnormal path
-            e = np.exp(t) if t > -708.0 else 0.0
-            x[s] = e
-            z += e
-        inv_z[j] = 1.0 / z
-        # value through the most likely action: v_m - w log b_m - w log n, log b_m = -log z
-        v[parent[j]] += m + wj * ((np.log(z) if z > 1.0 else 0.0) - logn[j])
-    x[0] = 1.0
-    for j in range(len(start)):
-        c = x[parent[j]] * inv_z[j]
-        for s in range(start[j], end[j]):
-            x[s] *= c
-    return v[0]
-
-
-@nb.njit(cache=True)
-def _add_gradient(start, end, parent, beta, logn, q, scale, out):
-    """out += scale * grad d(q) (see :func:`gradient`)."""
-    tiny = 2.2250738585072014e-308
-    for j in range(len(start)):
-        out[parent[j]] += scale * beta[j] * (logn[j] - 1.0)
-        pq = q[parent[j]]
-        n = end[j] - start[j]
-        c = scale * beta[j]
-        for s in range(start[j], end[j]):
-            b = q[s] / pq if pq > 0.0 else 1.0 / n
-            out[s] += c * (np.log(max(b, tiny)) + 1.0)
-
-
-@nb.njit(cache=True)
-def _value(start, end, parent, beta, logn, q):
-    total = 0.0
-    for j in range(len(start)):
-        pq = q[parent[j]]
-        if pq <= 0.0:
-            continue
-        acc = pq * logn[j]
-        for s in range(start[j], end[j]):
-            if q[s] > 0.0:
-                acc += q[s] * np.log(q[s] / pq)
-        total += beta[j] * acc
-    return total
-
-
-@nb.njit(cache=True)
-def _egt_weights(start, end, parent, seq_infoset):
-    n = len(start)
-    below = np.zeros(n)  # sum of beta_k over the infosets right below j
-    beta = np.empty(n)
-    for j in range(n - 1, -1, -1):
-        beta[j] = 2.0 + 2.0 * below[j]
-        up = seq_infoset[parent[j]]
-        if up >= 0:
-            below[up] += beta[j]
+        return egt_weights(T.start, T.end, T.parent, T.seq_infoset)
+    below = np.zeros(T.n_infosets)  # sum of beta_k over the infosets right below j
+    beta = np.empty(T.n_infosets)
+    for js, _, _, _ in reversed(T.levels()):
+        beta[js] = 2.0 + 2.0 * below[js]
+        up = T.seq_infoset[T.parent[js]]
+        np.add.at(below, up[up >= 0], beta[js][up >= 0])
     return beta
-
-
-@nb.njit(cache=True)
-def _subtree_counts(start, end, parent, seq_infoset, depth):
-    """counts[j, r] = M_{Q_j, r}: max over pure strategies of Q_j of the number of infosets
-    within r branchings below j, j included (r = 0..depth; constant once r >= d_j)."""
-    n = len(start)
-    counts = np.ones((n, depth + 1))
-    child = np.zeros((end[n - 1] if n else 1, depth + 1))  # per sequence: sum of children's counts
-    for j in range(n - 1, -1, -1):
-        for r in range(1, depth + 1):
-            best = 0.0
-            for s in range(start[j], end[j]):
-                if child[s, r - 1] > best:
-                    best = child[s, r - 1]
-            counts[j, r] = 1.0 + best
-        p = parent[j]
-        if seq_infoset[p] >= 0:
-            for r in range(depth + 1):
-                child[p, r] += counts[j, r]
-    return counts
