@@ -13,10 +13,13 @@ counterfactual values, smoothed best response, best response) visit the levels d
 first, top-down passes (plans) shallowest first; all infosets of one depth are independent,
 so a pass costs a few array launches per (depth, k) group, whatever the number of infosets:
 the shape a GPU wants. The gradient of the dilated entropy and its value have no level
-dependency (one pass over the groups, one scatter).
+dependency (one pass over the groups, one scatter). The regret update goes further
+(:class:`_Rows`): only its value pass is bottom-up, so regret matching runs once over every
+infoset, each a row of one (n_infosets, k_max) matrix padded where an infoset has fewer
+actions.
 
 The arithmetic is that of the numba kernels (:mod:`.numba_regret`,
-:mod:`treeplex.dilated_entropy`, :mod:`treeplex.refine.perturbed`) operation for operation,
+:mod:`treeplex.dilated_entropy_kernels`, :mod:`treeplex.refine.perturbed`) operation for operation,
 and on NumPy in the same order too: sums inside an infoset left to right (:func:`_rowsum`,
 up to 16 actions) and the scatter into parents in numba's infoset order (``np.add.at``), so
 NumPy runs reproduce numba's iterates to the last bit or nearly (exact ties, e.g. all regrets
