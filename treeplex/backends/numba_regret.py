@@ -121,8 +121,19 @@ def _regret_runs(lo, hi, size, q0, q1, start, end, parent, v, b, R, pos, floor, 
     below the empty sequence are summed and returned instead of added to v[0]."""
     root = 0.0
     for q in range(q1 - 1, q0 - 1, -1):
-        root += _regret_run(lo[q], hi[q], size[q], start, end, parent, v, b, R, pos, floor, general, eta,
-                            logprior, lower)
+        j0, j1, k = lo[q], hi[q], size[q]
+        if eta is not None:
+            root += _hedge_run(j0, j1, start, end, parent, v, b, R, pos, floor, general, eta, logprior)
+        elif k == 2:
+            root += _rm_run2(j0, j1, start, end, parent, v, b, R, pos, floor, general, lower)
+        elif k == 3:
+            root += _rm_run3(j0, j1, start, end, parent, v, b, R, pos, floor, general, lower)
+        elif k == 4:
+            root += _rm_run4(j0, j1, start, end, parent, v, b, R, pos, floor, general, lower)
+        elif k == 5:
+            root += _rm_run5(j0, j1, start, end, parent, v, b, R, pos, floor, general, lower)
+        else:
+            root += _rm_mixed(j0, j1, start, end, parent, v, b, R, pos, floor, general, lower)
     return root
 
 
@@ -134,110 +145,93 @@ def regret_match_infoset(j, start, end, noparent, v, b, R, pos, floor, general):
     already including everything below them, so nothing is passed up: ``noparent`` is an
     all-zero int32 array over the infosets, which sends the value into the returned sum.
     Returns the infoset's value sum_s b[s] v[s] under the strategy played."""
-    return _regret_mixed(j, j + 1, start, end, noparent, v, b, R, pos, floor, general, None, _NO_PRIOR, None)
+    return _rm_mixed(j, j + 1, start, end, noparent, v, b, R, pos, floor, general, None)
 
 
-_NO_PRIOR = np.zeros(0)
-
-
-@nb.njit(inline="always")
-def _regret_run(j0, j1, k, start, end, parent, v, b, R, pos, floor, general, eta, logprior, lower):
-    """One run: Hedge, or regret matching with k a literal for 2-5 actions (an unrolled copy
-    of :func:`_rm_run` each)."""
-    plain, neg, kappa, lam = _scalars(pos, general)
-    if eta is not None:
-        return _hedge_run(j0, j1, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, eta, logprior)
-    if k == 2:
-        return _rm_run(j0, j1, 2, plain, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, lower)
-    if k == 3:
-        return _rm_run(j0, j1, 3, plain, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, lower)
-    if k == 4:
-        return _rm_run(j0, j1, 4, plain, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, lower)
-    if k == 5:
-        return _rm_run(j0, j1, 5, plain, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, lower)
-    return _rm_mixed(j0, j1, plain, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, lower)
-
-
-@nb.njit(inline="always")
+@nb.njit
 def _regret_mixed(j0, j1, start, end, parent, v, b, R, pos, floor, general, eta, logprior, lower):
     """Infosets j1-1, ..., j0 of any sizes with one copy of the body (small games: a first
-    Leduc run compiled 7.5 s with the unrolled copies of :func:`_regret_run`)."""
-    plain, neg, kappa, lam = _scalars(pos, general)
+    Leduc run compiled 7.5 s with the unrolled copies of :func:`_rm_run`)."""
     if eta is not None:
-        return _hedge_run(j0, j1, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, eta, logprior)
-    return _rm_mixed(j0, j1, plain, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, lower)
+        return _hedge_run(j0, j1, start, end, parent, v, b, R, pos, floor, general, eta, logprior)
+    return _rm_mixed(j0, j1, start, end, parent, v, b, R, pos, floor, general, lower)
 
 
-@nb.njit(inline="always")
-def _rm_mixed(j0, j1, plain, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, lower):
-    """:func:`_rm_run` with each infoset's own number of actions (k = 0)."""
-    return _rm_run(j0, j1, 0, plain, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, lower)
-
-
-@nb.njit(inline="always")
+@nb.njit
 def _scalars(pos, general):
-    """(plain, neg, kappa, lam) from the kernel scalars of :func:`kernel_args`."""
+    """(neg, kappa, lam) from the kernel scalars of :func:`kernel_args`."""
     if general is None:
-        return True, pos, 1.0, 0.0
-    neg, kappa, lam = general
-    return False, neg, kappa, lam
+        return pos, 1.0, 0.0
+    return general
 
 
-@nb.njit(inline="always")
-def _rm_run(j0, j1, k, plain, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, lower):
+def _rm_run(k: int):
     """Regret matching (every variant but Hedge) at infosets j1-1, ..., j0, each of k
-    actions (k = 0: each its own number), as in the module docstring (``plain``: pos = neg,
-    kappa = 1, lam = 0 folded in; ``lower``: None or (l, L)). Returns the summed values of
-    those below sequence 0. The one regret-matching body of the package."""
-    root = 0.0
-    for j in range(j1 - 1, j0 - 1, -1):
-        a = start[j]
-        n = k if k > 0 else end[j] - a
-        played = 0.0
-        for i in range(n):
-            played += b[a + i] * v[a + i]
-        value = played
-        if lower is not None:
-            c = 1.0 - lower[1][j]
-            lv = 0.0
+    actions (k = 0: each its own number), as in the module docstring (``general`` None:
+    pos = neg, kappa = 1, lam = 0 folded in; ``lower``: None or (l, L)). Returns the summed
+    values of those below sequence 0. The one regret-matching body of the package: a kernel
+    per k, where k is a compile-time constant, so the loops over actions unroll. Separate
+    kernels rather than numba's inline="always", whose IR copies made most of the river's
+    first-run compile time."""
+
+    @nb.njit
+    def rm_run(j0, j1, start, end, parent, v, b, R, pos, floor, general, lower):
+        neg, kappa, lam = _scalars(pos, general)
+        root = 0.0
+        for j in range(j1 - 1, j0 - 1, -1):
+            a = start[j]
+            n = k if k > 0 else end[j] - a
+            played = 0.0
             for i in range(n):
-                lv += lower[0][a + i] * v[a + i]
-            value = (played - lv) / c
-        total = 0.0
-        for i in range(n):
-            s = a + i
-            inst = v[s] - value
-            if plain:
-                acc = max(R[s] * pos + inst, floor)
-                q = max(acc, 0.0)
-            else:  # branch-free sign choice would not help: the signs are unpredictable
-                acc = max(R[s] * (pos if R[s] > 0.0 else neg) + inst, floor)
-                q = max(kappa * acc + lam * inst, 0.0)
-            R[s] = acc
-            total += q
-            b[s] = q
-        if total > 0.0:
-            inv = 1.0 / total  # one division per infoset (2-3% faster CFR+ steps on the river)
+                played += b[a + i] * v[a + i]
+            value = played
+            if lower is not None:
+                c = 1.0 - lower[1][j]
+                lv = 0.0
+                for i in range(n):
+                    lv += lower[0][a + i] * v[a + i]
+                value = (played - lv) / c
+            total = 0.0
             for i in range(n):
-                b[a + i] = b[a + i] * inv
-        else:
-            for i in range(n):
-                b[a + i] = 1.0 / n
-        if lower is not None:
-            for i in range(n):
-                b[a + i] = lower[0][a + i] + c * b[a + i]
-        p = parent[j]
-        if p == 0:
-            root += played
-        else:
-            v[p] += played
-    return root
+                s = a + i
+                inst = v[s] - value
+                if general is None:
+                    acc = max(R[s] * pos + inst, floor)
+                    q = max(acc, 0.0)
+                else:  # branch-free sign choice would not help: the signs are unpredictable
+                    acc = max(R[s] * (pos if R[s] > 0.0 else neg) + inst, floor)
+                    q = max(kappa * acc + lam * inst, 0.0)
+                R[s] = acc
+                total += q
+                b[s] = q
+            if total > 0.0:
+                inv = 1.0 / total  # one division per infoset (2-3% faster CFR+ steps on the river)
+                for i in range(n):
+                    b[a + i] = b[a + i] * inv
+            else:
+                for i in range(n):
+                    b[a + i] = 1.0 / n
+            if lower is not None:
+                for i in range(n):
+                    b[a + i] = lower[0][a + i] + c * b[a + i]
+            p = parent[j]
+            if p == 0:
+                root += played
+            else:
+                v[p] += played
+        return root
+
+    return rm_run
 
 
-@nb.njit(inline="always")
-def _hedge_run(j0, j1, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, eta, logprior):
+_rm_mixed, _rm_run2, _rm_run3, _rm_run4, _rm_run5 = (_rm_run(k) for k in (0, 2, 3, 4, 5))
+
+
+@nb.njit
+def _hedge_run(j0, j1, start, end, parent, v, b, R, pos, floor, general, eta, logprior):
     """Hedge (eta > 0) at infosets j1-1, ..., j0: b proportional to
     p exp(eta (kappa R + lam r)), computed with the exponent's maximum subtracted."""
+    neg, kappa, lam = _scalars(pos, general)
     centered = len(logprior) > 0
     root = 0.0
     for j in range(j1 - 1, j0 - 1, -1):
@@ -276,33 +270,35 @@ def _plan_runs(lo, hi, size, q0, q1, start, end, parent, b, x, xsum, rho, omega)
     for q in range(q0, q1):
         j0, j1, k = lo[q], hi[q], size[q]
         if k == 2:
-            _plan_run(j0, j1, 2, start, end, parent, b, x, xsum, rho, omega)
+            _plan_run2(j0, j1, start, end, parent, b, x, xsum, rho, omega)
         elif k == 3:
-            _plan_run(j0, j1, 3, start, end, parent, b, x, xsum, rho, omega)
+            _plan_run3(j0, j1, start, end, parent, b, x, xsum, rho, omega)
         elif k == 4:
-            _plan_run(j0, j1, 4, start, end, parent, b, x, xsum, rho, omega)
+            _plan_run4(j0, j1, start, end, parent, b, x, xsum, rho, omega)
         elif k == 5:
-            _plan_run(j0, j1, 5, start, end, parent, b, x, xsum, rho, omega)
+            _plan_run5(j0, j1, start, end, parent, b, x, xsum, rho, omega)
         else:
             _plan_mixed(j0, j1, start, end, parent, b, x, xsum, rho, omega)
 
 
-@nb.njit(inline="always")
-def _plan_run(j0, j1, k, start, end, parent, b, x, xsum, rho, omega):
-    """The plan pass at infosets j0, ..., j1-1, each of k actions (k = 0: its own number)."""
-    for j in range(j0, j1):
-        a = start[j]
-        n = k if k > 0 else end[j] - a
-        px = x[parent[j]]
-        for i in range(n):
-            xsum[a + i] = rho * xsum[a + i] + omega * x[a + i]
-            x[a + i] = px * b[a + i]
+def _plan_run(k: int):
+    """The plan pass at infosets j0, ..., j1-1, each of k actions (k = 0: its own number),
+    a kernel per k as :func:`_rm_run`."""
+
+    @nb.njit
+    def plan_run(j0, j1, start, end, parent, b, x, xsum, rho, omega):
+        for j in range(j0, j1):
+            a = start[j]
+            n = k if k > 0 else end[j] - a
+            px = x[parent[j]]
+            for i in range(n):
+                xsum[a + i] = rho * xsum[a + i] + omega * x[a + i]
+                x[a + i] = px * b[a + i]
+
+    return plan_run
 
 
-@nb.njit(inline="always")
-def _plan_mixed(j0, j1, start, end, parent, b, x, xsum, rho, omega):
-    """:func:`_plan_run` with each infoset's own number of actions (k = 0)."""
-    _plan_run(j0, j1, 0, start, end, parent, b, x, xsum, rho, omega)
+_plan_mixed, _plan_run2, _plan_run3, _plan_run4, _plan_run5 = (_plan_run(k) for k in (0, 2, 3, 4, 5))
 
 
 def runs(T, parts: int, min_run: int = 8) -> tuple:
