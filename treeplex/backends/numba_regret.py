@@ -66,52 +66,56 @@ def kernel_args(coef, plain: bool = False) -> tuple:
 
 
 @nb.njit(cache=True)
-def update(runs, start, end, parent, v, b, R, x, xsum, pos, floor, general, eta, logprior, lower, rho, omega):
-    """The regret pass then the plan pass over every infoset, on one thread.
+def update(start, end, parent, v, b, R, x, xsum, pos, floor, general, eta, logprior, lower, rho, omega):
+    """The regret pass then the plan pass over every infoset, on one thread, as one run of
+    mixed sizes (small games: one copy of the body compiles fastest).
 
-    ``runs`` = (lo, hi, size, ptr) of :func:`runs` with one part, or None: every infoset as
-    one run of mixed sizes. ``v`` holds the gradient g on entry and the counterfactual
-    values on exit; ``b`` the local strategy played (in) and the next one (out); ``R`` the
-    cumulative regrets; ``x`` the plan played (in) and the next one (out); ``xsum`` the
-    weighted sum of plans. ``logprior`` (log p per sequence, or empty for p = 1) is used by
-    Hedge only. Returns v[0] = sum_s g[s] x[s], the player's payoff of the profile played.
+    ``v`` holds the gradient g on entry and the counterfactual values on exit; ``b`` the
+    local strategy played (in) and the next one (out); ``R`` the cumulative regrets; ``x``
+    the plan played (in) and the next one (out); ``xsum`` the weighted sum of plans.
+    ``logprior`` (log p per sequence, or empty for p = 1) is used by Hedge only. Returns
+    v[0] = sum_s g[s] x[s], the player's payoff of the profile played.
     """
-    if runs is None:
-        v[0] += _regret_mixed(0, len(start), start, end, parent, v, b, R, pos, floor, general, eta, logprior, lower)
-    else:
-        lo, hi, size, ptr = runs
-        v[0] += _regret_runs(lo, hi, size, ptr[0], ptr[-1], start, end, parent, v, b, R, pos, floor, general,
-                             eta, logprior, lower)
+    v[0] += _regret_mixed(0, len(start), start, end, parent, v, b, R, pos, floor, general, eta, logprior, lower)
     xsum[0] = rho * xsum[0] + omega * x[0]
     x[0] = 1.0
-    if runs is None:
-        _plan_mixed(0, len(start), start, end, parent, b, x, xsum, rho, omega)
-    else:
-        _plan_runs(lo, hi, size, ptr[0], ptr[-1], start, end, parent, b, x, xsum, rho, omega)
+    _plan_mixed(0, len(start), start, end, parent, b, x, xsum, rho, omega)
     return v[0]
 
 
 @nb.njit(cache=True, parallel=True)
 def update_parts(parts, start, end, parent, v, b, R, x, xsum, pos, floor, general, eta, logprior, lower, rho,
                  omega):
-    """:func:`update` with one part of independent subtrees per thread.
+    """:func:`update` over ``parts`` = (lo, hi, size, ptr) from :func:`runs`, one part per
+    thread (one part: the serial pass, through the same kernel, so that a first run compiles
+    one).
 
-    ``parts`` = (lo, hi, size, ptr) from :func:`runs`: part k is whole subtrees below the empty sequence, so parts write disjoint sequences except
-    sequence 0, which gets the parts' sums in part order. Every other output equals
-    :func:`update`'s bit for bit (the same arithmetic in the same order).
+    Part k is whole subtrees below the empty sequence, so parts write disjoint sequences
+    except sequence 0, which gets the parts' sums in part order. The loop's index is cast to
+    int64: numba types it uint64 when lowering the loop, a second copy of the callee to compile.
     """
-    lo, hi, size, ptr = parts
-    n = len(ptr) - 1
+    n = len(parts[3]) - 1
     tops = np.empty(n)
     xsum[0] = rho * xsum[0] + omega * x[0]
     x[0] = 1.0
     for k in nb.prange(n):
-        tops[k] = _regret_runs(lo, hi, size, ptr[k], ptr[k + 1], start, end, parent, v, b, R,
-                               pos, floor, general, eta, logprior, lower)
-        _plan_runs(lo, hi, size, ptr[k], ptr[k + 1], start, end, parent, b, x, xsum, rho, omega)
+        tops[k] = _update_part(np.int64(k), parts, start, end, parent, v, b, R, x, xsum, pos, floor, general, eta, logprior,
+                               lower, rho, omega)
     for k in range(n):
         v[0] += tops[k]
     return v[0]
+
+
+@nb.njit
+def _update_part(k, parts, start, end, parent, v, b, R, x, xsum, pos, floor, general, eta, logprior, lower, rho,
+                 omega):
+    """The regret pass then the plan pass over part k of :func:`update_parts`; returns the
+    summed values of its infosets below the empty sequence."""
+    lo, hi, size, ptr = parts
+    top = _regret_runs(lo, hi, size, ptr[k], ptr[k + 1], start, end, parent, v, b, R, pos, floor, general, eta,
+                       logprior, lower)
+    _plan_runs(lo, hi, size, ptr[k], ptr[k + 1], start, end, parent, b, x, xsum, rho, omega)
+    return top
 
 
 @nb.njit(cache=True)
@@ -343,13 +347,13 @@ def csr_iteration(X, Y, a, at, sx, sy, coef, avg, alternating, lower):
     g0 = _csr_matvec(a[0], a[1], a[2], sy[2])
     if not alternating:
         g1 = _csr_matvec(at[0], at[1], at[2], sx[2])
-    update(None, X[0], X[1], X[2], g0, sx[0], sx[1], sx[2], sx[3], pos, floor, general, eta, sx[4],
+    update(X[0], X[1], X[2], g0, sx[0], sx[1], sx[2], sx[3], pos, floor, general, eta, sx[4],
            lower[0], rho, omega)
     if alternating:
         g1 = _csr_matvec(at[0], at[1], at[2], sx[2])
     for i in range(len(g1)):
         g1[i] = -g1[i]
-    update(None, Y[0], Y[1], Y[2], g1, sy[0], sy[1], sy[2], sy[3], pos, floor, general, eta, sy[4],
+    update(Y[0], Y[1], Y[2], g1, sy[0], sy[1], sy[2], sy[3], pos, floor, general, eta, sy[4],
            lower[1], rho, omega)
 
 
