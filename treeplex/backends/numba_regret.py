@@ -35,10 +35,13 @@ The scalars reach the kernels as (pos, floor, general, eta) from :func:`kernel_a
 LCFR) or the tuple (neg, kappa, lam); ``eta`` is None for regret matching or Hedge's step.
 
 Infosets are visited in *runs* of consecutive infosets (:func:`runs`); a long run of one
-number of actions has its body inlined with that number a literal for 2-5 actions, so its
-loops unroll (about 2x faster regret passes on the Endgame-2 river than a loop bound read
-per infoset); short runs are merged and read each infoset's size. Regret matching is written once,
-in :func:`_rm_run`; Hedge once, in :func:`_hedge_run`.
+number of actions goes to a kernel compiled with that number a constant for 2-5 actions, so
+its loops unroll (about 2x faster regret passes on the Endgame-2 river than a loop bound read
+per infoset); short runs are merged and read each infoset's size. Regret matching is written
+once, in :func:`_rm_run`; Hedge once, in :func:`_hedge_run`. The kernels are plain calls, not
+numba's inline="always" (whose IR copies made most of a first river run's compile time), and
+the parallel loops hold one call each: the first README river run compiles the regret update
+once, for every thread count.
 
 Sign convention: every player maximizes its own g here; the caller negates player 1's.
 """
@@ -99,8 +102,8 @@ def update_parts(parts, start, end, parent, v, b, R, x, xsum, pos, floor, genera
     xsum[0] = rho * xsum[0] + omega * x[0]
     x[0] = 1.0
     for k in nb.prange(n):
-        tops[k] = _update_part(np.int64(k), parts, start, end, parent, v, b, R, x, xsum, pos, floor, general, eta, logprior,
-                               lower, rho, omega)
+        tops[k] = _update_part(np.int64(k), parts, start, end, parent, v, b, R, x, xsum, pos, floor, general, eta,
+                               logprior, lower, rho, omega)
     for k in range(n):
         v[0] += tops[k]
     return v[0]
