@@ -92,12 +92,12 @@ def test_serial_and_parallel_updates_equal_the_reference(coef, perturbed):
         x1, xsum1 = x.copy(), xsum.copy()
         v = reference_update(T, g, b1, R1, x1, xsum1, coef, 0.5, 2.0, lower)
         bounds = None if lower is None else (lower, np.add.reduceat(lower, T.start))
-        for parts, min_run in ((None, 1), (None, 8), (None, 10**9), (2, 8), (3, 1), (40, 8)):
+        for parts, min_run in ((None, 1), (1, 1), (1, 8), (1, 10**9), (2, 8), (3, 1), (40, 8)):
             g2, b2, R2 = (a.copy() for a in state)
             x2, xsum2 = x.copy(), xsum.copy()
             args = (T.start, T.end, T.parent, g2, b2, R2, x2, xsum2, *kernel_args(coef, plain=True),
                     np.zeros(0), bounds, 0.5, 2.0)
-            value = update(runs(T, 1, min_run), *args) if parts is None else update_parts(runs(T, parts, min_run), *args)
+            value = update(*args) if parts is None else update_parts(runs(T, parts, min_run), *args)
             for a, c in ((b1, b2), (R1, R2), (v, g2), (x1, x2), (xsum1, xsum2)):
                 np.testing.assert_allclose(c, a, rtol=1e-12, atol=1e-12)
             assert value == pytest.approx(v[0], rel=1e-12, abs=1e-12)

@@ -20,7 +20,6 @@ from .numba_regret import (
     csr_iteration,
     kernel_args,
     runs,
-    update,
     update_parts,
 )
 
@@ -33,11 +32,10 @@ class NumbaBackend:
         self.problem = problem
         self.treeplexes = problem.treeplexes
         self._arrays = tuple((T.start, T.end, T.parent) for T in self.treeplexes)
-        self._runs = tuple(runs(T, 1) for T in self.treeplexes)
-        self._parts = tuple(runs(T, nb.get_num_threads()) if T.n_seqs > PARALLEL_SEQS else None
-                            for T in self.treeplexes)  # independent subtrees per thread, or serial
+        self._parts = tuple(runs(T, nb.get_num_threads() if T.n_seqs > PARALLEL_SEQS else 1)
+                            for T in self.treeplexes)  # independent subtrees per thread, or one part
         self._g = tuple(np.empty(T.n_seqs) for T in self.treeplexes)  # gradient buffers, one per player
-        small = self._parts == (None, None)
+        small = all(T.n_seqs <= PARALLEL_SEQS for T in self.treeplexes)
         self._csr = problem.A.csr if small else None  # fuse whole CFR iterations on a small CSR game
 
     # ------------------------------------------------------------------ arrays
@@ -72,8 +70,6 @@ class NumbaBackend:
         (overwritten with the counterfactual values); returns <g, x> of the plan played."""
         start, end, parent = self._arrays[p]
         args = (g, s.b, s.R, s.x, s.xsum, *kernel_args(coef, plain), s.logprior, lower, *avg)
-        if self._parts[p] is None:
-            return update(self._runs[p], start, end, parent, *args)
         return update_parts(self._parts[p], start, end, parent, *args)
 
     def regret_update_runs(self, p: int, g: np.ndarray, s: RegretState, coef, plain: bool, part) -> float:
@@ -83,8 +79,8 @@ class NumbaBackend:
         increasing order that hold every ancestor infoset of each one. The regret pass then the
         plan pass over them; the running average is left alone (the caller weights it)."""
         start, end, parent = self._arrays[p]
-        return update(part, start, end, parent, g, s.b, s.R, s.x, s.xsum, *kernel_args(coef, plain), s.logprior,
-                      None, 1.0, 0.0)
+        return update_parts(part, start, end, parent, g, s.b, s.R, s.x, s.xsum, *kernel_args(coef, plain),
+                            s.logprior, None, 1.0, 0.0)
 
     def plan_runs(self, p: int, s: RegretState, part) -> None:
         """x <- plan of b over the infosets of ``part`` (as :meth:`regret_update_runs`), top-down

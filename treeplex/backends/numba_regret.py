@@ -35,10 +35,13 @@ The scalars reach the kernels as (pos, floor, general, eta) from :func:`kernel_a
 LCFR) or the tuple (neg, kappa, lam); ``eta`` is None for regret matching or Hedge's step.
 
 Infosets are visited in *runs* of consecutive infosets (:func:`runs`); a long run of one
-number of actions has its body inlined with that number a literal for 2-5 actions, so its
-loops unroll (about 2x faster regret passes on the Endgame-2 river than a loop bound read
-per infoset); short runs are merged and read each infoset's size. Regret matching is written once,
-in :func:`_rm_run`; Hedge once, in :func:`_hedge_run`.
+number of actions goes to a kernel compiled with that number a constant for 2-5 actions, so
+its loops unroll (about 2x faster regret passes on the Endgame-2 river than a loop bound read
+per infoset); short runs are merged and read each infoset's size. Regret matching is written
+once, in :func:`_rm_run`; Hedge once, in :func:`_hedge_run`. The kernels are plain calls, not
+numba's inline="always" (whose IR copies made most of a first river run's compile time), and
+the parallel loops hold one call each: the first README river run compiles the regret update
+once, for every thread count.
 
 Sign convention: every player maximizes its own g here; the caller negates player 1's.
 """
@@ -66,52 +69,56 @@ def kernel_args(coef, plain: bool = False) -> tuple:
 
 
 @nb.njit(cache=True)
-def update(runs, start, end, parent, v, b, R, x, xsum, pos, floor, general, eta, logprior, lower, rho, omega):
-    """The regret pass then the plan pass over every infoset, on one thread.
+def update(start, end, parent, v, b, R, x, xsum, pos, floor, general, eta, logprior, lower, rho, omega):
+    """The regret pass then the plan pass over every infoset, on one thread, as one run of
+    mixed sizes (small games: one copy of the body compiles fastest).
 
-    ``runs`` = (lo, hi, size, ptr) of :func:`runs` with one part, or None: every infoset as
-    one run of mixed sizes. ``v`` holds the gradient g on entry and the counterfactual
-    values on exit; ``b`` the local strategy played (in) and the next one (out); ``R`` the
-    cumulative regrets; ``x`` the plan played (in) and the next one (out); ``xsum`` the
-    weighted sum of plans. ``logprior`` (log p per sequence, or empty for p = 1) is used by
-    Hedge only. Returns v[0] = sum_s g[s] x[s], the player's payoff of the profile played.
+    ``v`` holds the gradient g on entry and the counterfactual values on exit; ``b`` the
+    local strategy played (in) and the next one (out); ``R`` the cumulative regrets; ``x``
+    the plan played (in) and the next one (out); ``xsum`` the weighted sum of plans.
+    ``logprior`` (log p per sequence, or empty for p = 1) is used by Hedge only. Returns
+    v[0] = sum_s g[s] x[s], the player's payoff of the profile played.
     """
-    if runs is None:
-        v[0] += _regret_mixed(0, len(start), start, end, parent, v, b, R, pos, floor, general, eta, logprior, lower)
-    else:
-        lo, hi, size, ptr = runs
-        v[0] += _regret_runs(lo, hi, size, ptr[0], ptr[-1], start, end, parent, v, b, R, pos, floor, general,
-                             eta, logprior, lower)
+    v[0] += _regret_mixed(0, len(start), start, end, parent, v, b, R, pos, floor, general, eta, logprior, lower)
     xsum[0] = rho * xsum[0] + omega * x[0]
     x[0] = 1.0
-    if runs is None:
-        _plan_mixed(0, len(start), start, end, parent, b, x, xsum, rho, omega)
-    else:
-        _plan_runs(lo, hi, size, ptr[0], ptr[-1], start, end, parent, b, x, xsum, rho, omega)
+    _plan_mixed(0, len(start), start, end, parent, b, x, xsum, rho, omega)
     return v[0]
 
 
 @nb.njit(cache=True, parallel=True)
 def update_parts(parts, start, end, parent, v, b, R, x, xsum, pos, floor, general, eta, logprior, lower, rho,
                  omega):
-    """:func:`update` with one part of independent subtrees per thread.
+    """:func:`update` over ``parts`` = (lo, hi, size, ptr) from :func:`runs`, one part per
+    thread (one part: the serial pass, through the same kernel, so that a first run compiles
+    one).
 
-    ``parts`` = (lo, hi, size, ptr) from :func:`runs`: part k is whole subtrees below the empty sequence, so parts write disjoint sequences except
-    sequence 0, which gets the parts' sums in part order. Every other output equals
-    :func:`update`'s bit for bit (the same arithmetic in the same order).
+    Part k is whole subtrees below the empty sequence, so parts write disjoint sequences
+    except sequence 0, which gets the parts' sums in part order. The loop's index is cast to
+    int64: numba types it uint64 when lowering the loop, a second copy of the callee to compile.
     """
-    lo, hi, size, ptr = parts
-    n = len(ptr) - 1
+    n = len(parts[3]) - 1
     tops = np.empty(n)
     xsum[0] = rho * xsum[0] + omega * x[0]
     x[0] = 1.0
     for k in nb.prange(n):
-        tops[k] = _regret_runs(lo, hi, size, ptr[k], ptr[k + 1], start, end, parent, v, b, R,
-                               pos, floor, general, eta, logprior, lower)
-        _plan_runs(lo, hi, size, ptr[k], ptr[k + 1], start, end, parent, b, x, xsum, rho, omega)
+        tops[k] = _update_part(np.int64(k), parts, start, end, parent, v, b, R, x, xsum, pos, floor, general, eta,
+                               logprior, lower, rho, omega)
     for k in range(n):
         v[0] += tops[k]
     return v[0]
+
+
+@nb.njit
+def _update_part(k, parts, start, end, parent, v, b, R, x, xsum, pos, floor, general, eta, logprior, lower, rho,
+                 omega):
+    """The regret pass then the plan pass over part k of :func:`update_parts`; returns the
+    summed values of its infosets below the empty sequence."""
+    lo, hi, size, ptr = parts
+    top = _regret_runs(lo, hi, size, ptr[k], ptr[k + 1], start, end, parent, v, b, R, pos, floor, general, eta,
+                       logprior, lower)
+    _plan_runs(lo, hi, size, ptr[k], ptr[k + 1], start, end, parent, b, x, xsum, rho, omega)
+    return top
 
 
 @nb.njit(cache=True)
@@ -121,8 +128,19 @@ def _regret_runs(lo, hi, size, q0, q1, start, end, parent, v, b, R, pos, floor, 
     below the empty sequence are summed and returned instead of added to v[0]."""
     root = 0.0
     for q in range(q1 - 1, q0 - 1, -1):
-        root += _regret_run(lo[q], hi[q], size[q], start, end, parent, v, b, R, pos, floor, general, eta,
-                            logprior, lower)
+        j0, j1, k = lo[q], hi[q], size[q]
+        if eta is not None:
+            root += _hedge_run(j0, j1, start, end, parent, v, b, R, pos, floor, general, eta, logprior)
+        elif k == 2:
+            root += _rm_run2(j0, j1, start, end, parent, v, b, R, pos, floor, general, lower)
+        elif k == 3:
+            root += _rm_run3(j0, j1, start, end, parent, v, b, R, pos, floor, general, lower)
+        elif k == 4:
+            root += _rm_run4(j0, j1, start, end, parent, v, b, R, pos, floor, general, lower)
+        elif k == 5:
+            root += _rm_run5(j0, j1, start, end, parent, v, b, R, pos, floor, general, lower)
+        else:
+            root += _rm_mixed(j0, j1, start, end, parent, v, b, R, pos, floor, general, lower)
     return root
 
 
@@ -134,110 +152,93 @@ def regret_match_infoset(j, start, end, noparent, v, b, R, pos, floor, general):
     already including everything below them, so nothing is passed up: ``noparent`` is an
     all-zero int32 array over the infosets, which sends the value into the returned sum.
     Returns the infoset's value sum_s b[s] v[s] under the strategy played."""
-    return _regret_mixed(j, j + 1, start, end, noparent, v, b, R, pos, floor, general, None, _NO_PRIOR, None)
+    return _rm_mixed(j, j + 1, start, end, noparent, v, b, R, pos, floor, general, None)
 
 
-_NO_PRIOR = np.zeros(0)
-
-
-@nb.njit(inline="always")
-def _regret_run(j0, j1, k, start, end, parent, v, b, R, pos, floor, general, eta, logprior, lower):
-    """One run: Hedge, or regret matching with k a literal for 2-5 actions (an unrolled copy
-    of :func:`_rm_run` each)."""
-    plain, neg, kappa, lam = _scalars(pos, general)
-    if eta is not None:
-        return _hedge_run(j0, j1, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, eta, logprior)
-    if k == 2:
-        return _rm_run(j0, j1, 2, plain, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, lower)
-    if k == 3:
-        return _rm_run(j0, j1, 3, plain, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, lower)
-    if k == 4:
-        return _rm_run(j0, j1, 4, plain, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, lower)
-    if k == 5:
-        return _rm_run(j0, j1, 5, plain, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, lower)
-    return _rm_mixed(j0, j1, plain, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, lower)
-
-
-@nb.njit(inline="always")
+@nb.njit
 def _regret_mixed(j0, j1, start, end, parent, v, b, R, pos, floor, general, eta, logprior, lower):
     """Infosets j1-1, ..., j0 of any sizes with one copy of the body (small games: a first
-    Leduc run compiled 7.5 s with the unrolled copies of :func:`_regret_run`)."""
-    plain, neg, kappa, lam = _scalars(pos, general)
+    Leduc run compiled 7.5 s with the unrolled copies of :func:`_rm_run`)."""
     if eta is not None:
-        return _hedge_run(j0, j1, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, eta, logprior)
-    return _rm_mixed(j0, j1, plain, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, lower)
+        return _hedge_run(j0, j1, start, end, parent, v, b, R, pos, floor, general, eta, logprior)
+    return _rm_mixed(j0, j1, start, end, parent, v, b, R, pos, floor, general, lower)
 
 
-@nb.njit(inline="always")
-def _rm_mixed(j0, j1, plain, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, lower):
-    """:func:`_rm_run` with each infoset's own number of actions (k = 0)."""
-    return _rm_run(j0, j1, 0, plain, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, lower)
-
-
-@nb.njit(inline="always")
+@nb.njit
 def _scalars(pos, general):
-    """(plain, neg, kappa, lam) from the kernel scalars of :func:`kernel_args`."""
+    """(neg, kappa, lam) from the kernel scalars of :func:`kernel_args`."""
     if general is None:
-        return True, pos, 1.0, 0.0
-    neg, kappa, lam = general
-    return False, neg, kappa, lam
+        return pos, 1.0, 0.0
+    return general
 
 
-@nb.njit(inline="always")
-def _rm_run(j0, j1, k, plain, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, lower):
+def _rm_run(k: int):
     """Regret matching (every variant but Hedge) at infosets j1-1, ..., j0, each of k
-    actions (k = 0: each its own number), as in the module docstring (``plain``: pos = neg,
-    kappa = 1, lam = 0 folded in; ``lower``: None or (l, L)). Returns the summed values of
-    those below sequence 0. The one regret-matching body of the package."""
-    root = 0.0
-    for j in range(j1 - 1, j0 - 1, -1):
-        a = start[j]
-        n = k if k > 0 else end[j] - a
-        played = 0.0
-        for i in range(n):
-            played += b[a + i] * v[a + i]
-        value = played
-        if lower is not None:
-            c = 1.0 - lower[1][j]
-            lv = 0.0
+    actions (k = 0: each its own number), as in the module docstring (``general`` None:
+    pos = neg, kappa = 1, lam = 0 folded in; ``lower``: None or (l, L)). Returns the summed
+    values of those below sequence 0. The one regret-matching body of the package: a kernel
+    per k, where k is a compile-time constant, so the loops over actions unroll. Separate
+    kernels rather than numba's inline="always", whose IR copies made most of the river's
+    first-run compile time."""
+
+    @nb.njit
+    def rm_run(j0, j1, start, end, parent, v, b, R, pos, floor, general, lower):
+        neg, kappa, lam = _scalars(pos, general)
+        root = 0.0
+        for j in range(j1 - 1, j0 - 1, -1):
+            a = start[j]
+            n = k if k > 0 else end[j] - a
+            played = 0.0
             for i in range(n):
-                lv += lower[0][a + i] * v[a + i]
-            value = (played - lv) / c
-        total = 0.0
-        for i in range(n):
-            s = a + i
-            inst = v[s] - value
-            if plain:
-                acc = max(R[s] * pos + inst, floor)
-                q = max(acc, 0.0)
-            else:  # branch-free sign choice would not help: the signs are unpredictable
-                acc = max(R[s] * (pos if R[s] > 0.0 else neg) + inst, floor)
-                q = max(kappa * acc + lam * inst, 0.0)
-            R[s] = acc
-            total += q
-            b[s] = q
-        if total > 0.0:
-            inv = 1.0 / total  # one division per infoset (2-3% faster CFR+ steps on the river)
+                played += b[a + i] * v[a + i]
+            value = played
+            if lower is not None:
+                c = 1.0 - lower[1][j]
+                lv = 0.0
+                for i in range(n):
+                    lv += lower[0][a + i] * v[a + i]
+                value = (played - lv) / c
+            total = 0.0
             for i in range(n):
-                b[a + i] = b[a + i] * inv
-        else:
-            for i in range(n):
-                b[a + i] = 1.0 / n
-        if lower is not None:
-            for i in range(n):
-                b[a + i] = lower[0][a + i] + c * b[a + i]
-        p = parent[j]
-        if p == 0:
-            root += played
-        else:
-            v[p] += played
-    return root
+                s = a + i
+                inst = v[s] - value
+                if general is None:
+                    acc = max(R[s] * pos + inst, floor)
+                    q = max(acc, 0.0)
+                else:  # branch-free sign choice would not help: the signs are unpredictable
+                    acc = max(R[s] * (pos if R[s] > 0.0 else neg) + inst, floor)
+                    q = max(kappa * acc + lam * inst, 0.0)
+                R[s] = acc
+                total += q
+                b[s] = q
+            if total > 0.0:
+                inv = 1.0 / total  # one division per infoset (2-3% faster CFR+ steps on the river)
+                for i in range(n):
+                    b[a + i] = b[a + i] * inv
+            else:
+                for i in range(n):
+                    b[a + i] = 1.0 / n
+            if lower is not None:
+                for i in range(n):
+                    b[a + i] = lower[0][a + i] + c * b[a + i]
+            p = parent[j]
+            if p == 0:
+                root += played
+            else:
+                v[p] += played
+        return root
+
+    return rm_run
 
 
-@nb.njit(inline="always")
-def _hedge_run(j0, j1, start, end, parent, v, b, R, pos, neg, floor, kappa, lam, eta, logprior):
+_rm_mixed, _rm_run2, _rm_run3, _rm_run4, _rm_run5 = (_rm_run(k) for k in (0, 2, 3, 4, 5))
+
+
+@nb.njit
+def _hedge_run(j0, j1, start, end, parent, v, b, R, pos, floor, general, eta, logprior):
     """Hedge (eta > 0) at infosets j1-1, ..., j0: b proportional to
     p exp(eta (kappa R + lam r)), computed with the exponent's maximum subtracted."""
+    neg, kappa, lam = _scalars(pos, general)
     centered = len(logprior) > 0
     root = 0.0
     for j in range(j1 - 1, j0 - 1, -1):
@@ -276,33 +277,35 @@ def _plan_runs(lo, hi, size, q0, q1, start, end, parent, b, x, xsum, rho, omega)
     for q in range(q0, q1):
         j0, j1, k = lo[q], hi[q], size[q]
         if k == 2:
-            _plan_run(j0, j1, 2, start, end, parent, b, x, xsum, rho, omega)
+            _plan_run2(j0, j1, start, end, parent, b, x, xsum, rho, omega)
         elif k == 3:
-            _plan_run(j0, j1, 3, start, end, parent, b, x, xsum, rho, omega)
+            _plan_run3(j0, j1, start, end, parent, b, x, xsum, rho, omega)
         elif k == 4:
-            _plan_run(j0, j1, 4, start, end, parent, b, x, xsum, rho, omega)
+            _plan_run4(j0, j1, start, end, parent, b, x, xsum, rho, omega)
         elif k == 5:
-            _plan_run(j0, j1, 5, start, end, parent, b, x, xsum, rho, omega)
+            _plan_run5(j0, j1, start, end, parent, b, x, xsum, rho, omega)
         else:
             _plan_mixed(j0, j1, start, end, parent, b, x, xsum, rho, omega)
 
 
-@nb.njit(inline="always")
-def _plan_run(j0, j1, k, start, end, parent, b, x, xsum, rho, omega):
-    """The plan pass at infosets j0, ..., j1-1, each of k actions (k = 0: its own number)."""
-    for j in range(j0, j1):
-        a = start[j]
-        n = k if k > 0 else end[j] - a
-        px = x[parent[j]]
-        for i in range(n):
-            xsum[a + i] = rho * xsum[a + i] + omega * x[a + i]
-            x[a + i] = px * b[a + i]
+def _plan_run(k: int):
+    """The plan pass at infosets j0, ..., j1-1, each of k actions (k = 0: its own number),
+    a kernel per k as :func:`_rm_run`."""
+
+    @nb.njit
+    def plan_run(j0, j1, start, end, parent, b, x, xsum, rho, omega):
+        for j in range(j0, j1):
+            a = start[j]
+            n = k if k > 0 else end[j] - a
+            px = x[parent[j]]
+            for i in range(n):
+                xsum[a + i] = rho * xsum[a + i] + omega * x[a + i]
+                x[a + i] = px * b[a + i]
+
+    return plan_run
 
 
-@nb.njit(inline="always")
-def _plan_mixed(j0, j1, start, end, parent, b, x, xsum, rho, omega):
-    """:func:`_plan_run` with each infoset's own number of actions (k = 0)."""
-    _plan_run(j0, j1, 0, start, end, parent, b, x, xsum, rho, omega)
+_plan_mixed, _plan_run2, _plan_run3, _plan_run4, _plan_run5 = (_plan_run(k) for k in (0, 2, 3, 4, 5))
 
 
 def runs(T, parts: int, min_run: int = 8) -> tuple:
@@ -347,13 +350,13 @@ def csr_iteration(X, Y, a, at, sx, sy, coef, avg, alternating, lower):
     g0 = _csr_matvec(a[0], a[1], a[2], sy[2])
     if not alternating:
         g1 = _csr_matvec(at[0], at[1], at[2], sx[2])
-    update(None, X[0], X[1], X[2], g0, sx[0], sx[1], sx[2], sx[3], pos, floor, general, eta, sx[4],
+    update(X[0], X[1], X[2], g0, sx[0], sx[1], sx[2], sx[3], pos, floor, general, eta, sx[4],
            lower[0], rho, omega)
     if alternating:
         g1 = _csr_matvec(at[0], at[1], at[2], sx[2])
     for i in range(len(g1)):
         g1[i] = -g1[i]
-    update(None, Y[0], Y[1], Y[2], g1, sy[0], sy[1], sy[2], sy[3], pos, floor, general, eta, sy[4],
+    update(Y[0], Y[1], Y[2], g1, sy[0], sy[1], sy[2], sy[3], pos, floor, general, eta, sy[4],
            lower[1], rho, omega)
 
 
