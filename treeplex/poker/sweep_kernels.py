@@ -10,31 +10,18 @@ LANES = 16  # groups swept together, one per SIMD lane of the per-hand loops
 
 @nb.njit(parallel=True, cache=True)
 def sweep_parts(bounds, ptr, terms, gbase, gstride, kind, value, sign, vec, w_in,
-                ob, ostr, coef, lt_end, le_end, table, idx, same, outs, out):
+                 ob, ostr, coef, lt_end, le_end, table, idx, same, outs, out):
     """:func:`sweep` over runs of groups [bounds[i], bounds[i+1]) on parallel threads, run i
-    into ``outs[i]`` (scratch; runs write to overlapping sequences); ``out`` <- their sum, on
-    the same threads. No array expressions: each would be a parallel loop of its own to compile."""
+    into ``outs[i]`` (scratch; runs write to overlapping sequences); ``out`` <- their sum."""
     n = len(bounds) - 1
     for i in nb.prange(n):
         lo, hi = bounds[i], bounds[i + 1]
-        part = outs[i]
-        for h in range(len(part)):
-            part[h] = 0.0
+        outs[i][:] = 0.0
         sweep(ptr[lo:hi + 1], terms, gbase[lo:hi], gstride[lo:hi], kind, value, sign, vec, w_in,
-              ob, ostr, coef, lt_end, le_end, table, idx, same, part)
-    for i in nb.prange(n):
-        _sum_rows(outs, out, np.int64(i), n)
-
-
-@nb.njit
-def _sum_rows(rows, out, i, n):
-    """out <- rows[0] + rows[1] + ..., summed in row order, on slice i of n of ``out``."""
-    lo, hi = len(out) * i // n, len(out) * (i + 1) // n
-    for h in range(lo, hi):
-        out[h] = rows[0, h]
-    for r in range(1, len(rows)):
-        for h in range(lo, hi):
-            out[h] += rows[r, h]
+               ob, ostr, coef, lt_end, le_end, table, idx, same, outs[i])
+    out[:] = outs[0]
+    for i in range(1, n):
+        out += outs[i]
 
 
 @nb.njit(cache=True)
