@@ -15,8 +15,7 @@ so a pass costs a few array launches per (depth, k) group, whatever the number o
 the shape a GPU wants. The gradient of the dilated entropy and its value have no level
 dependency (one pass over the groups, one scatter). The regret update goes further
 (:class:`_Rows`): only its value pass is bottom-up, so regret matching runs once over every
-infoset, each a row of one (n_infosets, k_max) matrix padded where an infoset has fewer
-actions.
+sequence, with the sums inside an infoset as ``bincount`` over the sequences' infosets.
 
 The arithmetic is that of the numba kernels (:mod:`.numba_regret`,
 :mod:`treeplex.dilated_entropy_kernels`, :mod:`treeplex.refine.perturbed`) operation for operation,
@@ -143,55 +142,45 @@ class _Plex:
 
 
 class _Rows:
-    """Every infoset as a row of one (n_infosets, k_max) matrix of sequence indices ``idx``,
-    for the regret update. Rows go by depth, shallowest first, and inside a depth by
-    decreasing infoset (numba's order of the adds into a parent sequence); a row of fewer than
-    k_max actions repeats its first sequence, and ``mask`` (None when no row is short) is True
-    on the real cells. ``depths``: per depth, (lo, hi) of its rows, their ``parent``
-    sequences, and (c0, c1) of its real cells in ``seq``/``cell``: the cells' sequences and
-    their flat positions in idx (``cell`` None without padding), ``cell_par`` their parent
-    sequences. ``uniform``: 1/k per row.
+    """The regret update's index: every infoset a row, its sequences ``seq`` the row's cells.
+    Rows go by depth, shallowest first, and inside a depth by decreasing infoset (numba's
+    order of the adds into a parent sequence); cells are flat, row after row. Per cell:
+    ``seq``, ``row``, ``row_in_depth`` (counted from its depth's first row), ``cell_par`` (its
+    infoset's parent sequence). Per row: ``j`` (the infoset), ``first`` (its first cell),
+    ``uniform`` (1/k). ``depths``: per depth, (lo, hi) of its rows, their ``parent`` sequences,
+    and (c0, c1) of its cells.
 
     Only the value pass is bottom-up by depth; regret matching needs only the counterfactual
-    values, so it runs on all rows at once: a few array operations per depth plus one set
-    for the whole treeplex, instead of one set per (depth, k) group (3x fewer on a small
-    river spot). About 40 B per sequence (the groups hold 8).
+    values, so it runs on all cells at once: a few array operations per depth plus one set for
+    the whole treeplex, instead of one set per (depth, k) group (3x fewer on a small river
+    spot). Sums over a row are ``bincount`` with weights, which adds each row's cells in
+    order from 0, as the numba kernels do. 32 B per sequence and 32 per infoset.
     """
 
     def __init__(self, xp, T):
         self.xp = xp
-        k = (T.end - T.start).astype(np.int64)
         order = np.lexsort((-np.arange(T.n_infosets), T.depth))  # depth up, then infoset down
         self.n = n = len(order)
-        kmax = int(k.max()) if n else 1
-        ks = k[order]
-        col = np.arange(kmax, dtype=np.int64)[None, :]
-        real = col < ks[:, None]
-        idx = T.start[order].astype(np.int64)[:, None] + np.where(real, col, 0)
-        self.idx = xp.asarray(idx)
-        self.mask = None if real.all() else xp.asarray(real)
-        cell = np.flatnonzero(real.ravel())
-        seq = idx.ravel()[cell]
-        self.seq = xp.asarray(seq)
-        self.cell = None if self.mask is None else xp.asarray(cell)
+        ks = (T.end - T.start).astype(np.int64)[order]
+        first = np.concatenate([[0], np.cumsum(ks)[:-1]]).astype(np.int64) if n else np.zeros(0, np.int64)
+        row = np.repeat(np.arange(n, dtype=np.int64), ks)
+        self.row = xp.asarray(row)
+        self.first = xp.asarray(first)
+        self.seq = xp.asarray(T.start[order].astype(np.int64)[row] + np.arange(len(row)) - first[row])
         par = T.parent[order].astype(np.int64)
-        self.cell_par = xp.asarray(np.repeat(par, ks))
+        self.cell_par = xp.asarray(par[row])
         self.uniform = xp.asarray(1.0 / np.maximum(ks, 1).astype(np.float64))
         self.j = xp.asarray(order.astype(np.int64))
         d = T.depth[order]
-        cut = np.flatnonzero(np.diff(d)) + 1
-        lo = np.concatenate([[0], cut]).astype(np.int64) if n else np.zeros(0, np.int64)
+        lo = np.concatenate([[0], np.flatnonzero(np.diff(d)) + 1]).astype(np.int64) if n else np.zeros(0, np.int64)
         hi = np.append(lo[1:], n)
-        ccount = np.concatenate([[0], np.cumsum(ks)])
-        self.depths = [(int(a), int(b), xp.asarray(par[a:b]), int(ccount[a]), int(ccount[b])) for a, b in zip(lo, hi)]
+        self.row_in_depth = xp.asarray(row - np.repeat(lo, hi - lo)[row])
+        c = np.append(first, len(row))
+        self.depths = [(int(a), int(b), xp.asarray(par[a:b]), int(c[a]), int(c[b])) for a, b in zip(lo, hi)]
 
-    def cells(self, M):
-        """The real cells of an (n, k_max) array, in ``seq``'s order."""
-        return M.ravel() if self.cell is None else M.ravel()[self.cell]
-
-    def padded(self, M, fill):
-        """M with its padding cells set to ``fill``."""
-        return M if self.mask is None else self.xp.where(self.mask, M, fill)
+    def sums(self, cells):
+        """Per row, the sum of its cells' values, left to right."""
+        return self.xp.bincount(self.row, weights=cells, minlength=self.n)
 
 
 def _scatter_add(xp, v, idx, vals):
@@ -281,23 +270,20 @@ class ArrayBackend:
         hedge = eta > 0.0
         simple = plain and pos == neg and kappa == 1.0 and lam == 0.0 and not hedge  # numba's general = None
         played = xp.empty(W.n)
-        for lo, hi, par, _, _ in reversed(W.depths):
-            I = W.idx[lo:hi]
-            B = b[I] if f64 else b[I].astype(xp.float64)
-            BV = B * v[I]
-            if W.mask is not None:
-                BV = xp.where(W.mask[lo:hi], BV, 0.0)
-            played[lo:hi] = _rowsum(xp, BV)
+        for lo, hi, par, c0, c1 in reversed(W.depths):
+            S = W.seq[c0:c1]
+            B = b[S] if f64 else b[S].astype(xp.float64)
+            played[lo:hi] = xp.bincount(W.row_in_depth[c0:c1], weights=B * v[S], minlength=hi - lo)
             _scatter_add(xp, v, par, played[lo:hi])
-        V, Rg = v[W.idx], R[W.idx]
+        V, Rg = v[W.seq], R[W.seq]
         if not f64:
             Rg = Rg.astype(xp.float64)
         value = played
         if lower is not None and not hedge:
             c = 1.0 - lower[1][W.j]
-            L = W.padded(lower[0][W.idx], 0.0)
-            value = (played - _rowsum(xp, L * V)) / c
-        inst = V - value[:, None]
+            L = lower[0][W.seq]
+            value = (played - W.sums(L * V)) / c
+        inst = V - value[W.row]
         if simple:
             acc = xp.maximum(Rg * pos + inst, floor)
         else:
@@ -305,20 +291,21 @@ class ArrayBackend:
         if hedge:
             q = eta * (kappa * acc + lam * inst)
             if s.logprior.shape[0]:
-                q = q + s.logprior[W.idx]
-            e = W.padded(xp.exp(q - xp.max(q, axis=1)[:, None]), 0.0)  # padding repeats a real cell: no overflow
-            Bn = e / _rowsum(xp, e)[:, None]
+                q = q + s.logprior[W.seq]
+            e = xp.exp(q - xp.maximum.reduceat(q, W.first)[W.row]) if W.n else q
+            Bn = e / W.sums(e)[W.row]
         else:
-            q = W.padded(xp.maximum(acc if simple else kappa * acc + lam * inst, 0.0), 0.0)
-            total = _rowsum(xp, q)
+            q = xp.maximum(acc if simple else kappa * acc + lam * inst, 0.0)
+            total = W.sums(q)
             if not f64:  # numba stores q in b (rounded) before normalizing it
                 q = q.astype(b.dtype).astype(xp.float64)
-            inv = 1.0 / xp.where(total > 0.0, total, 1.0)
-            Bn = xp.where((total > 0.0)[:, None], q * inv[:, None], W.uniform[:, None])
+            some = total > 0.0
+            inv = 1.0 / xp.where(some, total, 1.0)
+            Bn = xp.where(some[W.row], q * inv[W.row], W.uniform[W.row])
             if lower is not None:
-                Bn = L + c[:, None] * Bn
-        R[W.seq] = W.cells(acc)
-        b[W.seq] = W.cells(Bn)
+                Bn = L + c[W.row] * Bn
+        R[W.seq] = acc
+        b[W.seq] = Bn
         self._plan(W, b, s.x, s.xsum, rho, omega)
         return v[0]
 
