@@ -296,3 +296,18 @@ def _normal_form_value(p):
 def test_sequence_form_lp_equals_normal_form_lp(seed):
     p = tp.compile_game(random_game(seed, max_depth=3, max_actions=2))
     assert tp.solve_lp(p).value == pytest.approx(_normal_form_value(p), abs=1e-8)
+
+
+@pytest.mark.parametrize("backend", ["numba", "array"])
+@pytest.mark.parametrize("algorithm", ["cfr+", "hedge", "egt", "dual-averaging"])
+def test_a_player_who_never_acts(algorithm, backend):
+    # player 1 has no infosets (a treeplex of the empty sequence alone): the one-player
+    # optimum is 2, reached by r then y; its regret kernels, parts and entropy constants
+    # must cope with nothing to update (they crashed or divided by M_Q = 0)
+    game = ExplicitGame(decision(0, "a", {"l": terminal(1.0), "r": decision(0, "b", {
+        "x": terminal(0.0), "y": terminal(2.0), "z": terminal(-1.0)})}))
+    p = tp.compile_game(game)
+    assert p.Y.n_infosets == 0
+    res = tp.solve(p, algorithm, max_iters=300, backend=backend)
+    assert res.evaluation.value == pytest.approx(2.0, abs=0.05)
+    assert res.evaluation.gap == pytest.approx(2.0 - res.evaluation.value, abs=1e-12)

@@ -80,10 +80,11 @@ def dilated_weights(T: Treeplex, kind: str = "egt", scale: float = 1.0) -> np.nd
 
 def max_l1_norm(T: Treeplex) -> float:
     """M_Q = max_{q in Q} ||q||_1 over the infoset sequences (empty sequence excluded):
-    the largest number of infosets one pure strategy reaches."""
+    the largest number of infosets one pure strategy reaches. 1 for a player who never acts
+    (0 infosets): the moduli divide by M_Q, and a one-point treeplex is strongly convex with any."""
     g = np.ones(T.n_seqs)
     g[0] = 0.0
-    return T.best_response(g)[0]
+    return max(T.best_response(g)[0], 1.0)
 
 
 def smoothed_best_response(T: Treeplex, weights: np.ndarray, g: np.ndarray, mu: float) -> tuple[np.ndarray, float]:

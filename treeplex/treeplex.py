@@ -205,8 +205,11 @@ class Treeplex:
         Consecutive roots are grouped into parts of about equal sequence counts. Returns
         (lo, hi, ptr): part k is the runs of consecutive infosets [lo[q], hi[q]) for
         q in [ptr[k], ptr[k+1]), in increasing (topological) order; the infosets of a run
-        all have the same number of actions (the kernels specialize on it).
+        all have the same number of actions (the kernels specialize on it). A player who
+        never acts has no runs: every part is empty.
         """
+        if self.n_infosets == 0:
+            return np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(parts + 1, np.int64)
         root = _subtree_roots(self.parent, self.seq_infoset)
         size = np.bincount(root, weights=self.end - self.start, minlength=self.n_infosets)
         roots = np.flatnonzero(self.parent == 0)
@@ -223,8 +226,6 @@ class Treeplex:
         lo, hi = order[first].astype(np.int32), (order[last] + 1).astype(np.int32)
         ptr = np.searchsorted(part[order][first], np.arange(parts + 1)).astype(np.int64)
         return lo, hi, ptr
-
-
 
 
 def _depths(parent: np.ndarray, seq_infoset: np.ndarray) -> np.ndarray:

@@ -98,7 +98,8 @@ class DualAveraging(Solver):
         self.restart_weight = nonnegative(restart_weight, "restart_weight")
         self.dgf = tuple(self.backend.dilated_entropy(p, weights) for p in (0, 1))
         if mu is None:
-            mu = 0.1 * value_scale(problem) / math.sqrt(max(d.beta.max() for d in self.dgf))
+            top = max((float(d.beta.max()) for d in self.dgf if d.beta.shape[0]), default=1.0)  # 1: no infosets
+            mu = 0.1 * value_scale(problem) / math.sqrt(top)
         self.mu = float(mu)
         if not self.mu > 0:
             raise InputError(f"dual-averaging: mu must be > 0, got {mu!r}")
