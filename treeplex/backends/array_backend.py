@@ -178,6 +178,18 @@ class _Rows:
         c = np.append(first, len(row))
         self.depths = [(int(a), int(b), xp.asarray(par[a:b]), int(c[a]), int(c[b])) for a, b in zip(lo, hi)]
 
+    def value_pass(self, v, b):
+        """Bottom-up by depth: each infoset's value sum_s b[s] v[s] (returned, by row) added
+        into its parent sequence, so ``v`` becomes the counterfactual values under ``b``."""
+        xp = self.xp
+        played = xp.empty(self.n)
+        for lo, hi, par, c0, c1 in reversed(self.depths):
+            S = self.seq[c0:c1]
+            bs = b[S] if b.dtype == xp.float64 else b[S].astype(xp.float64)
+            played[lo:hi] = xp.bincount(self.row_in_depth[c0:c1], weights=bs * v[S], minlength=hi - lo)
+            _scatter_add(xp, v, par, played[lo:hi])
+        return played
+
     def sums(self, cells):
         """Per row, the sum of its cells' values, left to right."""
         return self.xp.bincount(self.row, weights=cells, minlength=self.n)
@@ -269,12 +281,7 @@ class ArrayBackend:
         f64 = b.dtype == xp.float64
         hedge = eta > 0.0
         simple = plain and pos == neg and kappa == 1.0 and lam == 0.0 and not hedge  # numba's general = None
-        played = xp.empty(W.n)
-        for lo, hi, par, c0, c1 in reversed(W.depths):
-            S = W.seq[c0:c1]
-            B = b[S] if f64 else b[S].astype(xp.float64)
-            played[lo:hi] = xp.bincount(W.row_in_depth[c0:c1], weights=B * v[S], minlength=hi - lo)
-            _scatter_add(xp, v, par, played[lo:hi])
+        played = W.value_pass(v, b)
         V, Rg = v[W.seq], R[W.seq]
         if not f64:
             Rg = Rg.astype(xp.float64)
@@ -339,11 +346,8 @@ class ArrayBackend:
 
     def counterfactual_values(self, p: int, g, b):
         """v[s] = g[s] + the values under ``b`` of the infosets below s (a new array)."""
-        xp = self.xp
         v = self.asarray(g).copy()
-        b = self.asarray(b)
-        for level in reversed(self.plex[p].levels):
-            _up(xp, v, level, [_rowsum(xp, b[G.idx] * v[G.idx]) for G in level.groups])
+        self.plex[p].rows.value_pass(v, self.asarray(b))
         return v
 
     # ------------------------------------------------------------------ smoothing, best response

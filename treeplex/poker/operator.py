@@ -135,19 +135,25 @@ class RiverPayoff(PayoffOperator):
         """Per output player, per kind with terminals: (M, input gathers (n_oth, T_k), values
         (1, T_k), output scatter (n_own T_k,)) for :meth:`_apply_dense`; M = F or S for player
         0's outputs and their transposes for player 1's."""
-        F = self.compatible() * np.outer(self.coef[0], self.weight[1])
-        S = F * np.sign(self.strength[0][:, None] - self.strength[1][None, :])
         out = ([], [])
-        for k, M in enumerate((F, S)):
+        for k, M in enumerate(self.blocks()):
             ts = np.flatnonzero(self.kind == k)
             if len(ts) == 0:
                 continue
             for own in (0, 1):
-                oth = 1 - own
-                gather = [self.base[q][ts][None, :] + np.arange(len(self.weight[q]))[:, None] * self.stride[q][ts][None, :]
-                          for q in (oth, own)]
-                out[own].append((M if own == 0 else M.T, gather[0], self.value[ts][None, :], gather[1].ravel()))
+                out[own].append((M if own == 0 else M.T, self._hand_sequences(1 - own, ts), self.value[ts][None, :],
+                                 self._hand_sequences(own, ts).ravel()))
         return out
+
+    def _hand_sequences(self, p: int, ts: np.ndarray) -> np.ndarray:
+        """(n_p, len(ts)): player p's sequence of each of its hands at each terminal of ``ts``."""
+        return self.base[p][ts][None, :] + np.arange(len(self.weight[p]))[:, None] * self.stride[p][ts][None, :]
+
+    def blocks(self) -> tuple[np.ndarray, np.ndarray]:
+        """(F, S), n0 x n1: the deal probabilities of card-disjoint hands (F, folds), and times
+        sign(s0 - s1) (S, showdowns), so a terminal's block is F or S times its value."""
+        F = self.compatible() * np.outer(self.coef[0], self.weight[1])
+        return F, F * np.sign(self.strength[0][:, None] - self.strength[1][None, :])
 
     @property
     def numpy_products(self) -> bool:
@@ -160,8 +166,7 @@ class RiverPayoff(PayoffOperator):
         Where a player never acted (stride 0), all its hands share the empty sequence and the
         entries are sums over its hands.
         """
-        F = self.compatible() * np.outer(self.coef[0], self.weight[1])
-        blocks = (F, F * np.sign(self.strength[0][:, None] - self.strength[1][None, :]))
+        blocks = self.blocks()
         # per kind: max |entry| when both acted, when only player 1 / only player 0 acted
         m = [(np.abs(M).max(), np.abs(M.sum(axis=0)).max(), np.abs(M.sum(axis=1)).max()) for M in blocks]
         best = 0.0
@@ -212,8 +217,7 @@ class RiverPayoff(PayoffOperator):
         and cross-checks only."""
         import scipy.sparse as sp
 
-        F = self.compatible() * np.outer(self.coef[0], self.weight[1])
-        S = F * np.sign(self.strength[0][:, None] - self.strength[1][None, :])
+        F, S = self.blocks()
         n0, n1 = F.shape
         rows, cols, vals = [], [], []
         for t in range(self.n_terminals):
