@@ -478,16 +478,14 @@ def cmd_depth_limited(args) -> int:
     return depth_limited_main(args.args)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    ap = OneLineParser(prog="treeplex", description=__doc__.splitlines()[0])
-    sub = ap.add_subparsers(dest="command", required=True)
-    sp = sub.add_parser("info", help="print the game's sizes")
+def _info_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("game")
     sp.add_argument("--json", action="store_true")
     add_range_args(sp)
     add_memory_arg(sp)
-    sp.set_defaults(func=cmd_info)
-    sp = sub.add_parser("solve", help="compute an equilibrium")
+
+
+def _solve_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("game")
     add_solver_args(sp)
     add_range_args(sp)
@@ -498,8 +496,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="mccfr-es or mccfr-os without compiling the game: infosets allocated on first visit "
                          "(treeplex.lazy_sampling; --param evaluation=auto|exact|sampled, br_iters, playouts, "
                          "report_every)")
-    sp.set_defaults(func=cmd_solve)
-    sp = sub.add_parser("plot", help="draw gap vs iterations and vs gradient computations from traces")
+
+
+def _plot_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("traces", nargs="+", help="trace CSV files written by solve --trace")
     sp.add_argument("-o", "--output", default="convergence.png", help="image file (default convergence.png)")
     sp.add_argument("--label", action="append", default=None, help="legend label per trace, in order")
@@ -508,24 +507,26 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--x", default="iteration,gradients",
                     help="trace columns on the horizontal axes, comma-separated, one panel each: iteration, "
                          "gradients, seconds, nodes_touched, samples (default iteration,gradients)")
-    sp.set_defaults(func=cmd_plot)
-    sp = sub.add_parser("depth-limited", add_help=False,
-                        help="respond to an off-tree bet by depth-limited nested solving and state its cost")
+
+
+def _depth_limited_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("args", nargs=argparse.REMAINDER, help="see treeplex depth-limited --help")
-    sp.set_defaults(func=cmd_depth_limited)
-    sp = sub.add_parser("show", help="print a node of a saved poker solution: 13x13 grids of action frequencies")
+
+
+def _show_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("file", help="a solution written by solve --out (postflop or river)")
     sp.add_argument("node", nargs="?", default=None, help="node number or history, e.g. x-b20 (default: root)")
-    sp.set_defaults(func=cmd_show)
-    sp = sub.add_parser("view", help="show a saved solution in the browser: tree, 13x13 grids, comparison")
+
+
+def _view_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("file", help="a solution written by solve --out (postflop, river or any game's profile)")
     sp.add_argument("--compare", default=None, metavar="B.json", help="a second solution of the same game to compare")
     sp.add_argument("--html", default=None, metavar="OUT.html", help="write the page to this file instead of serving it")
     sp.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
     sp.add_argument("--no-open", action="store_true", help="do not open a browser, only print the address")
-    sp.set_defaults(func=cmd_view)
-    sp = sub.add_parser("batch", help="solve many spots (a JSONL file of specs) into a SQLite table; "
-                                      "or write the specs of a set of flops")
+
+
+def _batch_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("specs", nargs="?", default=None, metavar="SPECS.jsonl",
                     help="one spot per line: {\"game\": ..., \"target\": ..., ...} (see treeplex.batch)")
     sp.add_argument("--db", default="results.sqlite", help="SQLite file of results (default results.sqlite)")
@@ -542,14 +543,15 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--template", default=None, metavar="SPEC.json",
                     help="with --flops: a postflop spec (or a batch line) whose board is replaced")
     sp.add_argument("-o", "--output", default=None, metavar="SPECS.jsonl", help="with --flops: the specs file")
-    sp.set_defaults(func=cmd_batch)
-    sp = sub.add_parser("report", help="per-spot root strategy, EVs and equities of a batch, by board texture")
+
+
+def _report_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("db", metavar="RESULTS.sqlite")
     sp.add_argument("-o", "--output", default=None, metavar="DIR",
                     help="write DIR/report.csv, DIR/textures.csv and DIR/report.png (default: print only)")
-    sp.set_defaults(func=cmd_report)
-    sp = sub.add_parser("split-solve", help="solve one postflop spot split across workers (chance subtrees "
-                                            "below the first deal); prints bytes per iteration and memory per worker")
+
+
+def _split_solve_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("spec", metavar="SPEC.json", help="a postflop spec (flop or turn; solved without isomorphism)")
     sp.add_argument("--workers", type=int, default=2, help="parts, one worker each (default 2)")
     sp.add_argument("--engine", choices=["local", "process", "ray"], default="process",
@@ -565,12 +567,42 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--max-memory", default=None, metavar="SIZE",
                     help="per worker: refuse a split whose largest part is estimated to need more (e.g. 4G)")
     sp.add_argument("--json", action="store_true")
-    sp.set_defaults(func=cmd_split_solve)
-    sp = sub.add_parser("export", help="write the game in another format")
+
+
+def _export_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("game")
     sp.add_argument("--format", choices=["efg"], default="efg")
     sp.add_argument("-o", "--output", default=None)
-    sp.set_defaults(func=cmd_export)
+
+
+# name: (help, options, handler)
+COMMANDS = {
+    "info": ("print the game's sizes", _info_options, cmd_info),
+    "solve": ("compute an equilibrium", _solve_options, cmd_solve),
+    "plot": ("draw gap vs iterations and vs gradient computations from traces", _plot_options, cmd_plot),
+    "depth-limited": ("respond to an off-tree bet by depth-limited nested solving and state its cost",
+                      _depth_limited_options, cmd_depth_limited),
+    "show": ("print a node of a saved poker solution: 13x13 grids of action frequencies", _show_options, cmd_show),
+    "view": ("show a saved solution in the browser: tree, 13x13 grids, comparison", _view_options, cmd_view),
+    "batch": ("solve many spots (a JSONL file of specs) into a SQLite table; or write the specs of a set of flops",
+              _batch_options, cmd_batch),
+    "report": ("per-spot root strategy, EVs and equities of a batch, by board texture", _report_options, cmd_report),
+    "split-solve": ("solve one postflop spot split across workers (chance subtrees below the first deal); prints "
+                    "bytes per iteration and memory per worker", _split_solve_options, cmd_split_solve),
+    "export": ("write the game in another format", _export_options, cmd_export),
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser. With ``command``, only that subcommand's options are built
+    (the others are listed with their help): argparse takes about 10 ms for all of them."""
+    ap = OneLineParser(prog="treeplex", description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    for name, (help, options, handler) in COMMANDS.items():
+        sp = sub.add_parser(name, help=help, add_help=name != "depth-limited")  # that one parses its own
+        if command in (None, name):
+            options(sp)
+        sp.set_defaults(func=handler)
     return ap
 
 
@@ -585,7 +617,7 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["depth-limited"]:  # its own parser takes every option after the name
         return cmd_depth_limited(argparse.Namespace(args=argv[1:]))
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv[0] if argv else None).parse_args(argv)
     return guarded(args.func, args)
 
 

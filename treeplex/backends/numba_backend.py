@@ -12,6 +12,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from ..jit import compile_aside
 from ..threads import PARALLEL_SEQS
 from . import RegretState, first_play, host_bounds
 from .numba_regret import (
@@ -37,6 +38,7 @@ class NumbaBackend:
         self._g = tuple(np.empty(T.n_seqs) for T in self.treeplexes)  # gradient buffers, one per player
         small = all(T.n_seqs <= PARALLEL_SEQS for T in self.treeplexes)
         self._csr = problem.A.csr if small else None  # fuse whole CFR iterations on a small CSR game
+        self._aside = None  # first iteration: None; then the regret update compiling elsewhere (jit.Aside) or False
 
     # ------------------------------------------------------------------ arrays
 
@@ -68,9 +70,14 @@ class NumbaBackend:
                       lower=None) -> float:
         """The regret pass then the plan pass for player p against its gradient ``g``
         (overwritten with the counterfactual values); returns <g, x> of the plan played."""
-        start, end, parent = self._arrays[p]
-        args = (g, s.b, s.R, s.x, s.xsum, *kernel_args(coef, plain), s.logprior, lower, *avg)
-        return update_parts(self._parts[p], start, end, parent, *args)
+        if self._aside:
+            self._aside.wait()
+            self._aside = False
+        return update_parts(*self._update_args(p, g, s, coef, avg, plain, lower))
+
+    def _update_args(self, p, g, s, coef, avg, plain, lower) -> tuple:
+        return (self._parts[p], *self._arrays[p], g, s.b, s.R, s.x, s.xsum, *kernel_args(coef, plain), s.logprior,
+                lower, *avg)
 
     def regret_update_runs(self, p: int, g: np.ndarray, s: RegretState, coef, plain: bool, part) -> float:
         """:meth:`regret_update` over the infosets of ``part`` only, for samplers that update a
@@ -100,6 +107,9 @@ class NumbaBackend:
             A.charge(2)
             return
         g0, g1 = self._g  # the products write into them; the regret pass then overwrites them
+        if self._aside is None:  # a first run compiles the products here meanwhile (jit.compile_aside)
+            self._aside = compile_aside(update_parts, *(self._update_args(p, self._g[p], s, coef, avg, plain, lower[p])
+                                                        for p, s in enumerate(players))) or False
         A.matvec(s1.x, out=g0)
         if not alternating:
             A.rmatvec(s0.x, out=g1)

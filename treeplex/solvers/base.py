@@ -18,13 +18,12 @@ Register a class with ``@register("name")`` and the driver and CLI can run it.
 
 from __future__ import annotations
 
-import ast
 import importlib
 import math
 import numbers
+import os
 import re
 from collections.abc import Mapping
-from pathlib import Path
 
 import numpy as np
 
@@ -32,6 +31,7 @@ from ..errors import InputError
 from ..problem import Problem
 
 _REGISTER = re.compile(r"^@register\((.*)\)\s*$", re.M)
+_NAME = re.compile(r"""["']([^"']+)["']""")  # the quoted names in a @register line
 
 
 class Registry(Mapping):
@@ -45,10 +45,12 @@ class Registry(Mapping):
     def __init__(self):
         self.classes: dict[str, type] = {}
         self.module_of: dict[str, str] = {}
-        for path in sorted(Path(__file__).parent.glob("*.py")):
-            for names in _REGISTER.findall(path.read_text(encoding="utf-8")):
-                for n in ast.literal_eval(f"({names},)"):
-                    self.module_of[n] = f"{__package__}.{path.stem}"
+        here = os.path.dirname(__file__)
+        for file in sorted(f for f in os.listdir(here) if f.endswith(".py")):  # (os, not pathlib: start-up)
+            with open(os.path.join(here, file), encoding="utf-8") as f:
+                for names in _REGISTER.findall(f.read()):
+                    for n in _NAME.findall(names):
+                        self.module_of[n] = f"{__package__}.{file[:-3]}"
 
     def __getitem__(self, name: str) -> type:
         if name not in self.classes and name in self.module_of:
