@@ -107,9 +107,8 @@ class NumbaBackend:
             A.charge(2)
             return
         g0, g1 = self._g  # the products write into them; the regret pass then overwrites them
-        if self._aside is None:  # a first run compiles the products here meanwhile (jit.compile_aside)
-            self._aside = compile_aside(update_parts, *(self._update_args(p, self._g[p], s, coef, avg, plain, lower[p])
-                                                        for p, s in enumerate(players))) or False
+        if self._aside is None:
+            self._compile_aside(players, coef, avg, plain, lower)
         A.matvec(s1.x, out=g0)
         if not alternating:
             A.rmatvec(s0.x, out=g1)
@@ -118,6 +117,18 @@ class NumbaBackend:
             A.rmatvec(s0.x, out=g1)
         np.negative(g1, out=g1)
         self.regret_update(1, g1, s1, coef, avg, plain, lower[1])
+
+    def _compile_aside(self, players, coef, avg, plain, lower) -> None:
+        """On a first run (numba's cache empty), the regret update compiles in a second process
+        while this one compiles the plan pass it calls (which the other process then loads from
+        the cache) and the products (on their first call): :func:`~treeplex.jit.compile_aside`."""
+        calls = [self._update_args(p, self._g[p], s, coef, avg, plain, lower[p]) for p, s in enumerate(players)]
+        self._aside = compile_aside(update_parts, *calls) or False
+        if self._aside:
+            for parts, start, end, parent, _, b, _, x, xsum, *_ in calls:
+                lo, hi, size, ptr = parts
+                _plan_runs.compile(tuple(nb.typeof(a) for a in (lo, hi, size, ptr[0], ptr[-1], start, end, parent,
+                                                                 b, x, xsum, 1.0, 0.0)))
 
     def counterfactual_values(self, p: int, g: np.ndarray, b: np.ndarray) -> np.ndarray:
         """v[s] = g[s] + the values under ``b`` of the infosets below s (a new array)."""
