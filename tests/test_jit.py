@@ -100,3 +100,10 @@ def test_a_failed_compile_aside_leaves_the_kernel_to_compile_here(tmp_path, monk
     assert aside.proc.returncode != 0
     assert mod.twice_sum(np.ones(3)) == 6.0
     assert sum(mod.twice_sum.stats.cache_misses.values()) == 1  # compiled here
+
+
+def test_compile_aside_without_an_interpreter_to_start_compiles_here(tmp_path, monkeypatch):
+    mod = _fresh_module(tmp_path, monkeypatch, "aside_kernel_no_python")
+    monkeypatch.setattr("sys.executable", str(tmp_path / "no-such-python"))
+    assert compile_aside(mod.twice_sum, (np.ones(2),)) is None
+    assert mod.twice_sum(np.ones(2)) == 4.0

@@ -94,10 +94,17 @@ def compile_aside(dispatcher, *calls):
         return None
     code = ("import importlib, pickle, sys; path, m, n, sigs = pickle.load(sys.stdin.buffer); sys.path[:] = path; "
             "[getattr(importlib.import_module(m), n).compile(s) for s in sigs]")
-    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    with proc.stdin:
-        proc.stdin.write(pickle.dumps((sys.path, dispatcher.py_func.__module__, dispatcher.py_func.__name__, sigs)))
+    try:
+        message = pickle.dumps((sys.path, dispatcher.py_func.__module__, dispatcher.py_func.__name__, sigs))
+        proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+    except Exception:  # no interpreter to start (embedded Python), types that do not pickle: compile here
+        return None
+    try:
+        with proc.stdin:
+            proc.stdin.write(message)
+    except OSError:  # it died at once; the wait returns at once and the kernel compiles here
+        pass
     return Aside(proc)
 
 
