@@ -39,6 +39,15 @@ def test_hand_strength_orders_made_hands():
     assert s[hand("AsQd")] > s[hand("AhTd")]  # A-high: the second kicker decides
 
 
+def test_hand_strength_of_some_hands_is_the_same_as_of_all():
+    board = parse_board(BOARD)
+    every = hand_strength(board)
+    asked = [hand(h) for h in ("QhTh", "KhKs", "2c3c", "3c4c")]  # 2c3c shares the board's 2c
+    some = hand_strength(board, asked)
+    assert np.array_equal(some[asked], np.where(every[asked] >= 0, every[asked], -1))
+    assert some[hand("2c3c")] == -1 and (some >= 0).sum() == 3
+
+
 def test_bad_cards_are_named():
     with pytest.raises(InputError, match="Xs"):
         parse_board("AsKdXs2c3s")

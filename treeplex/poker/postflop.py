@@ -168,7 +168,7 @@ class PostflopGame(HandsGame):
             self.hands.append(keep)
             self.weight.append(w[keep])
         if len(self.board) == 5:  # the river operator sweeps hands weakest first
-            strength = hand_strength(list(self.board))
+            strength = hand_strength(list(self.board), np.union1d(*self.hands))
             for p in (0, 1):
                 order = np.argsort(strength[self.hands[p]], kind="stable")
                 self.hands[p], self.weight[p] = self.hands[p][order], self.weight[p][order]

@@ -81,16 +81,14 @@ class RiverGame(HandsGame):
         self.abstraction = make_abstraction(abstraction, first_player=first)
         self.tree = build_tree(self.abstraction, self.pot, self.stack, self.big_blind, first)
         alive = board_mask(self.board)
-        strength = hand_strength(self.board)
-        self.hands, self.weight = [], []
-        for p, spec in enumerate((range0, range1)):
-            w = make_range(spec, f"range{p}")
-            keep = np.flatnonzero((w > 0) & alive)
+        ranges = [make_range(spec, f"range{p}") for p, spec in enumerate((range0, range1))]
+        keeps = [np.flatnonzero((w > 0) & alive) for w in ranges]
+        for p, keep in enumerate(keeps):
             if len(keep) == 0:
                 raise InputError(f"river: range{p} has no hand left once the board {self.board_text} is removed")
-            keep = keep[np.argsort(strength[keep], kind="stable")]  # weakest first: the operator sweeps in order
-            self.hands.append(keep)
-            self.weight.append(w[keep])
+        strength = hand_strength(self.board, np.union1d(*keeps))
+        self.hands = [keep[np.argsort(strength[keep], kind="stable")] for keep in keeps]  # weakest first: the
+        self.weight = [w[h] for w, h in zip(ranges, self.hands)]                         # operator sweeps in order
         self.strength = [strength[h] for h in self.hands]
         self.name = (f"river(pot={_num(self.pot)},board={self.board_text},abstraction={self.abstraction.name}"
                      + (f",first={first}" if first else "") + (",weights=reach" if weights == "reach" else "") + ")")
