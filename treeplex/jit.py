@@ -80,10 +80,12 @@ def compile_aside(dispatcher, *calls):
     """Compile numba ``dispatcher`` for the argument types of ``calls`` (tuples of arguments)
     in a second process, which writes numba's cache, while this process compiles something
     else: on a first river run, the regret update compiles there and the showdown sweep here
-    (README river on 2 cores: 17.8-18.7 s of wall time before, 11.7-13.1 s after). Returns an :class:`Aside` to wait on before the
-    first call, or None where it would not help: each signature is compiled or cached
-    already, or this process has one CPU. After the wait, the first call loads the kernel from
-    the cache, or compiles it here if the other process failed."""
+    (README river on 2 cores: 17.8-18.7 s of wall time before, 11.7-13.1 s after).
+
+    Returns an :class:`Aside` to wait on before the first call, or None where it would not
+    help: each signature is compiled or cached already, this process has one CPU, or the
+    other process cannot start. After the wait, the first call loads the kernel from the
+    cache, or compiles it here if the other process failed."""
     import os
     import pickle
     import subprocess
