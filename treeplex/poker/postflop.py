@@ -184,6 +184,7 @@ class PostflopGame(HandsGame):
         self.tree = build_public_tree(self.config, self.board, self.deck, self.symmetries)
         self.reduction = None  # the orbit layout, built with the problem (after the memory check)
         self._problem = None  # built once, by problem()
+        self._fused = None  # the fused engine's flat tree, built once, by fused_tree()
         self.rules_tree = None  # the tree of every card (no isomorphism), built by initial_state()
         self.name = f"postflop(board={self.board_text},pot={_num(self.pot)},stack={_num(self.stack)})"
 
@@ -292,6 +293,16 @@ class PostflopGame(HandsGame):
         self._problem = HandsProblem(X, Y, A, name=self.name, stats=stats, payoff_unit="chips", big_blind=self.big_blind,
                                game=self)
         return self._problem
+
+    def fused_tree(self):
+        """The public tree flattened for the fused engine (:mod:`.fused`), built once, after
+        the problem (whose orbit layout it follows)."""
+        if self._fused is None:
+            from .fused import FusedTree
+
+            self.problem()
+            self._fused = FusedTree(self)
+        return self._fused
 
     # ----------------------------------------------------------- rules game
 
