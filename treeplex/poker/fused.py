@@ -258,8 +258,8 @@ class FusedEngine:
         t = self.tree
         st = tuple((s.R, s.S, s.P) for s in players)
         roots = tuple(s.root for s in players)
-        common = (t.static, t.hands, t.orbit, tuple(t.rep), st, roots, sc, mode, upd0, upd1)
-        fr0, fr1 = trunk_reach(t.static, t.orbit, st, roots, sc, mode, upd0, upd1, t.n_first, *t.n, t.depth, t.kmax)
+        common = (t.static, t.hands, (t.orbit, tuple(t.rep)), st, roots, sc, mode, upd0, upd1)
+        fr0, fr1 = trunk_reach(*common, t.n_first, *t.n, t.depth, t.kmax)
         if t.n_first:
             bounds = t.chunks(self.threads)
             runs = [(bounds[c], bounds[c + 1]) for c in range(len(bounds) - 1)]
@@ -426,13 +426,71 @@ def _buffers(n0, n1, D, K):
 
 
 @nb.njit(cache=True)
-def _child_reach(mode, a, v, i, k, s_a, d, T, O, st, roots, strat, B):
-    """The actor's reach below action i of decision node v, into its slot d + 1."""
-    off, m, tab = T[4], T[5], T[6]
-    mv, ov = m[v], off[v]
-    orb = O[a][tab[v]]
+def _enter(u, d, T, H, O, st, roots, sc, mode, upd0, upd1, cut, collect, fr, fv0, fv1, B, node, cur, slot):
+    """Visit node u at depth d on the way down; returns True when u is done (a terminal, or
+    a chance node whose values are read or recorded), False when the walk goes below it."""
+    kind, cptr, actor, off, m, tab = T[0], T[1], T[3], T[4], T[5], T[6]
+    first = T[11]
+    reach, cfv, act, stratb, ovals, tot, vin, card, dead, small, ends = B
+    node[d] = u
+    cur[d] = 0
+    s0, s1 = slot[d, 0], slot[d, 1]
+    if kind[u] == TERMINAL:
+        if not collect:
+            t = u - T[12][0]
+            if upd0:
+                _terminal(t, 0, T, H[0], H[1], reach[1][s1], cfv[0][d], vin, card, dead)
+            if upd1:
+                _terminal(t, 1, T, H[1], H[0], reach[0][s0], cfv[1][d], vin, card, dead)
+        return True
+    if kind[u] == CHANCE:
+        f = first[u]
+        if collect:
+            fr[0][f, :] = reach[0][s0]
+            fr[1][f, :] = reach[1][s1]
+            return True
+        if cut and f >= 0:
+            if upd0:
+                cfv[0][d, :] = fv0[f]
+            if upd1:
+                cfv[1][d, :] = fv1[f]
+            return True
+        if upd0:
+            cfv[0][d, :] = 0.0
+        if upd1:
+            cfv[1][d, :] = 0.0
+        slot[d + 1, 0], slot[d + 1, 1] = s0, s1
+        return False
+    a = actor[u]
+    k = cptr[u + 1] - cptr[u]
+    mv, ov = m[u], off[u]
+    R, S, P = st[a]
+    strat = stratb[a][d]
+    if mode != BR_AVERAGE:
+        _strategy(R, P, ov, mv, k, strat, tot)
+    if mode == UPDATE and not collect and (upd0 if a == 0 else upd1):  # the played plan into the strategy sum
+        rep = O[1][a][tab[u]]
+        ra = reach[a][slot[d, a]]
+        rho, omega = sc[3], sc[4]
+        for i in range(k):
+            for o in range(mv):
+                e = ov + i * mv + o
+                S[e] = rho * np.float64(S[e]) + omega * (ra[rep[o]] * strat[i, o])
+    _descend(u, 0, d, T, O, st, roots, mode, B, slot)
+    return False
+
+
+@nb.njit(cache=True)
+def _descend(u, i, d, T, O, st, roots, mode, B, slot):
+    """The slots below action i of decision node u at depth d: the actor's reach times its
+    strategy (or, for the average's best response, read from the strategy sum) into slot
+    d + 1; the other player's slot unchanged."""
+    actor, off, m, tab = T[3], T[4], T[5], T[6]
+    a = actor[u]
+    mv, ov = m[u], off[u]
+    orb = O[0][a][tab[u]]
     ra = B[0][a]
-    dst, src = ra[d + 1], ra[s_a]
+    dst, src = ra[d + 1], ra[slot[d, a]]
     n = ra.shape[1]
     if mode == BR_AVERAGE:
         S = st[a][1]
@@ -440,112 +498,30 @@ def _child_reach(mode, a, v, i, k, s_a, d, T, O, st, roots, strat, B):
         for h in range(n):
             dst[h] = np.float64(S[ov + i * mv + orb[h]]) * inv
     else:
+        strat = B[3][a][d]
         for h in range(n):
             dst[h] = src[h] * strat[i, orb[h]]
+    slot[d + 1, a] = d + 1
+    slot[d + 1, 1 - a] = slot[d, 1 - a]
 
 
 @nb.njit(cache=True)
-def _collect(u, d, s0, s1, T, O, st, roots, mode, fr0, fr1, B):
-    """Down the trunk only: the reach vectors at each first chance node into fr0, fr1."""
-    kind, cptr, child, actor, off, m, tab = T[0], T[1], T[2], T[3], T[4], T[5], T[6]
-    first = T[11]
-    if kind[u] == CHANCE:
-        fr0[first[u], :] = B[0][0][s0]
-        fr1[first[u], :] = B[0][1][s1]
-        return
-    if kind[u] != DECISION:
-        return
-    a = actor[u]
-    k = cptr[u + 1] - cptr[u]
-    strat = B[3][a][d]
-    if mode != BR_AVERAGE:
-        R, S, P = st[a]
-        _strategy(R, P, off[u], m[u], k, strat, B[5])
-    for i in range(k):
-        c = child[cptr[u] + i]
-        if a == 0:
-            _child_reach(mode, 0, u, i, k, s0, d, T, O, st, roots, strat, B)
-            _collect(c, d + 1, d + 1, s1, T, O, st, roots, mode, fr0, fr1, B)
-        else:
-            _child_reach(mode, 1, u, i, k, s1, d, T, O, st, roots, strat, B)
-            _collect(c, d + 1, s0, d + 1, T, O, st, roots, mode, fr0, fr1, B)
-
-
-@nb.njit(cache=True)
-def _node(u, d, s0, s1, T, H, O, Q, st, roots, sc, mode, upd0, upd1, cut, fv0, fv1, B):
-    """The walk below node u at depth d (players' reach in slots s0, s1 of the stack): writes
-    the updating players' counterfactual values at u into the stack's values at depth d,
-    updating regrets and strategy sums on the way (mode UPDATE) or taking each infoset's best
-    action (the best-response modes). ``cut``: at a first chance node, read the values the
-    parallel subtree walks left in fv0, fv1 instead of walking below it."""
-    kind, cptr, child, actor, off, m, tab = T[0], T[1], T[2], T[3], T[4], T[5], T[6]
-    first = T[11]
+def _finish(u, d, T, O, st, sc, mode, upd0, upd1, B):
+    """Decision node u at depth d after all its children: the actor's regret update and
+    values (or best response); the other player's values are already summed."""
+    cptr, actor, off, m, tab = T[1], T[3], T[4], T[5], T[6]
     reach, cfv, act, stratb, ovals, tot, vin, card, dead, small, ends = B
-    if kind[u] == TERMINAL:
-        t = u - T[12][0]
-        if upd0:
-            _terminal(t, 0, T, H[0], H[1], reach[1][s1], cfv[0][d], vin, card, dead)
-        if upd1:
-            _terminal(t, 1, T, H[1], H[0], reach[0][s0], cfv[1][d], vin, card, dead)
+    a = actor[u]
+    if not (upd0 if a == 0 else upd1):
         return
-    if kind[u] == CHANCE:
-        if cut and first[u] >= 0:
-            if upd0:
-                cfv[0][d, :] = fv0[first[u]]
-            if upd1:
-                cfv[1][d, :] = fv1[first[u]]
-            return
-        if upd0:
-            cfv[0][d, :] = 0.0
-        if upd1:
-            cfv[1][d, :] = 0.0
-        for j in range(cptr[u], cptr[u + 1]):
-            _node(child[j], d + 1, s0, s1, T, H, O, Q, st, roots, sc, mode, upd0, upd1, cut, fv0, fv1, B)
-            if upd0:
-                cfv[0][d, :] += cfv[0][d + 1]
-            if upd1:
-                cfv[1][d, :] += cfv[1][d + 1]
-        return
-    v = u
-    a = actor[v]
-    o_ = 1 - a
-    k = cptr[v + 1] - cptr[v]
-    mv, ov = m[v], off[v]
-    orb, rep = O[a][tab[v]], Q[a][tab[v]]
+    k = cptr[u + 1] - cptr[u]
+    mv, ov = m[u], off[u]
+    orb = O[0][a][tab[u]]
     R, S, P = st[a]
-    upd_a = upd0 if a == 0 else upd1
-    upd_o = upd1 if a == 0 else upd0
-    s_a = s0 if a == 0 else s1
-    ra = reach[a]
-    na = ra.shape[1]
     strat = stratb[a][d]
-    if mode != BR_AVERAGE:
-        _strategy(R, P, ov, mv, k, strat, tot)
-    if mode == UPDATE and upd_a:  # the played plan into the strategy sum
-        rho, omega = sc[3], sc[4]
-        for i in range(k):
-            for o in range(mv):
-                e = ov + i * mv + o
-                S[e] = rho * np.float64(S[e]) + omega * (ra[s_a, rep[o]] * strat[i, o])
-    cfa, cfo = cfv[a], cfv[o_]
     acts = act[a][d]
-    for i in range(k):
-        c = child[cptr[v] + i]
-        _child_reach(mode, a, v, i, k, s_a, d, T, O, st, roots, strat, B)
-        if a == 0:
-            _node(c, d + 1, d + 1, s1, T, H, O, Q, st, roots, sc, mode, upd0, upd1, cut, fv0, fv1, B)
-        else:
-            _node(c, d + 1, s0, d + 1, T, H, O, Q, st, roots, sc, mode, upd0, upd1, cut, fv0, fv1, B)
-        if upd_a:
-            acts[i, :] = cfa[d + 1]
-        if upd_o:
-            if i == 0:
-                cfo[d, :] = cfo[d + 1]
-            else:
-                cfo[d, :] += cfo[d + 1]
-    if not upd_a:
-        return
-    out = cfa[d]
+    out = cfv[a][d]
+    na = out.shape[0]
     ident = mv == na
     if not ident:  # per-hand values summed per orbit: the reduced game's infoset values
         ovals[:k, :mv] = 0.0
@@ -585,8 +561,63 @@ def _node(u, d, s0, s1, T, H, O, Q, st, roots, sc, mode, upd0, upd1, cut, fv0, f
             out[h] = acts[np.int64(tot[orb[h]]), h]
 
 
+@nb.njit(cache=True)
+def _walk(u0, T, H, O, st, roots, sc, mode, upd0, upd1, cut, collect, fr, fv0, fv1, B):
+    """The walk below node u0 (depth 0, the players' reach in slot 0 of the stack), without
+    recursion: ``node``, ``cur`` and ``slot`` hold each depth's node, next child and reach
+    slots. Writes the updating players' values at u0 into the stack's depth-0 values; with
+    ``collect``, only records the reach at the first chance nodes (into ``fr``)."""
+    kind, cptr, child = T[0], T[1], T[2]
+    cfv, act = B[1], B[2]
+    D = B[0][0].shape[0]
+    node = np.zeros(D, np.int64)
+    cur = np.zeros(D, np.int64)
+    slot = np.zeros((D, 2), np.int64)
+    d = 0
+    done = _enter(u0, 0, T, H, O, st, roots, sc, mode, upd0, upd1, cut, collect, fr, fv0, fv1, B, node, cur, slot)
+    while True:
+        if not done:  # go down to the next child of node[d]
+            u = node[d]
+            c = child[cptr[u] + cur[d]]
+            done = _enter(c, d + 1, T, H, O, st, roots, sc, mode, upd0, upd1, cut, collect, fr, fv0, fv1, B,
+                          node, cur, slot)
+            d += 1
+            continue
+        if d == 0:
+            return
+        # node[d] is done: fold its values into its parent and move to the parent's next child
+        d -= 1
+        u = node[d]
+        i = cur[d]
+        if not collect:
+            if kind[u] == CHANCE:
+                if upd0:
+                    cfv[0][d, :] += cfv[0][d + 1]
+                if upd1:
+                    cfv[1][d, :] += cfv[1][d + 1]
+            else:
+                a = T[3][u]
+                for p in range(2):
+                    if (upd0 if p == 0 else upd1):
+                        if p == a:
+                            act[p][d, i, :] = cfv[p][d + 1]
+                        elif i == 0:
+                            cfv[p][d, :] = cfv[p][d + 1]
+                        else:
+                            cfv[p][d, :] += cfv[p][d + 1]
+        cur[d] = i + 1
+        if cur[d] < cptr[u + 1] - cptr[u]:
+            if kind[u] == DECISION:
+                _descend(u, cur[d], d, T, O, st, roots, mode, B, slot)
+            done = False
+        else:
+            if kind[u] == DECISION and not collect:
+                _finish(u, d, T, O, st, sc, mode, upd0, upd1, B)
+            done = True
+
+
 @nb.njit(cache=True, nogil=True)
-def trunk_reach(T, O, st, roots, sc, mode, upd0, upd1, nf, n0, n1, D, K):
+def trunk_reach(T, H, O, st, roots, sc, mode, upd0, upd1, nf, n0, n1, D, K):
     """Step 1 of a walk: the strategy sums' roots (mode UPDATE) and the reach vectors at the
     first chance nodes, (fr0, fr1)."""
     if mode == UPDATE:
@@ -594,14 +625,14 @@ def trunk_reach(T, O, st, roots, sc, mode, upd0, upd1, nf, n0, n1, D, K):
             roots[0][0] = sc[3] * roots[0][0] + sc[4]
         if upd1:
             roots[1][0] = sc[3] * roots[1][0] + sc[4]
-    fr0, fr1 = np.zeros((nf, n0)), np.zeros((nf, n1))
+    fr = (np.zeros((nf, n0)), np.zeros((nf, n1)))
     if nf > 0:
-        _collect(0, 0, 0, 0, T, O, st, roots, mode, fr0, fr1, _buffers(n0, n1, D, K))
-    return fr0, fr1
+        _walk(0, T, H, O, st, roots, sc, mode, upd0, upd1, False, True, fr, fr[0], fr[1], _buffers(n0, n1, D, K))
+    return fr
 
 
 @nb.njit(cache=True, nogil=True)
-def subtrees(lo, hi, items, fr0, fr1, T, H, O, Q, st, roots, sc, mode, upd0, upd1, D, K):
+def subtrees(lo, hi, items, fr0, fr1, T, H, O, st, roots, sc, mode, upd0, upd1, D, K):
     """Step 2 (one chunk per thread, without the GIL): the subtrees items[lo:hi] below the
     first chance nodes; returns this chunk's values summed per first chance node."""
     nf, n0, n1 = fr0.shape[0], fr0.shape[1], fr1.shape[1]
@@ -611,7 +642,7 @@ def subtrees(lo, hi, items, fr0, fr1, T, H, O, Q, st, roots, sc, mode, upd0, upd
         f, u = items[it, 0], items[it, 1]
         B[0][0][0, :] = fr0[f]
         B[0][1][0, :] = fr1[f]
-        _node(u, 0, 0, 0, T, H, O, Q, st, roots, sc, mode, upd0, upd1, False, fv0, fv1, B)
+        _walk(u, T, H, O, st, roots, sc, mode, upd0, upd1, False, False, (fr0, fr1), fv0, fv1, B)
         if upd0:
             fv0[f] += B[1][0][0]
         if upd1:
@@ -620,11 +651,11 @@ def subtrees(lo, hi, items, fr0, fr1, T, H, O, Q, st, roots, sc, mode, upd0, upd
 
 
 @nb.njit(cache=True, nogil=True)
-def trunk(fv0, fv1, T, H, O, Q, st, roots, sc, mode, upd0, upd1, D, K):
+def trunk(fv0, fv1, T, H, O, st, roots, sc, mode, upd0, upd1, D, K):
     """Step 3: the trunk's walk, reading the subtrees' values at the first chance nodes.
     Returns the root values (sum over hands) of player 0 and player 1, each in its own payoff."""
     B = _buffers(fv0.shape[1], fv1.shape[1], D, K)
-    _node(0, 0, 0, 0, T, H, O, Q, st, roots, sc, mode, upd0, upd1, True, fv0, fv1, B)
+    _walk(0, T, H, O, st, roots, sc, mode, upd0, upd1, True, False, (fv0, fv1), fv0, fv1, B)
     return B[1][0][0].sum(), B[1][1][0].sum()
 
 
