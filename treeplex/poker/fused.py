@@ -65,6 +65,7 @@ from .cards import HAND_CARDS
 from .isomorphism import hand_orbits
 from .operator import _normalizer, _same_combo
 from .public_tree import CHANCE, DECISION, TERMINAL
+from .streets_operator import _apply_groups
 
 UPDATE, BR_AVERAGE, BR_CURRENT = 0, 1, 2  # walk modes
 
@@ -101,7 +102,7 @@ class FusedTree:
         self.n_nodes, self.n_dec, self.n_chance = U, nD, nC
         # hands
         self.n = (len(game.hands[0]), len(game.hands[1]))
-        cards = [np.ascontiguousarray(HAND_CARDS[h], dtype=np.int64) for h in game.hands]
+        cards = [np.ascontiguousarray(HAND_CARDS[h], dtype=np.int32) for h in game.hands]
         weight = [np.ascontiguousarray(w, dtype=np.float64) for w in game.weight]
         Z = _normalizer(cards, weight)
         same = [np.where(s >= 0, s, len(cards[1 - p])).astype(np.int64) for p, s in enumerate(_same_combo(cards))]
@@ -150,38 +151,79 @@ class FusedTree:
         self.tboard = np.array(tree.term_board, dtype=np.int64)
         self.boards = game._boards()
         self.hands = tuple((cards[p], weight[p], weight[p] / Z, same[p], *orders[p]) for p in (0, 1))
-        # depth, first chance nodes and the subtrees below them (parallel items)
-        depth = np.zeros(U, np.int64)
-        sub = np.ones(U, np.float64)  # work estimate of each subtree: nodes, terminals x hands
-        sub[nD + nC:] = 1.0 + (self.n[0] + self.n[1]) / 16.0
-        order = _preorder(self.cptr, self.child, U)
-        for u in order:
-            for c in self.child[self.cptr[u]:self.cptr[u + 1]]:
-                depth[c] = depth[u] + 1
-        for u in order[::-1]:
-            for c in self.child[self.cptr[u]:self.cptr[u + 1]]:
-                sub[u] += sub[c]
-        self.depth = int(depth.max()) + 2
         self.kmax = kmax
-        first = np.full(U, -1, np.int64)
-        items, work, nf = [], [], 0
-        stack = [0]
-        while stack:  # the trunk: nodes above any chance node
-            u = stack.pop()
-            if kind[u] == CHANCE:
-                first[u] = nf
-                nf += 1
-                for c in self.child[self.cptr[u]:self.cptr[u + 1]]:
-                    items.append((first[u], c))
-                    work.append(sub[c])
-            elif kind[u] == DECISION:
-                stack.extend(self.child[self.cptr[u]:self.cptr[u + 1]].tolist())
-        self.first = first
-        self.n_first = nf
+        self._segments(game)
+
+    def _segments(self, game) -> None:
+        """Segments: the parts of the tree between chance nodes (each a root, the nodes below it
+        down to the next chance nodes, included, in preorder; all on one board). The walk goes
+        down a segment, then through the segments below its chance nodes, then up it; the
+        segments below the root segment's chance nodes are the parallel items."""
+        kind, cptr, child, U = self.kind, self.cptr, self.child, self.n_nodes
+        tb = self.n_dec + self.n_chance
+        loc = np.zeros(U, np.int64)
+        cidx = np.full(U, -1, np.int64)
+        seg_of = np.full(U, -1, np.int64)
+        seg_ptr, nodes, seg_cptr, chance_loc, seg_level = [0], [], [0], [], []
+        roots = [(0, 0)]
+        work_of = []
+        j = 0
+        while j < len(roots):  # segments in order of discovery: a parent segment before its children
+            r, level = roots[j]
+            seg_of[r] = j
+            seg_level.append(level)
+            stack, mine = [r], []
+            while stack:
+                u = stack.pop()
+                loc[u] = len(mine)
+                mine.append(u)
+                if kind[u] == CHANCE:
+                    cidx[u] = len(chance_loc) - seg_cptr[-1]
+                    chance_loc.append(loc[u])
+                    roots.extend((int(c), level + 1) for c in child[cptr[u]:cptr[u + 1]])
+                elif kind[u] == DECISION:
+                    stack.extend(child[cptr[u]:cptr[u + 1]][::-1].tolist())
+            nodes.extend(mine)
+            seg_ptr.append(len(nodes))
+            seg_cptr.append(len(chance_loc))
+            work_of.append(len(mine) + sum(1 for u in mine if kind[u] == TERMINAL) * (self.n[0] + self.n[1]) / 16.0)
+            j += 1
+        nseg = len(seg_ptr) - 1
+        seg_ptr = np.array(seg_ptr, np.int64)
+        nodes = np.array(nodes, np.int64)
+        level = np.array(seg_level, np.int64)
+        width = np.diff(seg_ptr)
+        # work below each segment (children discovered after their parents: sum backwards)
+        parent_seg = np.full(nseg, -1, np.int64)
+        for sg in range(nseg):
+            for u in nodes[seg_ptr[sg]:seg_ptr[sg + 1]]:
+                if kind[u] == CHANCE:
+                    parent_seg[seg_of[child[cptr[u]:cptr[u + 1]]]] = sg
+        work = np.array(work_of)
+        for sg in range(nseg - 1, 0, -1):
+            work[parent_seg[sg]] += work[sg]
+        # terminals in segment order: one group each for the terminal kernel
+        is_t = kind[nodes] == TERMINAL
+        terms = nodes[is_t] - tb
+        seg_tptr = np.zeros(nseg + 1, np.int64)
+        seg_tptr[1:] = np.cumsum(np.add.reduceat(is_t.astype(np.int64), seg_ptr[:-1]) if nseg else [])
+        lt = loc[terms + tb]
+        ob = tuple(np.zeros(len(self.tkind), np.int64) for _ in (0, 1))
+        for p in (0, 1):
+            ob[p][terms] = lt * self.n[p]
+        self.G = (seg_ptr, nodes, loc, cidx, seg_tptr, np.arange(len(terms) + 1, dtype=np.int64),
+                  terms.astype(np.int64), self.tboard[terms], np.ones(len(terms), np.int64),
+                  tuple((lt * self.n[p]).astype(np.int64) for p in (0, 1)), ob, np.ones(len(self.tkind), np.int64),
+                  np.array(seg_cptr, np.int64), np.array(chance_loc, np.int64), seg_of)
+        self.levels = int(level.max()) + 1 if nseg else 1
+        self.width = int(width.max()) if nseg else 1
+        items = [(cidx[u], int(c)) for u in nodes[seg_ptr[0]:seg_ptr[1]] if kind[u] == CHANCE
+                 for c in child[cptr[u]:cptr[u + 1]]]
+        self.n_first = int(seg_cptr[1]) if nseg else 0
         self.items = np.array(items, dtype=np.int64).reshape(-1, 2)
-        self.work = np.array(work, dtype=np.float64)
+        self.work = np.array([work[seg_of[c]] for _, c in items], dtype=np.float64)
         self.static = (self.kind, self.cptr, self.child, self.actor, self.off, self.m, self.tab, self.tkind,
-                       self.tval, self.tboard, self.boards, self.first, np.array([nD + nC], dtype=np.int64))
+                       self.tval, self.tboard, self.boards, cidx, np.array([tb], dtype=np.int64))
 
     def chunks(self, threads: int) -> np.ndarray:
         """Item boundaries cutting the parallel items into ``threads`` runs of about equal work."""
@@ -202,17 +244,9 @@ class FusedTree:
 
     @property
     def nbytes(self) -> int:
-        arrays = [*self.static, self.sbase, *self.orbit, *self.rep, self.items, self.work]
+        arrays = [*self.static, self.sbase, *self.orbit, *self.rep, self.items, self.work, *self.G[:9], *self.G[9],
+                  *self.G[10], *self.G[11:]]
         return sum(a.nbytes for a in arrays) + sum(a.nbytes for h in self.hands for a in h)
-
-
-def _preorder(cptr, child, U) -> list[int]:
-    out, stack = [], [0]
-    while stack:
-        u = stack.pop()
-        out.append(u)
-        stack.extend(child[cptr[u]:cptr[u + 1]].tolist())
-    return out
 
 
 @nb.njit(cache=True)
@@ -258,23 +292,23 @@ class FusedEngine:
         t = self.tree
         st = tuple((s.R, s.S, s.P) for s in players)
         roots = tuple(s.root for s in players)
-        common = (t.static, t.hands, (t.orbit, tuple(t.rep)), st, roots, sc, mode, upd0, upd1)
-        fr0, fr1 = trunk_reach(*common, t.n_first, *t.n, t.depth, t.kmax)
+        common = (t.static, t.G, t.hands, (t.orbit, tuple(t.rep)), st, roots, sc, mode, upd0, upd1)
+        fr0, fr1 = trunk_reach(*common, t.n_first, t.levels, t.width, t.kmax)
         if t.n_first:
             bounds = t.chunks(self.threads)
             runs = [(bounds[c], bounds[c + 1]) for c in range(len(bounds) - 1)]
+            sizes = (t.items, fr0, fr1, *common, t.levels, t.width, t.kmax)
             if len(runs) == 1:
-                parts = [subtrees(*runs[0], t.items, fr0, fr1, *common, t.depth, t.kmax)]
+                parts = [subtrees(*runs[0], *sizes)]
             else:
-                parts = list(self._pool().map(lambda r: subtrees(*r, t.items, fr0, fr1, *common, t.depth, t.kmax),
-                                              runs))
+                parts = list(self._pool().map(lambda r: subtrees(*r, *sizes), runs))
             fv0, fv1 = parts[0]
             for a, b in parts[1:]:
                 fv0 += a
                 fv1 += b
         else:
             fv0, fv1 = fr0, fr1
-        return trunk(fv0, fv1, *common, t.depth, t.kmax)
+        return trunk(fv0, fv1, *common, t.levels, t.width, t.kmax)
 
     @property
     def threads(self) -> int:
@@ -337,289 +371,221 @@ def _strategy(R, P, off, m, k, out, tot):
 
 
 @nb.njit(cache=True)
-def _terminal(t, own, T, Hown, Hin, rin, out, vin, card, dead):
-    """out[h] = own player's counterfactual value at terminal t for each own hand h, against
-    input reach ``rin`` (the other's reach, its range weight applied here): the fold's
-    inclusion-exclusion and the showdown's sorted sweep of :mod:`.streets_operator`."""
-    tkind, tval, tboard, boards = T[7], T[8], T[9], T[10]
-    cards_in, w_in, _, _, iptr, iidx, istr = Hin
-    cards_own, _, coef, same, optr, oidx, ostr = Hown
-    n_in, n_own = len(w_in), len(coef)
-    bd = tboard[t]
-    for k in range(5):
-        if boards[bd, k] >= 0:
-            dead[boards[bd, k]] = True
-    total = 0.0
-    for i in range(n_in):
-        x = 0.0 if (dead[cards_in[i, 0]] or dead[cards_in[i, 1]]) else w_in[i] * rin[i]
-        vin[i] = x
-        total += x
-    vin[n_in] = 0.0
-    if total == 0.0:
-        for h in range(n_own):
-            out[h] = 0.0
-    elif tkind[t] == 0:
-        card[:] = 0.0
-        for i in range(n_in):
-            card[cards_in[i, 0]] += vin[i]
-            card[cards_in[i, 1]] += vin[i]
-        val = tval[t] if own == 0 else -tval[t]
-        for h in range(n_own):
-            c1, c2 = cards_own[h, 0], cards_own[h, 1]
-            if dead[c1] or dead[c2]:
-                out[h] = 0.0
+def _down(L, s, in0, in1, T, G, O, st, roots, sc, mode, upd0, upd1, cut, collect, fr, fv0, fv1, B):
+    """Down segment s at level L of the stack: the players' reach at each of its nodes (the
+    root's from in0, in1); the strategy sums of an updating actor (mode UPDATE); the values
+    of its chance nodes zeroed (or, ``cut``, read from fv0, fv1; ``collect``: their reach
+    recorded in ``fr`` instead)."""
+    kind, cptr, child, actor, off, m, tab = T[0], T[1], T[2], T[3], T[4], T[5], T[6]
+    seg_ptr, seg_nodes, loc, cidx = G[0], G[1], G[2], G[3]
+    RS, VS, strat, tot = B[0], B[1], B[3], B[4]
+    base = seg_ptr[s]
+    RS[0][L, 0, :] = in0
+    RS[1][L, 0, :] = in1
+    for e in range(seg_ptr[s + 1] - base):
+        u = seg_nodes[base + e]
+        if kind[u] == CHANCE:
+            f = cidx[u]
+            if collect:
+                fr[0][f, :] = RS[0][L, e]
+                fr[1][f, :] = RS[1][L, e]
+            elif cut:
+                VS[0][L, e, :] = fv0[f]
+                VS[1][L, e, :] = fv1[f]
             else:
-                out[h] = val * (coef[h] * (total - card[c1] - card[c2] + vin[same[h]]))
-    else:
-        for h in range(n_own):
-            out[h] = 0.0
-        i0, i1, o0, o1 = iptr[bd], iptr[bd + 1], optr[bd], optr[bd + 1]
-        card[:] = 0.0
-        run = 0.0
-        j = i0
-        for q in range(o0, o1):  # up: compatible input mass strictly weaker
-            h = oidx[q]
-            while j < i1 and istr[j] < ostr[q]:
-                i = iidx[j]
-                run += vin[i]
-                card[cards_in[i, 0]] += vin[i]
-                card[cards_in[i, 1]] += vin[i]
-                j += 1
-            out[h] = coef[h] * (run - card[cards_own[h, 0]] - card[cards_own[h, 1]])
-        card[:] = 0.0
-        run = 0.0
-        j = i1 - 1
-        for q in range(o1 - 1, o0 - 1, -1):  # down: minus the compatible mass strictly stronger
-            h = oidx[q]
-            while j >= i0 and istr[j] > ostr[q]:
-                i = iidx[j]
-                run += vin[i]
-                card[cards_in[i, 0]] += vin[i]
-                card[cards_in[i, 1]] += vin[i]
-                j -= 1
-            out[h] -= coef[h] * (run - card[cards_own[h, 0]] - card[cards_own[h, 1]])
-        val = tval[t]
-        for q in range(o0, o1):
-            out[oidx[q]] = val * out[oidx[q]]
-    for k in range(5):
-        if boards[bd, k] >= 0:
-            dead[boards[bd, k]] = False
-
-
-@nb.njit(cache=True)
-def _buffers(n0, n1, D, K):
-    """One thread's stack: per depth and player the reach, the values, the per-action values
-    and the strategy (orbit level); scratch for terminals and the per-infoset update."""
-    nm = max(n0, n1)
-    reach = (np.ones((D, n0)), np.ones((D, n1)))
-    cfv = (np.zeros((D, n0)), np.zeros((D, n1)))
-    act = (np.zeros((D, K, n0)), np.zeros((D, K, n1)))
-    strat = (np.zeros((D, K, n0)), np.zeros((D, K, n1)))
-    ovals = np.zeros((K, nm))
-    tot = np.zeros(nm)
-    vin = np.zeros(nm + 1)
-    card = np.zeros(52)
-    dead = np.zeros(52, dtype=np.bool_)
-    small = np.zeros((3, K))
-    ends = np.zeros(2, dtype=np.int32)  # start, end of the one infoset handed to the kernel
-    return reach, cfv, act, strat, ovals, tot, vin, card, dead, small, ends
-
-
-@nb.njit(cache=True)
-def _enter(u, d, T, H, O, st, roots, sc, mode, upd0, upd1, cut, collect, fr, fv0, fv1, B, node, cur, slot):
-    """Visit node u at depth d on the way down; returns True when u is done (a terminal, or
-    a chance node whose values are read or recorded), False when the walk goes below it."""
-    kind, cptr, actor, off, m, tab = T[0], T[1], T[3], T[4], T[5], T[6]
-    first = T[11]
-    reach, cfv, act, stratb, ovals, tot, vin, card, dead, small, ends = B
-    node[d] = u
-    cur[d] = 0
-    s0, s1 = slot[d, 0], slot[d, 1]
-    if kind[u] == TERMINAL:
-        if not collect:
-            t = u - T[12][0]
-            if upd0:
-                _terminal(t, 0, T, H[0], H[1], reach[1][s1], cfv[0][d], vin, card, dead)
-            if upd1:
-                _terminal(t, 1, T, H[1], H[0], reach[0][s0], cfv[1][d], vin, card, dead)
-        return True
-    if kind[u] == CHANCE:
-        f = first[u]
-        if collect:
-            fr[0][f, :] = reach[0][s0]
-            fr[1][f, :] = reach[1][s1]
-            return True
-        if cut and f >= 0:
-            if upd0:
-                cfv[0][d, :] = fv0[f]
-            if upd1:
-                cfv[1][d, :] = fv1[f]
-            return True
-        if upd0:
-            cfv[0][d, :] = 0.0
-        if upd1:
-            cfv[1][d, :] = 0.0
-        slot[d + 1, 0], slot[d + 1, 1] = s0, s1
-        return False
-    a = actor[u]
-    k = cptr[u + 1] - cptr[u]
-    mv, ov = m[u], off[u]
-    R, S, P = st[a]
-    strat = stratb[a][d]
-    if mode != BR_AVERAGE:
-        _strategy(R, P, ov, mv, k, strat, tot)
-    if mode == UPDATE and not collect and (upd0 if a == 0 else upd1):  # the played plan into the strategy sum
-        rep = O[1][a][tab[u]]
-        ra = reach[a][slot[d, a]]
-        rho, omega = sc[3], sc[4]
-        for i in range(k):
-            for o in range(mv):
-                e = ov + i * mv + o
-                S[e] = rho * np.float64(S[e]) + omega * (ra[rep[o]] * strat[i, o])
-    _descend(u, 0, d, T, O, st, roots, mode, B, slot)
-    return False
-
-
-@nb.njit(cache=True)
-def _descend(u, i, d, T, O, st, roots, mode, B, slot):
-    """The slots below action i of decision node u at depth d: the actor's reach times its
-    strategy (or, for the average's best response, read from the strategy sum) into slot
-    d + 1; the other player's slot unchanged."""
-    actor, off, m, tab = T[3], T[4], T[5], T[6]
-    a = actor[u]
-    mv, ov = m[u], off[u]
-    orb = O[0][a][tab[u]]
-    ra = B[0][a]
-    dst, src = ra[d + 1], ra[slot[d, a]]
-    n = ra.shape[1]
-    if mode == BR_AVERAGE:
-        S = st[a][1]
-        inv = 1.0 / roots[a][0]
-        for h in range(n):
-            dst[h] = np.float64(S[ov + i * mv + orb[h]]) * inv
-    else:
-        strat = B[3][a][d]
-        for h in range(n):
-            dst[h] = src[h] * strat[i, orb[h]]
-    slot[d + 1, a] = d + 1
-    slot[d + 1, 1 - a] = slot[d, 1 - a]
-
-
-@nb.njit(cache=True)
-def _finish(u, d, T, O, st, sc, mode, upd0, upd1, B):
-    """Decision node u at depth d after all its children: the actor's regret update and
-    values (or best response); the other player's values are already summed."""
-    cptr, actor, off, m, tab = T[1], T[3], T[4], T[5], T[6]
-    reach, cfv, act, stratb, ovals, tot, vin, card, dead, small, ends = B
-    a = actor[u]
-    if not (upd0 if a == 0 else upd1):
-        return
-    k = cptr[u + 1] - cptr[u]
-    mv, ov = m[u], off[u]
-    orb = O[0][a][tab[u]]
-    R, S, P = st[a]
-    strat = stratb[a][d]
-    acts = act[a][d]
-    out = cfv[a][d]
-    na = out.shape[0]
-    ident = mv == na
-    if not ident:  # per-hand values summed per orbit: the reduced game's infoset values
-        ovals[:k, :mv] = 0.0
-        for i in range(k):
-            for h in range(na):
-                ovals[i, orb[h]] += acts[i, h]
-    vals = acts if ident else ovals
-    if mode == UPDATE:
-        pos, floor, general = sc[0], sc[1], sc[2]
-        ends[1] = k
-        tv, tb, tr = small[0], small[1], small[2]
-        for o in range(mv):
-            for i in range(k):
-                e = ov + i * mv + o
-                tv[i] = vals[i, o]
-                tb[i] = strat[i, o]
-                tr[i] = R[e]
-            regret_match_infoset(0, ends[:1], ends[1:], ends[:1], tv, tb, tr, pos, floor, general)
-            for i in range(k):
-                e = ov + i * mv + o
-                R[e] = tr[i]
-                if len(P) > 0:
-                    P[e] = tb[i]
-        for h in range(na):
-            out[h] = strat[0, orb[h]] * acts[0, h]
-        for i in range(1, k):
-            for h in range(na):
-                out[h] += strat[i, orb[h]] * acts[i, h]
-    else:  # best response: the first best action of each infoset
-        for o in range(mv):
-            best, bv = 0, vals[0, o]
-            for i in range(1, k):
-                if vals[i, o] > bv:
-                    best, bv = i, vals[i, o]
-            tot[o] = best
-        for h in range(na):
-            out[h] = acts[np.int64(tot[orb[h]]), h]
-
-
-@nb.njit(cache=True)
-def _walk(u0, T, H, O, st, roots, sc, mode, upd0, upd1, cut, collect, fr, fv0, fv1, B):
-    """The walk below node u0 (depth 0, the players' reach in slot 0 of the stack), without
-    recursion: ``node``, ``cur`` and ``slot`` hold each depth's node, next child and reach
-    slots. Writes the updating players' values at u0 into the stack's depth-0 values; with
-    ``collect``, only records the reach at the first chance nodes (into ``fr``)."""
-    kind, cptr, child = T[0], T[1], T[2]
-    cfv, act = B[1], B[2]
-    D = B[0][0].shape[0]
-    node = np.zeros(D, np.int64)
-    cur = np.zeros(D, np.int64)
-    slot = np.zeros((D, 2), np.int64)
-    d = 0
-    done = _enter(u0, 0, T, H, O, st, roots, sc, mode, upd0, upd1, cut, collect, fr, fv0, fv1, B, node, cur, slot)
-    while True:
-        if not done:  # go down to the next child of node[d]
-            u = node[d]
-            c = child[cptr[u] + cur[d]]
-            done = _enter(c, d + 1, T, H, O, st, roots, sc, mode, upd0, upd1, cut, collect, fr, fv0, fv1, B,
-                          node, cur, slot)
-            d += 1
+                VS[0][L, e, :] = 0.0
+                VS[1][L, e, :] = 0.0
             continue
-        if d == 0:
-            return
-        # node[d] is done: fold its values into its parent and move to the parent's next child
-        d -= 1
-        u = node[d]
-        i = cur[d]
-        if not collect:
-            if kind[u] == CHANCE:
-                if upd0:
-                    cfv[0][d, :] += cfv[0][d + 1]
-                if upd1:
-                    cfv[1][d, :] += cfv[1][d + 1]
+        if kind[u] != DECISION:
+            continue
+        a = actor[u]
+        k = cptr[u + 1] - cptr[u]
+        mv, ov = m[u], off[u]
+        orb, rep = O[0][a][tab[u]], O[1][a][tab[u]]
+        R, S, P = st[a]
+        sa = strat[a]
+        ra, ro = RS[a][L], RS[1 - a][L]
+        n = ra.shape[1]
+        if mode != BR_AVERAGE:
+            _strategy(R, P, ov, mv, k, sa, tot)
+        if mode == UPDATE and not collect and (upd0 if a == 0 else upd1):  # the played plan into the sum
+            rho, omega = sc[3], sc[4]
+            for i in range(k):
+                for o in range(mv):
+                    x = ov + i * mv + o
+                    S[x] = rho * np.float64(S[x]) + omega * (ra[e, rep[o]] * sa[i, o])
+        for i in range(k):
+            lc = loc[child[cptr[u] + i]]
+            ro[lc, :] = ro[e]
+            if mode == BR_AVERAGE:
+                inv = 1.0 / roots[a][0]
+                for h in range(n):
+                    ra[lc, h] = np.float64(S[ov + i * mv + orb[h]]) * inv
             else:
-                a = T[3][u]
-                for p in range(2):
-                    if (upd0 if p == 0 else upd1):
-                        if p == a:
-                            act[p][d, i, :] = cfv[p][d + 1]
-                        elif i == 0:
-                            cfv[p][d, :] = cfv[p][d + 1]
-                        else:
-                            cfv[p][d, :] += cfv[p][d + 1]
-        cur[d] = i + 1
-        if cur[d] < cptr[u + 1] - cptr[u]:
-            if kind[u] == DECISION:
-                _descend(u, cur[d], d, T, O, st, roots, mode, B, slot)
-            done = False
-        else:
-            if kind[u] == DECISION and not collect:
-                _finish(u, d, T, O, st, sc, mode, upd0, upd1, B)
-            done = True
+                for h in range(n):
+                    ra[lc, h] = ra[e, h] * sa[i, orb[h]]
+
+
+@nb.njit(cache=True)
+def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
+    """Up segment s at level L: its terminals' values for each updating player, all at once
+    (:func:`.streets_operator._apply_groups`: the segment's terminals share its board), then
+    its decision nodes in reverse order: the actor's regret update (or best action) and both
+    players' values. Its chance nodes' values are already in place."""
+    kind, cptr, child, actor, off, m, tab, tkind, tval = T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8]
+    boards = T[10]
+    seg_ptr, seg_nodes, loc = G[0], G[1], G[2]
+    RS, VS, act, strat, tot, ovals, small, ends = B[0], B[1], B[2], B[3], B[4], B[5], B[6], B[7]
+    base = seg_ptr[s]
+    ne = seg_ptr[s + 1] - base
+    t0, t1 = G[4][s], G[4][s + 1]
+    if t1 > t0:
+        ptr, terms, gboard, gstride = G[5], G[6], G[7], G[8]
+        for p in range(2):
+            if not (upd0 if p == 0 else upd1):
+                continue
+            q = 1 - p
+            V = VS[p][L]
+            n_own = V.shape[1]
+            for g in range(t0, t1):
+                V[loc[terms[g] + T[12][0]], :] = 0.0
+            hp, hq = H[p], H[q]
+            _apply_groups(t0, t1, ptr, terms, gboard, G[9][q], gstride, tkind, tval, 1.0 if p == 0 else -1.0,
+                          RS[q][L].reshape(-1), hq[1], hq[0], hq[4], hq[5], hq[6], hp[2], hp[0], hp[3],
+                          hp[4], hp[5], hp[6], boards, G[10][p], G[11], V.reshape(-1))
+            if p == 1:  # the kernel gives A^T x (player 0's payoff); player 1's values are its negative
+                for g in range(t0, t1):
+                    e = loc[terms[g] + T[12][0]]
+                    for h in range(n_own):
+                        V[e, h] = -V[e, h]
+    for e in range(ne - 1, -1, -1):
+        u = seg_nodes[base + e]
+        if kind[u] != DECISION:
+            continue
+        a = actor[u]
+        k = cptr[u + 1] - cptr[u]
+        for p in range(2):  # the other player's values: summed over the actor's actions
+            if p != a and (upd0 if p == 0 else upd1):
+                V = VS[p][L]
+                V[e, :] = V[loc[child[cptr[u]]]]
+                for i in range(1, k):
+                    V[e, :] += V[loc[child[cptr[u] + i]]]
+        if not (upd0 if a == 0 else upd1):
+            continue
+        mv, ov = m[u], off[u]
+        orb = O[0][a][tab[u]]
+        R, S, P = st[a]
+        sa = strat[a]
+        V = VS[a][L]
+        out = V[e]
+        na = V.shape[1]
+        acts = act[a]
+        for i in range(k):
+            acts[i, :] = V[loc[child[cptr[u] + i]]]
+        if mode != BR_AVERAGE:
+            _strategy(R, P, ov, mv, k, sa, tot)
+        ident = mv == na
+        if not ident:  # per-hand values summed per orbit: the reduced game's infoset values
+            ovals[:k, :mv] = 0.0
+            for i in range(k):
+                for h in range(na):
+                    ovals[i, orb[h]] += acts[i, h]
+        vals = acts if ident else ovals
+        if mode == UPDATE:
+            pos, floor, general = sc[0], sc[1], sc[2]
+            ends[1] = k
+            tv, tb, tr = small[0], small[1], small[2]
+            for o in range(mv):
+                for i in range(k):
+                    x = ov + i * mv + o
+                    tv[i] = vals[i, o]
+                    tb[i] = sa[i, o]
+                    tr[i] = R[x]
+                regret_match_infoset(0, ends[:1], ends[1:], ends[:1], tv, tb, tr, pos, floor, general)
+                for i in range(k):
+                    x = ov + i * mv + o
+                    R[x] = tr[i]
+                    if len(P) > 0:
+                        P[x] = tb[i]
+            for h in range(na):
+                out[h] = sa[0, orb[h]] * acts[0, h]
+            for i in range(1, k):
+                for h in range(na):
+                    out[h] += sa[i, orb[h]] * acts[i, h]
+        else:  # best response: the first best action of each infoset
+            for o in range(mv):
+                best, bv = 0, vals[0, o]
+                for i in range(1, k):
+                    if vals[i, o] > bv:
+                        best, bv = i, vals[i, o]
+                tot[o] = best
+            for h in range(na):
+                out[h] = acts[np.int64(tot[orb[h]]), h]
+
+
+@nb.njit(cache=True)
+def _buffers(n0, n1, levels, width, K):
+    """One thread's stack: per segment level, node of the segment and player, the reach and
+    the values; scratch for a node's per-action values, strategy and regret update."""
+    nm = max(n0, n1)
+    RS = (np.ones((levels, width, n0)), np.ones((levels, width, n1)))
+    VS = (np.zeros((levels, width, n0)), np.zeros((levels, width, n1)))
+    act = (np.zeros((K, n0)), np.zeros((K, n1)))
+    strat = (np.zeros((K, n0)), np.zeros((K, n1)))
+    return RS, VS, act, strat, np.zeros(nm), np.zeros((K, nm)), np.zeros((3, K)), np.zeros(2, dtype=np.int32)
+
+
+@nb.njit(cache=True)
+def _walk(s0, in0, in1, T, G, H, O, st, roots, sc, mode, upd0, upd1, cut, collect, fr, fv0, fv1, B):
+    """The walk of segment s0 and everything below it, its root's players' reach in0, in1;
+    the updating players' values at its root end in row 0 of level 0's values. The segments
+    below chance nodes are entered through a stack of levels (no recursion: numba's cache of
+    recursive kernels is unreliable). ``cut``: level 0's chance nodes take fv0, fv1 and are
+    not walked; ``collect``: only level 0's reach, recorded at its chance nodes."""
+    cptr, child = T[1], T[2]
+    seg_ptr, seg_nodes, seg_cptr, seg_chance, seg_of = G[0], G[1], G[12], G[13], G[14]
+    VS = B[1]
+    levels = VS[0].shape[0]
+    seg = np.zeros(levels, np.int64)
+    ce = np.zeros(levels, np.int64)
+    cc = np.zeros(levels, np.int64)
+    L = 0
+    seg[0] = s0
+    _down(0, s0, in0, in1, T, G, O, st, roots, sc, mode, upd0, upd1, cut, collect, fr, fv0, fv1, B)
+    if collect:
+        return
+    while True:
+        s = seg[L]
+        if ce[L] < seg_cptr[s + 1] - seg_cptr[s] and not (cut and L == 0):
+            e = seg_chance[seg_cptr[s] + ce[L]]
+            u = seg_nodes[seg_ptr[s] + e]
+            if cc[L] < cptr[u + 1] - cptr[u]:
+                s2 = seg_of[child[cptr[u] + cc[L]]]
+                seg[L + 1], ce[L + 1], cc[L + 1] = s2, 0, 0
+                _down(L + 1, s2, B[0][0][L, e], B[0][1][L, e], T, G, O, st, roots, sc, mode, upd0, upd1, False,
+                      False, fr, fv0, fv1, B)
+                L += 1
+            else:
+                ce[L] += 1
+                cc[L] = 0
+            continue
+        _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B)
+        if L == 0:
+            return
+        e = seg_chance[seg_cptr[seg[L - 1]] + ce[L - 1]]
+        if upd0:
+            VS[0][L - 1, e, :] += VS[0][L, 0]
+        if upd1:
+            VS[1][L - 1, e, :] += VS[1][L, 0]
+        L -= 1
+        cc[L] += 1
 
 
 @nb.njit(cache=True, nogil=True)
-def trunk_reach(T, H, O, st, roots, sc, mode, upd0, upd1, nf, n0, n1, D, K):
+def trunk_reach(T, G, H, O, st, roots, sc, mode, upd0, upd1, nf, levels, width, K):
     """Step 1 of a walk: the strategy sums' roots (mode UPDATE) and the reach vectors at the
     first chance nodes, (fr0, fr1)."""
+    n0, n1 = len(H[0][1]), len(H[1][1])
     if mode == UPDATE:
         if upd0:
             roots[0][0] = sc[3] * roots[0][0] + sc[4]
@@ -627,36 +593,38 @@ def trunk_reach(T, H, O, st, roots, sc, mode, upd0, upd1, nf, n0, n1, D, K):
             roots[1][0] = sc[3] * roots[1][0] + sc[4]
     fr = (np.zeros((nf, n0)), np.zeros((nf, n1)))
     if nf > 0:
-        _walk(0, T, H, O, st, roots, sc, mode, upd0, upd1, False, True, fr, fr[0], fr[1], _buffers(n0, n1, D, K))
+        _walk(0, np.ones(n0), np.ones(n1), T, G, H, O, st, roots, sc, mode, upd0, upd1, False, True, fr, fr[0],
+              fr[1], _buffers(n0, n1, 1, width, K))
     return fr
 
 
 @nb.njit(cache=True, nogil=True)
-def subtrees(lo, hi, items, fr0, fr1, T, H, O, st, roots, sc, mode, upd0, upd1, D, K):
+def subtrees(lo, hi, items, fr0, fr1, T, G, H, O, st, roots, sc, mode, upd0, upd1, levels, width, K):
     """Step 2 (one chunk per thread, without the GIL): the subtrees items[lo:hi] below the
     first chance nodes; returns this chunk's values summed per first chance node."""
     nf, n0, n1 = fr0.shape[0], fr0.shape[1], fr1.shape[1]
     fv0, fv1 = np.zeros((nf, n0)), np.zeros((nf, n1))
-    B = _buffers(n0, n1, D, K)
+    B = _buffers(n0, n1, levels, width, K)
     for it in range(lo, hi):
         f, u = items[it, 0], items[it, 1]
-        B[0][0][0, :] = fr0[f]
-        B[0][1][0, :] = fr1[f]
-        _walk(u, T, H, O, st, roots, sc, mode, upd0, upd1, False, False, (fr0, fr1), fv0, fv1, B)
+        _walk(G[14][u], fr0[f], fr1[f], T, G, H, O, st, roots, sc, mode, upd0, upd1, False, False, (fr0, fr1),
+              fv0, fv1, B)
         if upd0:
-            fv0[f] += B[1][0][0]
+            fv0[f] += B[1][0][0, 0]
         if upd1:
-            fv1[f] += B[1][1][0]
+            fv1[f] += B[1][1][0, 0]
     return fv0, fv1
 
 
 @nb.njit(cache=True, nogil=True)
-def trunk(fv0, fv1, T, H, O, st, roots, sc, mode, upd0, upd1, D, K):
+def trunk(fv0, fv1, T, G, H, O, st, roots, sc, mode, upd0, upd1, levels, width, K):
     """Step 3: the trunk's walk, reading the subtrees' values at the first chance nodes.
     Returns the root values (sum over hands) of player 0 and player 1, each in its own payoff."""
-    B = _buffers(fv0.shape[1], fv1.shape[1], D, K)
-    _walk(0, T, H, O, st, roots, sc, mode, upd0, upd1, True, False, (fv0, fv1), fv0, fv1, B)
-    return B[1][0][0].sum(), B[1][1][0].sum()
+    n0, n1 = fv0.shape[1], fv1.shape[1]
+    B = _buffers(n0, n1, 1, width, K)
+    _walk(0, np.ones(n0), np.ones(n1), T, G, H, O, st, roots, sc, mode, upd0, upd1, True, False, (fv0, fv1), fv0,
+          fv1, B)
+    return B[1][0][0, 0].sum(), B[1][1][0, 0].sum()
 
 
 @nb.njit(cache=True)
