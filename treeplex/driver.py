@@ -200,9 +200,11 @@ def solve(
             t1, j1 = time.perf_counter(), jit.seconds
             run.seconds = seconds
             row, gap = run.check(problem, solver, report, restart)
+            cost = time.perf_counter() - t1 - (jit.seconds - j1)
             if on_check is not None:
                 on_check(solver, row)
-            stopped_by = schedule.checked(solver.iteration, gap, seconds)
+            stopped_by = schedule.checked(solver.iteration, gap, seconds,
+                                          cost if getattr(solver, "engine", None) is not None else 0.0)
             run.check_seconds += time.perf_counter() - t1 - (jit.seconds - j1)
             if checkpoint is not None:
                 save_run(checkpoint, problem, solver, params, run, schedule)

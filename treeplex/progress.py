@@ -39,7 +39,21 @@ class Progress:
     def check(self, problem: Problem, solver, report: str, restart: bool) -> tuple[dict, float]:
         """Evaluate the solver's average and current iterate, append their trace row and,
         with ``restart``, keep the best profile and restart the solver if due.
-        Returns (row, gap of the profile ``report`` picks)."""
+        Returns (row, gap of the profile ``report`` picks).
+
+        A solver with a cheap evaluation of one profile (``evaluate_profile``: the fused
+        postflop engine's best-response walk) has only the reported one checked (both for
+        ``"best"``); the other's gap is NaN in the trace."""
+        quick = getattr(solver, "evaluate_profile", None)
+        if quick is not None and (ev := quick("average" if report != "current" else "current")) is not None:
+            ev_cur = quick("current") if report == "best" else None
+            if report == "current":
+                ev, ev_cur = Evaluation(math.nan, math.nan, math.nan), ev
+            row = {"iteration": solver.iteration, "gradients": solver.gradients, "seconds": self.seconds,
+                   "gap_average": ev.gap, "gap_current": math.nan if ev_cur is None else ev_cur.gap,
+                   **solver.trace_extra()}
+            self.trace.append(row)
+            return row, (ev if report == "average" or ev_cur is None or ev.gap <= ev_cur.gap else ev_cur).gap
         avg, cur = solver.average(), solver.current()
         ev, ev_cur = evaluate(problem, *avg), evaluate(problem, *cur)
         row = {"iteration": solver.iteration, "gradients": solver.gradients, "seconds": self.seconds,

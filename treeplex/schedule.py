@@ -35,6 +35,9 @@ def check_stop(target_gap, max_iters, time_limit, check_every) -> None:
     positive(check_every, "check interval (--check-every)", int)
 
 
+CHECK_SHARE = 0.1  # the most of the solver time cheap checks may take (see Schedule.checked)
+
+
 class Schedule:
     """The stop rule and the next gap check of one run, from solver iteration ``it``.
 
@@ -68,12 +71,19 @@ class Schedule:
             return "max_iters"
         return "time_limit" if seconds >= self.time_limit else ""
 
-    def checked(self, it: int, gap: float, seconds: float) -> str:
+    def checked(self, it: int, gap: float, seconds: float, cost: float = 0.0) -> str:
         """Record a check at iteration ``it`` with reported ``gap``, schedule the next one,
-        and say why the run stops (``"target"``, :meth:`over`), or ``""`` to go on."""
+        and say why the run stops (``"target"``, :meth:`over`), or ``""`` to go on.
+
+        ``cost`` (seconds this check took; given by the driver for solvers whose checks are
+        cheap walks, the fused postflop engine) keeps checks at most ``CHECK_SHARE`` of the
+        solver time: the next check is at least cost / (CHECK_SHARE x seconds per iteration)
+        iterations on, unless ``check_every`` is fixed."""
         self.next_check = self._after(it)
         if self.check_every is None and self.target_gap is not None:
             self.next_check = toward_target(it, self.next_check, self.last, gap, self.target_gap)
+        if self.check_every is None and cost > 0.0 and seconds > 0.0 and it > 0:
+            self.next_check = max(self.next_check, it + math.ceil(cost / (CHECK_SHARE * seconds / it)))
         self.last = (it, gap)
         return "target" if self.target_gap is not None and gap <= self.target_gap else self.over(it, seconds)
 

@@ -234,6 +234,45 @@ def _rm_run(k: int):
 _rm_mixed, _rm_run2, _rm_run3, _rm_run4, _rm_run5 = (_rm_run(k) for k in (0, 2, 3, 4, 5))
 
 
+@nb.njit(cache=True)
+def rm_block(R, P, off, m, k, v, b, pos, floor, general, value):
+    """:func:`_rm_run`'s update at the m infosets of one node stored action-major (action i
+    of infoset o at ``off + i * m + o``; the fused postflop engine, :mod:`treeplex.poker.fused`):
+    ``v[i, o]`` the counterfactual values, ``b[i, o]`` the strategy played, ``general`` =
+    (neg, kappa, lam). The same arithmetic per infoset, in loops over o that vectorize (one
+    call per infoset cost 3x the rest of the fused pass, measured on the TURN spot). R gets the
+    new regrets; P (if not empty) the next strategy max(kappa R + lam r, 0) normalized, as
+    ``_rm_run`` writes b (uniform where all are 0). ``value[o]`` (scratch) gets the values played."""
+    neg, kappa, lam = general
+    for o in range(m):
+        value[o] = b[0, o] * v[0, o]
+    for i in range(1, k):
+        for o in range(m):
+            value[o] += b[i, o] * v[i, o]
+    pred = len(P) > 0
+    for i in range(k):
+        for o in range(m):
+            x = off + i * m + o
+            r = np.float64(R[x])
+            inst = v[i, o] - value[o]
+            acc = max(r * (pos if r > 0.0 else neg) + inst, floor)
+            R[x] = acc
+            if pred:
+                b[i, o] = max(kappa * acc + lam * inst, 0.0)  # b is free once the values are played
+    if pred:
+        for o in range(m):
+            total = 0.0
+            for i in range(k):
+                total += b[i, o]
+            if total > 0.0:
+                inv = 1.0 / total
+                for i in range(k):
+                    P[off + i * m + o] = b[i, o] * inv
+            else:
+                for i in range(k):
+                    P[off + i * m + o] = 1.0 / k
+
+
 @nb.njit
 def _hedge_run(j0, j1, start, end, parent, v, b, R, pos, floor, general, eta, logprior):
     """Hedge (eta > 0) at infosets j1-1, ..., j0: b proportional to

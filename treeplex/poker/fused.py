@@ -11,7 +11,7 @@ updating player, carrying per-hand reach vectors down and counterfactual values 
   unchanged. On the way up, an updating player's counterfactual values per action become
   instantaneous regrets and its regrets and strategy sum are updated in place, at each
   infoset, by the CFR family's one regret-matching kernel
-  (:func:`treeplex.backends.numba_regret.regret_match_infoset`); the other player's values
+  (:func:`treeplex.backends.numba_regret.rm_block`); the other player's values
   are summed over the actions.
 - Chance node: the children's values are summed (the deal's chance weight is in the
   terminals' values; hands that hold a dealt card are zeroed at the terminals, whose board
@@ -60,7 +60,7 @@ import numba as nb
 import numpy as np
 
 from .. import threads  # noqa: F401  (sets the thread pool up before any parallel kernel)
-from ..backends.numba_regret import regret_match_infoset
+from ..backends.numba_regret import rm_block
 from .cards import HAND_CARDS
 from .isomorphism import hand_orbits
 from .operator import _normalizer, _same_combo
@@ -271,7 +271,8 @@ class FusedEngine:
         self.players = tuple(self.tree.new_player(p, np.dtype(dtype), predictive) for p in (0, 1))
         self._workers = None
 
-    def iteration(self, players, coef, avg, plain: bool, alternating: bool) -> None:
+    def iteration(self, players, coef, avg, alternating: bool) -> None:
+        """One CFR iteration with the scalars ``coef`` = regrets(t), ``avg`` = averaging(t)."""
         from ..backends.numba_regret import kernel_args
 
         pos, floor, general, _ = kernel_args(coef, False)  # one compiled walk for every variant
@@ -421,6 +422,9 @@ def _down(L, s, in0, in1, T, G, O, st, roots, sc, mode, upd0, upd1, cut, collect
                 inv = 1.0 / roots[a][0]
                 for h in range(n):
                     ra[lc, h] = np.float64(S[ov + i * mv + orb[h]]) * inv
+            elif mv == n:  # one hand per infoset: no orbit lookup, a loop that vectorizes
+                for h in range(n):
+                    ra[lc, h] = ra[e, h] * sa[i, h]
             else:
                 for h in range(n):
                     ra[lc, h] = ra[e, h] * sa[i, orb[h]]
@@ -435,7 +439,7 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
     kind, cptr, child, actor, off, m, tab, tkind, tval = T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8]
     boards = T[10]
     seg_ptr, seg_nodes, loc = G[0], G[1], G[2]
-    RS, VS, act, strat, tot, ovals, small, ends = B[0], B[1], B[2], B[3], B[4], B[5], B[6], B[7]
+    RS, VS, act, strat, tot, ovals = B[0], B[1], B[2], B[3], B[4], B[5]
     base = seg_ptr[s]
     ne = seg_ptr[s + 1] - base
     t0, t1 = G[4][s], G[4][s + 1]
@@ -492,26 +496,16 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
                     ovals[i, orb[h]] += acts[i, h]
         vals = acts if ident else ovals
         if mode == UPDATE:
-            pos, floor, general = sc[0], sc[1], sc[2]
-            ends[1] = k
-            tv, tb, tr = small[0], small[1], small[2]
-            for o in range(mv):
-                for i in range(k):
-                    x = ov + i * mv + o
-                    tv[i] = vals[i, o]
-                    tb[i] = sa[i, o]
-                    tr[i] = R[x]
-                regret_match_infoset(0, ends[:1], ends[1:], ends[:1], tv, tb, tr, pos, floor, general)
-                for i in range(k):
-                    x = ov + i * mv + o
-                    R[x] = tr[i]
-                    if len(P) > 0:
-                        P[x] = tb[i]
-            for h in range(na):
+            for h in range(na):  # the values played, per hand, before the update overwrites the strategy
                 out[h] = sa[0, orb[h]] * acts[0, h]
             for i in range(1, k):
-                for h in range(na):
-                    out[h] += sa[i, orb[h]] * acts[i, h]
+                if ident:
+                    for h in range(na):
+                        out[h] += sa[i, h] * acts[i, h]
+                else:
+                    for h in range(na):
+                        out[h] += sa[i, orb[h]] * acts[i, h]
+            rm_block(R, P, ov, mv, k, vals, sa, sc[0], sc[1], sc[2], tot)
         else:  # best response: the first best action of each infoset
             for o in range(mv):
                 best, bv = 0, vals[0, o]
@@ -532,7 +526,7 @@ def _buffers(n0, n1, levels, width, K):
     VS = (np.zeros((levels, width, n0)), np.zeros((levels, width, n1)))
     act = (np.zeros((K, n0)), np.zeros((K, n1)))
     strat = (np.zeros((K, n0)), np.zeros((K, n1)))
-    return RS, VS, act, strat, np.zeros(nm), np.zeros((K, nm)), np.zeros((3, K)), np.zeros(2, dtype=np.int32)
+    return RS, VS, act, strat, np.zeros(nm), np.zeros((K, nm))
 
 
 @nb.njit(cache=True)

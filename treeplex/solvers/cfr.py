@@ -49,9 +49,15 @@ class RegretSolver(Solver):
       iterations on Leduc; with 1 or 10 rounding noise grows (measured).
     - ``restart_weight`` (default 10): the weight of the average when the driver restarts
       from it (the best of 1, 10, 100 on Kuhn and Leduc, measured).
-    - ``storage`` (default ``"float64"``): ``"float32"`` halves the solver state (regrets,
-      strategies, the running average: 16 instead of 32 bytes per sequence) for large games;
-      gradients, the average handed to gap checks and the gaps stay in float64.
+    - ``storage`` (default ``"float64"``, and ``"float32"`` on the fused path): ``"float32"``
+      halves the solver state (regrets, strategies, the running average: 16 instead of 32
+      bytes per sequence) for large games; gradients, the average handed to gap checks and
+      the gaps stay in float64.
+    - ``fused`` (default: where it applies): run on a postflop spot's fused engine
+      (:mod:`treeplex.poker.fused`: one walk of the public tree per player and iteration,
+      8 bytes per sequence in float32, the same iterates to rounding), which needs the numba
+      backend, regret matching (no Hedge), no prior, no lower bounds and the class's own
+      ``step``; False keeps the sequence-form passes.
     - ``lower``: lower bounds of a xi-perturbed treeplex (:class:`~.base.Solver`): regret
       matching on Delta played through b = l + (1 - L) p (EFPE; regret-matching variants).
 
@@ -65,17 +71,49 @@ class RegretSolver(Solver):
     restartable = True
 
     def __init__(self, problem: Problem, alternating: bool = True, prior=None, prior_weight: float = 100.0,
-                 restart_weight: float = 10.0, storage: str = "float64", lower=None):
+                 restart_weight: float = 10.0, storage: str | None = None, lower=None, fused: bool | None = None):
         super().__init__(problem, lower)
-        if storage not in ("float64", "float32"):
+        if storage not in (None, "float64", "float32"):
             raise InputError(f"storage must be 'float64' or 'float32', got {storage!r}")
         self.alternating = bool(alternating)
         self.prior_weight = nonnegative(prior_weight, "prior_weight")
         self.restart_weight = nonnegative(restart_weight, "restart_weight")
         self.epoch = 0  # iteration at the last (re)start: schedules count t from there
-        self.players = tuple(self.backend.regret_state(p, np.dtype(storage), self.bounds[p]) for p in (0, 1))
+        self.engine = self._fused_engine(fused, prior, storage or "float32")
+        if self.engine is not None:
+            self.players = self.engine.players
+            self.restartable = False  # a restart is a warm start, which needs the sequence-form state
+        else:
+            self.players = tuple(self.backend.regret_state(p, np.dtype(storage or "float64"), self.bounds[p])
+                                 for p in (0, 1))
         if prior is not None:
             self.warm_start(*prior, weight=self.prior_weight)
+
+    def _fused_engine(self, fused, prior, storage):
+        """The postflop fused engine (:mod:`treeplex.poker.fused`) where it applies and
+        ``fused`` is not False; an InputError where ``fused`` is True and it does not apply."""
+        if fused is False:
+            return None
+        game = getattr(self.problem, "game", None)
+        why = None
+        if not hasattr(game, "fused_tree"):
+            why = "the problem is not a postflop spot"
+        elif self.backend.name != "numba":
+            why = f"the {self.backend.name} backend is chosen"
+        elif self.lower is not None or prior is not None:
+            why = "a prior or lower bounds need the sequence form"
+        elif self.regrets(1)[5] > 0.0:
+            why = "Hedge is not regret matching"
+        elif type(self).step is not RegretSolver.step:
+            why = f"{self.name} has its own step"
+        if why is not None:
+            if fused:
+                raise InputError(f"{self.name}: fused=true does not apply here: {why}")
+            return None
+        from ..poker.fused import FusedEngine
+
+        predictive = any(self.regrets(t)[3] != 1.0 or self.regrets(t)[4] != 0.0 for t in (1, 2, 3))
+        return FusedEngine(game, np.dtype(storage), predictive)
 
     # ------------------------------------------------------------------ variant hooks
 
@@ -91,17 +129,36 @@ class RegretSolver(Solver):
 
     def step(self) -> None:
         t = self.iteration + 1 - self.epoch
-        self.backend.cfr_iteration(self.players, self.regrets(t), self.averaging(t), self.plain, self.alternating,
-                                   self.bounds)
+        if self.engine is not None:
+            self.engine.iteration(self.players, self.regrets(t), self.averaging(t), self.alternating)
+            self.problem.A.charge(2)  # a walk per player is the work of a product each
+        else:
+            self.backend.cfr_iteration(self.players, self.regrets(t), self.averaging(t), self.plain,
+                                       self.alternating, self.bounds)
         self.iteration += 1
 
     def average(self) -> tuple[np.ndarray, np.ndarray]:
         """Weighted average of the played plans (the current iterate before any step)."""
+        if self.engine is not None:
+            return self.engine.plans(self.players, "average")
         return tuple(average_plan(self.backend, s.xsum, s.x) for s in self.players)
 
     def current(self) -> tuple[np.ndarray, np.ndarray]:
         """The plans the next iteration will play."""
+        if self.engine is not None:
+            return self.engine.plans(self.players, "current")
         return tuple(np.array(self.backend.to_numpy(s.x), dtype=np.float64) for s in self.players)
+
+    def evaluate_profile(self, which: str):
+        """The :class:`~treeplex.metrics.Evaluation` of the ``"average"`` or ``"current"``
+        profile by one best-response walk of the fused engine (no products; ``value`` is not
+        computed: NaN), or None on the sequence-form path."""
+        if self.engine is None:
+            return None
+        from ..metrics import Evaluation
+
+        br0, br1 = self.engine.best_response(self.players, which)
+        return Evaluation(value=math.nan, br0=br0, br1=br1)
 
     def state_dict(self) -> dict:
         return {**super().state_dict(), "epoch": self.epoch,
@@ -132,6 +189,8 @@ class RegretSolver(Solver):
         """
         if self.lower is not None:
             raise InputError("efpe: warm starts are not supported on a perturbed treeplex")
+        if self.engine is not None:
+            raise InputError(f"{self.name}: warm starts and restarts need the sequence form (fused=false)")
         for p, (T, plan) in enumerate(zip(self.problem.treeplexes, (x, y))):
             err = T.check_plan(plan, tol=1e-6)
             if err is not None:

@@ -1,0 +1,136 @@
+"""The fused postflop engine (treeplex/poker/fused.py) against the sequence-form path and the LP."""
+
+import numpy as np
+import pytest
+
+import treeplex as tp
+from treeplex.driver import make_solver
+from treeplex.errors import InputError
+from treeplex.metrics import evaluate
+from treeplex.poker.postflop import PostflopGame
+
+TURN_RANGES = dict(range0="AsKh,QdJd,TsTc,AhJh", range1="AcAd,9s9h,KdQs,JsTs,Jc9c")
+SPOTS = {
+    "river": dict(board="KsQh9d8c2s", range0="AsKh,QdJd,TsTc,AhJh,8h8d", range1="AcAd,9s9h,KdQs,JsTs,Qc2c",
+                  bet="50%,a", **{"raise": "2x"}),
+    "turn": dict(board="KsQh9d8c", deck="89TJQKA", bet="50%,a", **{"raise": "2x"}, **TURN_RANGES),
+    "iso": dict(board="KsQhTh9s", deck="89TJQKA", range0="AKs,88", range1="AQs,99", bet="50%,a", **{"raise": "2x"}),
+}
+
+
+def _spot(name, **kw):
+    return PostflopGame(pot=20, stack=30, **SPOTS[name], **kw)
+
+
+@pytest.mark.parametrize("spot", ["river", "turn", "iso"])
+@pytest.mark.parametrize("algorithm", ["cfr+", "dcfr", "pdcfr+"])
+def test_fused_iterates_equal_sequence_form(spot, algorithm):
+    """Same scalars, same iterates: with simultaneous updates, the average and current plans of
+    the fused walk equal the sequence-form backend's after each of 6 iterations, to float64
+    rounding (storage float64); the fused path keeps R, S, and P for the predictive PDCFR+ only."""
+    P = _spot(spot).problem()
+    seq = make_solver(P, algorithm, alternating=False, storage="float64", fused=False)
+    fus = make_solver(P, algorithm, alternating=False, storage="float64")
+    assert fus.engine is not None and seq.engine is None
+    assert (len(fus.players[0].P) > 0) == (algorithm == "pdcfr+")
+    for _ in range(6):
+        seq.step()
+        fus.step()
+        for a, b in zip(seq.average() + seq.current(), fus.average() + fus.current()):
+            np.testing.assert_allclose(b, a, rtol=0, atol=1e-11)
+    assert fus.gradients == seq.gradients
+
+
+@pytest.mark.parametrize("algorithm", ["cfr+", "dcfr", "pdcfr+"])
+def test_fused_alternating_updates_equal_sequence_form(algorithm):
+    """Alternating updates (player 1 against player 0's updated strategy): the same plans as
+    the sequence-form path on the river spot for 6 iterations. (On the turn spots the runs
+    part after 2-4 iterations where an infoset's actions tie: a regret of 1e-18 from
+    rounding on one path and 0 on the other turns uniform play into a pure action; the
+    alternating runs' convergence is tested against the LP below.)"""
+    P = _spot("river").problem()
+    seq = make_solver(P, algorithm, storage="float64", fused=False)
+    fus = make_solver(P, algorithm, storage="float64")
+    for _ in range(6):
+        seq.step()
+        fus.step()
+        for a, b in zip(seq.average() + seq.current(), fus.average() + fus.current()):
+            np.testing.assert_allclose(b, a, rtol=0, atol=1e-11)
+
+
+@pytest.mark.parametrize("spot", ["river", "iso"])
+def test_float32_storage_follows_float64(spot):
+    """float32 regrets and sums (the default on the fused path) give the float64 iterates to
+    float32 rounding over 6 DCFR iterations (simultaneous updates: see the tie note above)."""
+    P = _spot(spot).problem()
+    f64 = make_solver(P, "dcfr", storage="float64", alternating=False)
+    f32 = make_solver(P, "dcfr", alternating=False)
+    assert f32.players[0].R.dtype == np.float32
+    for _ in range(6):
+        f64.step()
+        f32.step()
+    for a, b in zip(f64.average(), f32.average()):
+        np.testing.assert_allclose(b, a, rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("spot", ["river", "turn", "iso"])
+def test_best_response_walk_equals_sequence_form(spot):
+    """One read-only walk gives both best-response values of the average (read from the
+    strategy sums) and of the current profile: the sequence-form products and best responses'."""
+    P = _spot(spot).problem()
+    s = make_solver(P, "dcfr")
+    for _ in range(7):
+        s.step()
+    for which, profile in (("average", s.average()), ("current", s.current())):
+        ev, fast = evaluate(P, *profile), s.evaluate_profile(which)
+        assert fast.br0 == pytest.approx(ev.br0, abs=1e-9) and fast.br1 == pytest.approx(ev.br1, abs=1e-9)
+        assert fast.gap > 0
+
+
+@pytest.mark.parametrize("spot", ["turn", "iso"])
+def test_alternating_fused_run_converges_to_the_lp_value(spot):
+    """DCFR with alternating updates on the fused path (the default for postflop spots) reaches
+    a 1e-3 gap and the LP's value within it; checks measure only the average (the current
+    iterate's gap is not computed: NaN)."""
+    P = _spot(spot).problem()
+    lp = tp.solve_lp(P)
+    res = tp.solve(P, "dcfr", target_gap=1e-3, max_iters=5000)
+    assert res.gap <= 1e-3 and abs(res.value - lp.value) <= res.gap
+    assert all(np.isnan(r["gap_current"]) for r in res.trace)
+
+
+def test_isomorphism_on_and_off_give_the_same_iterates_values():
+    """The reduced (orbit) walk and the full walk: the same best-response values after 8 CFR+
+    iterations (symmetric iterates stay symmetric)."""
+    on, off = (make_solver(_spot("iso", isomorphism=iso).problem(), "cfr+", storage="float64")
+               for iso in (True, False))
+    assert on.players[0].R.size < off.players[0].R.size
+    for _ in range(8):
+        on.step()
+        off.step()
+    a, b = on.evaluate_profile("average"), off.evaluate_profile("average")
+    assert a.br0 == pytest.approx(b.br0, abs=1e-9) and a.br1 == pytest.approx(b.br1, abs=1e-9)
+
+
+def test_checkpoint_state_round_trip():
+    """state_dict / load_state_dict continue a fused run bit for bit."""
+    P = _spot("turn").problem()
+    a = make_solver(P, "pdcfr+")
+    for _ in range(3):
+        a.step()
+    b = make_solver(P, "pdcfr+")
+    b.load_state_dict(a.state_dict())
+    a.step()
+    b.step()
+    for x, y in zip(a.average() + a.current(), b.average() + b.current()):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_fused_refusals():
+    P = _spot("river").problem()
+    with pytest.raises(InputError, match="fused=true does not apply"):
+        make_solver(P, "apcfr+", fused=True)
+    s = make_solver(P, "cfr+")
+    with pytest.raises(InputError, match="sequence form"):
+        s.restart()
+    assert make_solver(P, "cfr+", prior=(P.X.uniform(), P.Y.uniform())).engine is None
