@@ -197,9 +197,9 @@ def test_float32_storage_converges_with_gaps_in_float64():
     P = g.problem()
     lp = tp.solve_lp(P)
     from treeplex.driver import make_solver
-    solver = make_solver(P, "dcfr", storage="float32")
+    solver = make_solver(P, "dcfr", storage="float32", fused=False)  # the sequence-form path's float32
     assert solver.players[0].R.dtype == np.float32 and solver.players[1].xsum.dtype == np.float32
-    res = tp.solve(P, "dcfr", target_gap=1e-3, max_iters=5000, storage="float32")
+    res = tp.solve(P, "dcfr", target_gap=1e-3, max_iters=5000, storage="float32", fused=False)
     assert res.x.dtype == np.float64 and res.gap <= 1e-3
     assert abs(res.value - lp.value) <= res.gap
 
