@@ -40,7 +40,7 @@ def test_split_iterates_equal_the_single_process_solve(algorithm, storage, one_t
     the gap and the best responses, which the split computes without gathering the plans."""
     tol = 0.0
     P = load_split_game(SPEC).problem()
-    ref = make_solver(P, algorithm, storage=storage)
+    ref = make_solver(P, algorithm, storage=storage, fused=False)  # the sequence-form path, bit for bit
     split = SplitSolver(SPEC, 2, algorithm, engine="local", storage=storage)
     for _ in range(20):
         ref.step()
@@ -158,7 +158,7 @@ def test_flop_spot_three_workers(one_thread):
     spec = dict(board="KsQhTd", deck="TJQKA", pot=20, stack=30, bet="50%", range0="AA,KK:0.5,QJ,AJ:0.7",
                 range1="AQ,JJ:0.8,KJ,AT:0.6", **{"raise": "2x"})
     P = load_split_game(spec).problem()
-    ref = make_solver(P, "cfr+")
+    ref = make_solver(P, "cfr+", fused=False)
     split = SplitSolver(spec, 3, "cfr+", engine="local")
     for _ in range(10):
         ref.step()

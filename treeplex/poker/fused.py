@@ -9,16 +9,21 @@ updating player, carrying per-hand reach vectors down and counterfactual values 
   the stored regrets (regret matching, or the stored prediction of predictive variants); a's
   reach goes down times the strategy of each action; the other player's reach goes down
   unchanged. On the way up, an updating player's counterfactual values per action become
-  instantaneous regrets and its regrets and strategy sum are updated in place, at each
-  infoset, by the CFR family's one regret-matching kernel
-  (:func:`treeplex.backends.numba_regret.rm_block`); the other player's values
-  are summed over the actions.
+  instantaneous regrets, and its regrets are updated in place by
+  :func:`treeplex.backends.numba_regret.rm_block` (the CFR family's regret matching, per
+  node in this layout); its strategy sum was updated on the way down. The other player's
+  values are summed over the actions.
 - Chance node: the children's values are summed (the deal's chance weight is in the
   terminals' values; hands that hold a dealt card are zeroed at the terminals, whose board
   includes it).
 - Terminal: fold values by inclusion-exclusion over the 52 card masses, showdown values by
-  the sorted O(n) sweep, exactly the math of :mod:`.streets_operator` (one vector instead of
-  lanes of groups).
+  the sorted O(n) sweep: :func:`.streets_operator._apply_groups`, the product's own kernel.
+  The walk goes by *segments*, the parts of the tree between chance nodes (all on one
+  board): down a segment (reaches at each of its nodes), through the segments below its
+  chance nodes, then all its terminals at once (up to 8 side by side in SIMD lanes, as the
+  product does; one terminal at a time cost 3x more, measured on TURN), then up it. The
+  temporaries are a reach and a value vector per node of the segments on the current path
+  (a stack of at most 3-4 segments), not full-length arrays.
 
 Storage per player (the sequence form's ``b``, ``x`` and float64 gradient are not kept):
 per (decision node v, action a, orbit o) the cumulative regret R and the strategy sum S (the
@@ -32,20 +37,22 @@ dealt so far: a table per stabilizer maps hands to orbits, the per-hand values a
 orbit before the update (the reduced game's A_red = E0^T M E1).
 
 float64 where it matters: reach and value vectors, the card masses and sweeps at terminals,
-the per-infoset regret update (the kernel runs on float64 copies of the k entries) and the
-strategy sum's root; only the stored R, S, P are in ``storage``.
+the regret update's arithmetic (stored values are read as float64) and the strategy sum's
+root; only the stored R, S, P are in ``storage``.
 
 Iterates: with the same scalars as the sequence-form backend (``regrets(t)``,
 ``averaging(t)``), alternating updates walk for player 0, then for player 1 against player
 0's updated strategy; simultaneous updates walk once, updating both. The iterates equal the
 sequence-form path's to rounding (tests/test_fused.py).
 
-Threads: the public tree above the first chance nodes (the trunk) is walked on one thread;
-the subtrees below it, one per (first chance node, dealt card), are split into one balanced
-chunk per thread (by subtree size), each with its own stack of per-depth hand vectors and
-its own sum per first chance node (no full-length partial outputs). The walk is three steps:
-reaches down the trunk, the subtrees in parallel, then the trunk's full walk that reads the
-subtrees' values at its chance nodes.
+Threads: the root segment (the trunk, above the first chance nodes) is walked on one
+thread; the subtrees below it, one per (first chance node, dealt card), are split into one
+balanced chunk per thread (by their number of nodes and terminals x hands), each run by a
+Python thread in a kernel that releases the GIL (numba's parallel loops do not take the
+walk's tuples of arrays), with its own stack and its own value sum per first chance node
+(no full-length partial outputs). The walk is three steps: reaches down the trunk, the
+subtrees in parallel, then the trunk's full walk that reads their values at its chance
+nodes.
 
 Exploitability: a best-response walk per profile, read-only: the opponent's reach is read
 directly from the strategy sums (the average plan S / S_root) and the responder takes the

@@ -295,6 +295,23 @@ class DiscountedCFR(RegretSolver):
         return ((t - 1) / t) ** self.gamma, 1.0
 
 
+@register("dcfr-ps")
+class PostflopSolverDCFR(RegretSolver):
+    """DCFR as postflop-solver schedules it (b-inary/postflop-solver, src/solver.rs,
+    ``DiscountParams``), with c = t - 1 its 0-based iteration: positive regrets discounted by
+    (c-1)^1.5 / ((c-1)^1.5 + 1) (0 for c <= 1), negative ones by 0.5, and the average sum by
+    ((c - p) / (c - p + 1))^3 with p the largest power of 4 <= c (0 for c = 0), so the
+    average restarts when c is a power of 4 (1, 4, 16, 64, ...)."""
+
+    def regrets(self, t):
+        return _discount(max(t - 2, 0), 1.5), 0.5, -math.inf, 1.0, 0.0, 0.0
+
+    def averaging(self, t):
+        c = t - 1
+        p = 4 ** ((c.bit_length() - 1) // 2) if c > 0 else 0
+        return ((c - p) / (c - p + 1)) ** 3, 1.0
+
+
 @register("pcfr+")
 class PredictiveCFRPlus(RegretSolver):
     """Predictive CFR+ (Farina, Kroer & Sandholm, AAAI 2021): predictive regret matching+ at
