@@ -30,7 +30,7 @@ def test_fused_iterates_equal_sequence_form(spot, algorithm):
     rounding (storage float64); the fused path keeps R, S, and P for the predictive PDCFR+ only."""
     P = _spot(spot).problem()
     seq = make_solver(P, algorithm, alternating=False, storage="float64", fused=False)
-    fus = make_solver(P, algorithm, alternating=False, storage="float64")
+    fus = make_solver(P, algorithm, alternating=False, storage="float64", fused=True)
     assert fus.engine is not None and seq.engine is None
     assert (len(fus.players[0].P) > 0) == (algorithm == "pdcfr+")
     for _ in range(6):
@@ -50,7 +50,7 @@ def test_fused_alternating_updates_equal_sequence_form(algorithm):
     alternating runs' convergence is tested against the LP below.)"""
     P = _spot("river").problem()
     seq = make_solver(P, algorithm, storage="float64", fused=False)
-    fus = make_solver(P, algorithm, storage="float64")
+    fus = make_solver(P, algorithm, storage="float64", fused=True)
     for _ in range(6):
         seq.step()
         fus.step()
@@ -63,8 +63,8 @@ def test_float32_storage_follows_float64(spot):
     """float32 regrets and sums (the default on the fused path) give the float64 iterates to
     float32 rounding over 6 DCFR iterations (simultaneous updates: see the tie note above)."""
     P = _spot(spot).problem()
-    f64 = make_solver(P, "dcfr", storage="float64", alternating=False)
-    f32 = make_solver(P, "dcfr", alternating=False)
+    f64 = make_solver(P, "dcfr", storage="float64", alternating=False, fused=True)
+    f32 = make_solver(P, "dcfr", alternating=False, fused=True)
     assert f32.players[0].R.dtype == np.float32
     for _ in range(6):
         f64.step()
@@ -78,7 +78,7 @@ def test_best_response_walk_equals_sequence_form(spot):
     """One read-only walk gives both best-response values of the average (read from the
     strategy sums) and of the current profile: the sequence-form products and best responses'."""
     P = _spot(spot).problem()
-    s = make_solver(P, "dcfr")
+    s = make_solver(P, "dcfr", fused=True)
     for _ in range(7):
         s.step()
     for which, profile in (("average", s.average()), ("current", s.current())):
@@ -94,7 +94,7 @@ def test_alternating_fused_run_converges_to_the_lp_value(spot):
     iterate's gap is not computed: NaN)."""
     P = _spot(spot).problem()
     lp = tp.solve_lp(P)
-    res = tp.solve(P, "dcfr", target_gap=1e-3, max_iters=5000)
+    res = tp.solve(P, "dcfr", target_gap=1e-3, max_iters=5000, fused=True)
     assert res.gap <= 1e-3 and abs(res.value - lp.value) <= res.gap
     assert all(np.isnan(r["gap_current"]) for r in res.trace)
 
@@ -102,7 +102,8 @@ def test_alternating_fused_run_converges_to_the_lp_value(spot):
 def test_isomorphism_on_and_off_give_the_same_iterates_values():
     """The reduced (orbit) walk and the full walk: the same best-response values after 8 CFR+
     iterations (symmetric iterates stay symmetric; simultaneous updates: see the tie note above)."""
-    on, off = (make_solver(_spot("iso", isomorphism=iso).problem(), "cfr+", storage="float64", alternating=False)
+    on, off = (make_solver(_spot("iso", isomorphism=iso).problem(), "cfr+", storage="float64", alternating=False,
+                           fused=True)
                for iso in (True, False))
     assert on.players[0].R.size < off.players[0].R.size
     for _ in range(8):
@@ -115,10 +116,10 @@ def test_isomorphism_on_and_off_give_the_same_iterates_values():
 def test_checkpoint_state_round_trip():
     """state_dict / load_state_dict continue a fused run bit for bit."""
     P = _spot("turn").problem()
-    a = make_solver(P, "pdcfr+")
+    a = make_solver(P, "pdcfr+", fused=True)
     for _ in range(3):
         a.step()
-    b = make_solver(P, "pdcfr+")
+    b = make_solver(P, "pdcfr+", fused=True)
     b.load_state_dict(a.state_dict())
     a.step()
     b.step()
@@ -130,7 +131,9 @@ def test_fused_refusals():
     P = _spot("river").problem()
     with pytest.raises(InputError, match="fused=true does not apply"):
         make_solver(P, "apcfr+", fused=True)
-    s = make_solver(P, "cfr+")
+    with pytest.raises(InputError, match="fused=true does not apply"):
+        make_solver(P, "cfr+", fused=True, prior=(P.X.uniform(), P.Y.uniform()))
+    s = make_solver(P, "cfr+", fused=True)
     with pytest.raises(InputError, match="sequence form"):
         s.restart()
-    assert make_solver(P, "cfr+", prior=(P.X.uniform(), P.Y.uniform())).engine is None
+    assert make_solver(P, "cfr+").engine is None  # the default path

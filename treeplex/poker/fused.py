@@ -17,7 +17,7 @@ updating player, carrying per-hand reach vectors down and counterfactual values 
   terminals' values; hands that hold a dealt card are zeroed at the terminals, whose board
   includes it).
 - Terminal: fold values by inclusion-exclusion over the 52 card masses, showdown values by
-  the sorted O(n) sweep: :func:`.streets_operator._apply_groups`, the product's own kernel.
+  the sorted O(n) sweep: :func:`.streets_operator.apply_groups_into`, the product's own kernel.
   The walk goes by *segments*, the parts of the tree between chance nodes (all on one
   board): down a segment (reaches at each of its nodes), through the segments below its
   chance nodes, then all its terminals at once (up to 8 side by side in SIMD lanes, as the
@@ -72,7 +72,7 @@ from .cards import HAND_CARDS
 from .isomorphism import hand_orbits
 from .operator import _normalizer, _same_combo
 from .public_tree import CHANCE, DECISION, TERMINAL
-from .streets_operator import _apply_groups
+from .streets_operator import apply_groups_into, scratch
 
 UPDATE, BR_AVERAGE, BR_CURRENT = 0, 1, 2  # walk modes
 
@@ -440,7 +440,7 @@ def _down(L, s, in0, in1, T, G, O, st, roots, sc, mode, upd0, upd1, cut, collect
 @nb.njit(cache=True)
 def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
     """Up segment s at level L: its terminals' values for each updating player, all at once
-    (:func:`.streets_operator._apply_groups`: the segment's terminals share its board), then
+    (:func:`.streets_operator.apply_groups_into`: the segment's terminals share its board), then
     its decision nodes in reverse order: the actor's regret update (or best action) and both
     players' values. Its chance nodes' values are already in place."""
     kind, cptr, child, actor, off, m, tab, tkind, tval = T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8]
@@ -461,9 +461,9 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
             for g in range(t0, t1):
                 V[loc[terms[g] + T[12][0]], :] = 0.0
             hp, hq = H[p], H[q]
-            _apply_groups(t0, t1, ptr, terms, gboard, G[9][q], gstride, tkind, tval, 1.0 if p == 0 else -1.0,
-                          RS[q][L].reshape(-1), hq[1], hq[0], hq[4], hq[5], hq[6], hp[2], hp[0], hp[3],
-                          hp[4], hp[5], hp[6], boards, G[10][p], G[11], V.reshape(-1))
+            apply_groups_into(t0, t1, ptr, terms, gboard, G[9][q], gstride, tkind, tval, 1.0 if p == 0 else -1.0,
+                              RS[q][L].reshape(-1), hq[1], hq[0], hq[4], hq[5], hq[6], hp[2], hp[0], hp[3],
+                              hp[4], hp[5], hp[6], boards, G[10][p], G[11], V.reshape(-1), B[6][p])
             if p == 1:  # the kernel gives A^T x (player 0's payoff); player 1's values are its negative
                 for g in range(t0, t1):
                     e = loc[terms[g] + T[12][0]]
@@ -533,7 +533,7 @@ def _buffers(n0, n1, levels, width, K):
     VS = (np.zeros((levels, width, n0)), np.zeros((levels, width, n1)))
     act = (np.zeros((K, n0)), np.zeros((K, n1)))
     strat = (np.zeros((K, n0)), np.zeros((K, n1)))
-    return RS, VS, act, strat, np.zeros(nm), np.zeros((K, nm))
+    return RS, VS, act, strat, np.zeros(nm), np.zeros((K, nm)), (scratch(n1, n0), scratch(n0, n1))
 
 
 @nb.njit(cache=True)

@@ -53,11 +53,12 @@ class RegretSolver(Solver):
       halves the solver state (regrets, strategies, the running average: 16 instead of 32
       bytes per sequence) for large games; gradients, the average handed to gap checks and
       the gaps stay in float64.
-    - ``fused`` (default: where it applies): run on a postflop spot's fused engine
+    - ``fused`` (default False): True runs a postflop spot on the fused engine
       (:mod:`treeplex.poker.fused`: one walk of the public tree per player and iteration,
-      8 bytes per sequence in float32, the same iterates to rounding), which needs the numba
-      backend, regret matching (no Hedge), no prior, no lower bounds and the class's own
-      ``step``; False keeps the sequence-form passes.
+      8 bytes per sequence in float32, checks by one best-response walk, the same iterates
+      to rounding), which needs the numba backend, regret matching (no Hedge), no prior, no
+      lower bounds and the class's own ``step``. Not the default yet: on the TURN benchmark
+      spot its iterations took about 2x the sequence-form path's (ARCHITECTURE.md).
     - ``lower``: lower bounds of a xi-perturbed treeplex (:class:`~.base.Solver`): regret
       matching on Delta played through b = l + (1 - L) p (EFPE; regret-matching variants).
 
@@ -71,7 +72,7 @@ class RegretSolver(Solver):
     restartable = True
 
     def __init__(self, problem: Problem, alternating: bool = True, prior=None, prior_weight: float = 100.0,
-                 restart_weight: float = 10.0, storage: str | None = None, lower=None, fused: bool | None = None):
+                 restart_weight: float = 10.0, storage: str | None = None, lower=None, fused: bool = False):
         super().__init__(problem, lower)
         if storage not in (None, "float64", "float32"):
             raise InputError(f"storage must be 'float64' or 'float32', got {storage!r}")
@@ -90,9 +91,9 @@ class RegretSolver(Solver):
             self.warm_start(*prior, weight=self.prior_weight)
 
     def _fused_engine(self, fused, prior, storage):
-        """The postflop fused engine (:mod:`treeplex.poker.fused`) where it applies and
-        ``fused`` is not False; an InputError where ``fused`` is True and it does not apply."""
-        if fused is False:
+        """The postflop fused engine (:mod:`treeplex.poker.fused`) with ``fused``; an
+        InputError where it does not apply."""
+        if not fused:
             return None
         game = getattr(self.problem, "game", None)
         why = None
@@ -107,9 +108,7 @@ class RegretSolver(Solver):
         elif type(self).step is not RegretSolver.step:
             why = f"{self.name} has its own step"
         if why is not None:
-            if fused:
-                raise InputError(f"{self.name}: fused=true does not apply here: {why}")
-            return None
+            raise InputError(f"{self.name}: fused=true does not apply here: {why}")
         from ..poker.fused import FusedEngine
 
         predictive = any(self.regrets(t)[3] != 1.0 or self.regrets(t)[4] != 0.0 for t in (1, 2, 3))
