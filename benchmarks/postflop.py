@@ -102,7 +102,7 @@ def main():
     head = (f"{'spot':10s} {'thr':>3s} {'iters':>6s} {'s@0.5%':>8s} {'ms/it':>8s} {'checks':>7s} {'build':>6s} "
             f"{'wall s':>7s} {'peak MB':>8s} {'solver MB':>9s} {'B/seq':>6s}  postflop-solver (2 thr, this machine)")
     with tempfile.TemporaryDirectory() as work:
-        base = run_cli(NOOP, 1, args.algorithm, None, work, "noop")
+        base = run_cli(NOOP, 1, args.algorithm, None, work, "noop", extra)
         if "error" in base:
             sys.exit(f"no-op run failed: {base['error']}")
         print(f"no-op run (interpreter, numba, kernels): peak {base['peak_mb']:.0f} MB")
