@@ -47,56 +47,60 @@ def hand_orbits(hands: np.ndarray, perms: list[tuple[int, ...]]) -> np.ndarray:
 
 class Reduction:
     """Orbit layout of a :class:`~.postflop.PostflopGame`'s representative tree, per player:
-    ``red_of[p]`` maps every full sequence (``base_v + h * k_v + a``) to its orbit sequence."""
+    ``red_of[p]`` maps every full sequence (``base_v + h * k_v + a``) to its orbit sequence;
+    at p's node v, hand h is in orbit ``orbits[p][v][h]`` and orbit o owns ``rbase[p][v] + o * k_v + a``.
+    Nodes share their stabilizer's orbits (one per board), so the layout is made per
+    (stabilizer, action count) group of nodes at once."""
 
     def __init__(self, game):
         tree = game.tree
         self.game = game
-        self.red_of, self.n_red, self.rbase, self.orbits = [], [], [], []
-        cache = {}
+        self.red_of, self.n_red, self.rbase, self.orbits, self.members = [], [], [], [], []
+        stab_of = {}
+        board_class = np.array([stab_of.setdefault(tuple(tree.stabilizer(b)), len(stab_of))
+                                for b in range(len(tree.boards))], dtype=np.int64)
+        stabs = list(stab_of)
+        node_class = board_class[np.asarray(tree.board, dtype=np.int64)]
+        k = np.asarray(tree.n_actions, dtype=np.int64)
         for p in (0, 1):
             n = len(game.hands[p])
+            orbs = [hand_orbits(game.hands[p], list(st)) for st in stabs]
+            width = np.array([int(o.max()) + 1 if n else 0 for o in orbs], dtype=np.int64)
+            mine = tree.actor == p
+            size = np.where(mine, width[node_class] * k, 0)
+            rbase = np.where(mine, 1 + np.cumsum(size) - size, -1)
+            base = game.bases[p]
             red_of = np.zeros(game.n_seqs(p), dtype=np.int64)
-            rbase, orbits, nxt = {}, {}, 1
-            for v in tree.nodes_of(p):
-                stab = tuple(tree.stabilizer(tree.board[v]))
-                if (p, stab) not in cache:
-                    cache[p, stab] = hand_orbits(game.hands[p], list(stab))
-                orb = orbits[v] = cache[p, stab]
-                k = len(tree.actions[v])
-                rbase[v] = nxt
-                full = game.bases[p][v] + np.arange(n)[:, None] * k + np.arange(k)[None, :]
-                red_of[full] = nxt + orb[:, None] * k + np.arange(k)[None, :]
-                nxt += (int(orb.max()) + 1) * k if n else 0
+            nodes = np.flatnonzero(mine)
+            for c, kv in {(int(c), int(kv)) for c, kv in zip(node_class[nodes], k[nodes])}:
+                group = nodes[(node_class[nodes] == c) & (k[nodes] == kv)]
+                local = (orbs[c][:, None] * kv + np.arange(kv)[None, :]).ravel()  # hand-major, as the full layout
+                red_of[base[group][:, None] + np.arange(n * kv)[None, :]] = rbase[group][:, None] + local[None, :]
             self.red_of.append(red_of)
-            self.n_red.append(nxt)
+            self.n_red.append(int(1 + size.sum()))
             self.rbase.append(rbase)
-            self.orbits.append(orbits)
+            self.orbits.append([orbs[c] if m else None for c, m in zip(node_class.tolist(), mine.tolist())])
+            self.members.append((node_class, [np.unique(o, return_index=True)[1] for o in orbs]))
 
     def treeplex(self, p: int) -> Treeplex:
-        """The orbit treeplex: infoset (v, orbit o) with the parent of any member hand."""
+        """The orbit treeplex: infoset (v, orbit o) with the parent of any member hand (the
+        orbit's first hand)."""
         tree, game = self.game.tree, self.game
         nodes = tree.nodes_of(p)
-        starts, parents, sizes, members = [], [], [], []
-        first_of = {}
-        for v in nodes:
-            orb, k = self.orbits[p][v], len(tree.actions[v])
-            key = id(orb)
-            if key not in first_of:  # a member hand of each orbit, in orbit order (shared per stabilizer)
-                first_of[key] = np.unique(orb, return_index=True)[1]
-            first = first_of[key]
-            members.append(first)
-            starts.append(self.rbase[p][v] + np.arange(len(first)) * k)
-            sizes.append(np.full(len(first), k))
-            last = tree.node_last[v][p]
-            if last is None:
-                parents.append(np.zeros(len(first), dtype=np.int64))
-            else:
-                u, a = last
-                parents.append(self.red_of[p][game.bases[p][u] + first * len(tree.actions[u]) + a])
-        start = np.concatenate(starts)
-        counts = [len(m) for m in members]
-        return Treeplex(start, start + np.concatenate(sizes), np.concatenate(parents),
+        node_class, firsts = self.members[p]
+        k = np.asarray(tree.n_actions, dtype=np.int64)
+        width = np.array([len(f) for f in firsts], dtype=np.int64)[node_class[nodes]]
+        counts = width
+        o = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)  # orbit index in its node
+        v_rep = np.repeat(nodes, counts)
+        start = self.rbase[p][v_rep] + o * k[v_rep]
+        first = np.concatenate([firsts[c] for c in node_class[nodes]]) if len(nodes) else np.zeros(0, np.int64)
+        u, a = tree.last_node[v_rep, p], tree.last_act[v_rep, p]
+        has = u >= 0
+        uu = np.where(has, u, 0)
+        parents = np.where(has, self.red_of[p][np.where(has, game.bases[p][uu] + first * k[uu] + a, 0)], 0)
+        members = [firsts[c] for c in node_class[nodes]]
+        return Treeplex(start, start + k[v_rep], parents,
                         LazyKeys(game, p, nodes, counts, members), LazyLabels(game, p, nodes, counts, members))
 
     def expand(self, p: int, plan: np.ndarray) -> np.ndarray:

@@ -37,7 +37,7 @@ from .cards import HAND_CARDS, RANKS, board_mask, card_name, hand_name, hand_str
 from .hands_game import HandsGame, HandsProblem
 from .operator import RiverPayoff, _normalizer, compatible
 from .isomorphism import Reduction, SymmetricPayoff
-from .public_tree import CHANCE, DECISION, STREETS, TERMINAL, TreeConfig, build_public_tree, card_symmetries
+from .public_tree import CHANCE, DECISION, STREETS, TERMINAL, Budget, TreeConfig, build_public_tree, card_symmetries
 from .ranges import make_range
 from .sizes import StreetSizes, parse_sizes
 from .streets_operator import StreetsPayoff
@@ -181,7 +181,7 @@ class PostflopGame(HandsGame):
             full[-1][h] = w
         self.symmetries = (card_symmetries(self.board, self.deck, full) if isomorphism and len(self.board) < 5
                            else [tuple(range(4))])
-        self.tree = build_public_tree(self.config, self.board, self.deck, self.symmetries)
+        self._tree = None  # built on first use, within a memory budget (:meth:`build_tree`)
         self.reduction = None  # the orbit layout, built with the problem (after the memory check)
         self._problem = None  # built once, by problem()
         self.rules_tree = None  # the tree of every card (no isomorphism), built by initial_state()
@@ -193,19 +193,42 @@ class PostflopGame(HandsGame):
     def board_text(self) -> str:
         return "".join(card_name(c) for c in self.board)
 
-    def memory_estimate(self) -> int:
-        """Bytes a CFR-family solve in float64 needs, from the tree and hand counts, before
-        the sequence form is allocated (``storage=float32`` needs 16 B per sequence less; with
-        isomorphism, counted on the representative tree's full hand layout, plus its orbit map
-        and expanded plans, 16 B per sequence)."""
+    @property
+    def tree(self):
+        """The public tree, built on first use within the available memory (:meth:`build_tree`)."""
+        if self._tree is None:
+            self.build_tree()
+        return self._tree
+
+    def build_tree(self, max_memory: str | int | None = None) -> None:
+        """Build the public tree, counting it first: a spot whose :meth:`cost` passes
+        ``max_memory`` (bytes or a size such as ``"4G"``; default: the memory available now)
+        is refused while being counted, before anything is allocated."""
+        from ..memory import limit_bytes
+
+        limit, name = limit_bytes(None if max_memory is None else str(max_memory))
+        budget = None if limit is None else Budget(limit, self.cost, self.name, name)
+        self._tree = build_public_tree(self.config, self.board, self.deck, self.symmetries, budget)
+
+    def cost(self, decisions: int, chance: int, terminals: int, actions0: int, actions1: int) -> int:
+        """Bytes a CFR-family solve in float64 needs for a public tree of these counts
+        (actions_p: the sum of player p's decision nodes' action counts; p's sequences are
+        1 + hands_p x actions_p): ``BYTES_PER_SEQ`` per sequence (``storage=float32`` needs 16
+        B less), 8 per thread more for the operator's partial outputs, 16 more with
+        isomorphism (the orbit map and expanded plans), and ``BYTES_PER_PUBLIC_NODE`` per
+        public node. The one place the estimate is made."""
         import numba as nb
 
-        seqs = self.n_seqs(0) + self.n_seqs(1)
+        seqs = sum(1 + n * a for n, a in zip(self.n_hands, (actions0, actions1)))
         threads = nb.get_num_threads()
-        t = self.tree
-        nodes = t.n_nodes + t.n_chance + t.n_terminals
         per_seq = BYTES_PER_SEQ + (8 * threads if threads > 1 else 0) + (16 if len(self.symmetries) > 1 else 0)
-        return seqs * per_seq + BYTES_PER_PUBLIC_NODE * nodes
+        return int(seqs * per_seq + BYTES_PER_PUBLIC_NODE * (decisions + chance + terminals))
+
+    def memory_estimate(self) -> int:
+        """:meth:`cost` of the public tree, before the sequence form is allocated."""
+        t = self.tree
+        k = t.n_actions
+        return self.cost(t.n_nodes, t.n_chance, t.n_terminals, *(int(k[t.actor == p].sum()) for p in (0, 1)))
 
     def stats(self) -> dict:
         t = self.tree
@@ -237,33 +260,29 @@ class PostflopGame(HandsGame):
     def _river_orders(self, boards=None):
         """Per river board of ``boards`` (default: every board of the tree) and player: (ptr,
         hand indices weakest first, strengths)."""
-        from phevaluator import evaluate_cards
+        from phevaluator import _pheval  # phevaluator's native 7-card evaluator, without its argument checks
 
         boards = self.tree.boards if boards is None else boards
         union = np.union1d(self.hands[0], self.hands[1])
-        pos = [np.searchsorted(union, h) for h in self.hands]
+        river = [b for b, cards in enumerate(boards) if len(cards) == 5]
         hc = HAND_CARDS[union].tolist()
+        ev = _pheval.evaluate_7cards
+        strength = np.array([[7463 - ev(c1, c2, *bc) for c1, c2 in hc] for bc in (boards[b] for b in river)],
+                            dtype=np.int32).reshape(len(river), len(union))
+        cards = np.array([boards[b] for b in river], dtype=np.int64).reshape(len(river), 5)
+        held = HAND_CARDS[union]
+        blocked = (cards[:, :, None, None] == held[None, None, :, :]).any(axis=(1, 3))
+        strength[blocked] = -1
         out = []
-        strengths = {}
-        for b, cards in enumerate(boards):
-            if len(cards) == 5:
-                bc = [int(c) for c in cards]
-                dead = set(bc)
-                strengths[b] = np.array([-1 if (c1 in dead or c2 in dead) else 7463 - evaluate_cards(c1, c2, *bc)
-                                         for c1, c2 in hc], dtype=np.int32)
         for p in (0, 1):
-            ptr, idx, st = [0], [], []
-            for b in range(len(boards)):
-                if b in strengths:
-                    s = strengths[b][pos[p]]
-                    alive = np.flatnonzero(s >= 0)
-                    alive = alive[np.argsort(s[alive], kind="stable")]
-                    idx.append(alive)
-                    st.append(s[alive])
-                ptr.append(ptr[-1] + (len(idx[-1]) if b in strengths else 0))
-            out.append((np.array(ptr, dtype=np.int64),
-                        np.concatenate(idx).astype(np.int64) if idx else np.zeros(0, np.int64),
-                        np.concatenate(st).astype(np.int32) if st else np.zeros(0, np.int32)))
+            s = strength[:, np.searchsorted(union, self.hands[p])]
+            order = np.argsort(s, axis=1, kind="stable")  # blocked hands (-1) first
+            s_sorted = np.take_along_axis(s, order, axis=1)
+            alive = s_sorted >= 0
+            counts = np.zeros(len(boards), dtype=np.int64)
+            counts[river] = alive.sum(axis=1)
+            out.append((np.concatenate(([0], np.cumsum(counts))).astype(np.int64), order[alive].astype(np.int64),
+                        s_sorted[alive].astype(np.int32)))
         return out
 
     def problem(self, max_memory: str | int | None = None) -> HandsProblem:
@@ -274,6 +293,8 @@ class PostflopGame(HandsGame):
 
         if self._problem is not None:
             return self._problem
+        if self._tree is None:
+            self.build_tree(max_memory)
         need = self.memory_estimate()
         limit, name = limit_bytes(None if max_memory is None else str(max_memory))
         if limit is not None and need > limit:
@@ -392,7 +413,7 @@ class PostflopGame(HandsGame):
             prob_h = w * vals[v]["mass"]  # a hand's share of the deals reaching v
             shown = [i for i in range(len(w)) if w[i] > 0]
             nodes.append({
-                "node": v, "history": self.tree.history[v], "player": p,
+                "node": int(v), "history": self.tree.history[v], "player": int(p),
                 "board": "".join(card_name(c) for c in self.tree.boards[self.tree.board[v]]),
                 "actions": list(self.tree.actions[v]), "pot": float(sum(self.tree.contrib[v])),
                 "reach": share, "frequencies": freq,
