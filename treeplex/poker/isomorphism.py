@@ -49,8 +49,7 @@ class Reduction:
     """Orbit layout of a :class:`~.postflop.PostflopGame`'s representative tree, per player:
     ``red_of[p]`` maps every full sequence (``base_v + h * k_v + a``) to its orbit sequence;
     at p's node v, hand h is in orbit ``orbits[p][v][h]`` and orbit o owns ``rbase[p][v] + o * k_v + a``.
-    Nodes share their stabilizer's orbits (one per board), so the layout is made per
-    (stabilizer, action count) group of nodes at once."""
+    Nodes share their stabilizer's orbits (one set per board)."""
 
     def __init__(self, game):
         tree = game.tree
@@ -72,10 +71,8 @@ class Reduction:
             base = game.bases[p]
             red_of = np.zeros(game.n_seqs(p), dtype=np.int64)
             nodes = np.flatnonzero(mine)
-            for c, kv in {(int(c), int(kv)) for c, kv in zip(node_class[nodes], k[nodes])}:
-                group = nodes[(node_class[nodes] == c) & (k[nodes] == kv)]
-                local = (orbs[c][:, None] * kv + np.arange(kv)[None, :]).ravel()  # hand-major, as the full layout
-                red_of[base[group][:, None] + np.arange(n * kv)[None, :]] = rbase[group][:, None] + local[None, :]
+            flat = np.concatenate(orbs).astype(np.int64) if orbs else np.zeros(0, np.int64)
+            _fill_red_of(red_of, nodes, game.bases[p], rbase, k, node_class, n * np.arange(len(orbs)), flat, n)
             self.red_of.append(red_of)
             self.n_red.append(int(1 + size.sum()))
             self.rbase.append(rbase)
@@ -89,17 +86,18 @@ class Reduction:
         nodes = tree.nodes_of(p)
         node_class, firsts = self.members[p]
         k = np.asarray(tree.n_actions, dtype=np.int64)
-        width = np.array([len(f) for f in firsts], dtype=np.int64)[node_class[nodes]]
-        counts = width
+        width = np.array([len(f) for f in firsts], dtype=np.int64)
+        counts = width[node_class[nodes]]
         o = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)  # orbit index in its node
         v_rep = np.repeat(nodes, counts)
         start = self.rbase[p][v_rep] + o * k[v_rep]
-        first = np.concatenate([firsts[c] for c in node_class[nodes]]) if len(nodes) else np.zeros(0, np.int64)
+        class_off = np.cumsum(width) - width
+        first = np.concatenate(firsts)[class_off[node_class[v_rep]] + o]
         u, a = tree.last_node[v_rep, p], tree.last_act[v_rep, p]
         has = u >= 0
         uu = np.where(has, u, 0)
         parents = np.where(has, self.red_of[p][np.where(has, game.bases[p][uu] + first * k[uu] + a, 0)], 0)
-        members = [firsts[c] for c in node_class[nodes]]
+        members = [firsts[c] for c in node_class[nodes].tolist()]
         return Treeplex(start, start + k[v_rep], parents,
                         LazyKeys(game, p, nodes, counts, members), LazyLabels(game, p, nodes, counts, members))
 
@@ -158,3 +156,15 @@ def _scatter_add(v, idx, n):
     for i in range(len(idx)):
         out[idx[i]] += v[i]
     return out
+
+
+@nb.njit(cache=True)
+def _fill_red_of(red_of, nodes, base, rbase, k, node_class, orb_off, orbs, n):
+    """red_of[base_v + h k_v + a] = rbase_v + orbit(h) k_v + a over the given nodes; node v's
+    orbits are ``orbs[orb_off[node_class[v]]:][:n]``."""
+    for v in nodes:
+        kv, b, r, o = k[v], base[v], rbase[v], orb_off[node_class[v]]
+        for h in range(n):
+            row = r + orbs[o + h] * kv
+            for a in range(kv):
+                red_of[b + h * kv + a] = row + a

@@ -201,34 +201,36 @@ class PostflopGame(HandsGame):
         return self._tree
 
     def build_tree(self, max_memory: str | int | None = None) -> None:
-        """Build the public tree, counting it first: a spot whose :meth:`cost` passes
+        """Build the public tree, counting it first: a spot whose :meth:`memory_estimate` passes
         ``max_memory`` (bytes or a size such as ``"4G"``; default: the memory available now)
         is refused while being counted, before anything is allocated."""
         from ..memory import limit_bytes
 
         limit, name = limit_bytes(None if max_memory is None else str(max_memory))
-        budget = None if limit is None else Budget(limit, self.cost, self.name, name)
+        budget = None if limit is None else Budget(limit, *self.cost_weights(), self.name, name)
         self._tree = build_public_tree(self.config, self.board, self.deck, self.symmetries, budget)
 
-    def cost(self, decisions: int, chance: int, terminals: int, actions0: int, actions1: int) -> int:
-        """Bytes a CFR-family solve in float64 needs for a public tree of these counts
-        (actions_p: the sum of player p's decision nodes' action counts; p's sequences are
-        1 + hands_p x actions_p): ``BYTES_PER_SEQ`` per sequence (``storage=float32`` needs 16
-        B less), 8 per thread more for the operator's partial outputs, 16 more with
-        isomorphism (the orbit map and expanded plans), and ``BYTES_PER_PUBLIC_NODE`` per
-        public node. The one place the estimate is made."""
+    def cost_weights(self) -> tuple[int, tuple[int, int, int, int, int]]:
+        """(fixed bytes, bytes per (decision node, chance node, terminal, action of player 0,
+        action of player 1)) of a CFR-family solve in float64: ``BYTES_PER_SEQ`` per sequence
+        (player p has 1 + hands_p x its actions; ``storage=float32`` needs 16 B less), 8 per
+        thread more for the operator's partial outputs, 16 more with isomorphism (the orbit
+        map and expanded plans), and ``BYTES_PER_PUBLIC_NODE`` per public node. The one place
+        the estimate is made (:meth:`memory_estimate`, and the count while building)."""
         import numba as nb
 
-        seqs = sum(1 + n * a for n, a in zip(self.n_hands, (actions0, actions1)))
         threads = nb.get_num_threads()
         per_seq = BYTES_PER_SEQ + (8 * threads if threads > 1 else 0) + (16 if len(self.symmetries) > 1 else 0)
-        return int(seqs * per_seq + BYTES_PER_PUBLIC_NODE * (decisions + chance + terminals))
+        node = BYTES_PER_PUBLIC_NODE
+        return 2 * per_seq, (node, node, node, per_seq * self.n_hands[0], per_seq * self.n_hands[1])
 
     def memory_estimate(self) -> int:
-        """:meth:`cost` of the public tree, before the sequence form is allocated."""
+        """Bytes of a CFR-family solve (:meth:`cost_weights`), before the sequence form is allocated."""
         t = self.tree
         k = t.n_actions
-        return self.cost(t.n_nodes, t.n_chance, t.n_terminals, *(int(k[t.actor == p].sum()) for p in (0, 1)))
+        fixed, w = self.cost_weights()
+        counts = (t.n_nodes, t.n_chance, t.n_terminals, *(int(k[t.actor == p].sum()) for p in (0, 1)))
+        return fixed + sum(a * b for a, b in zip(w, counts))
 
     def stats(self) -> dict:
         t = self.tree

@@ -68,14 +68,19 @@ class TreeConfig:
 
 @dataclass
 class Budget:
-    """Refuse a tree while counting it: ``cost(decisions, chance, terminals, actions0,
-    actions1)`` (actions_p: the sum of p's decision nodes' action counts) is its bytes; above
-    ``limit`` bytes the build stops with one line naming ``name`` (the spot) and ``limit_name``."""
+    """Refuse a tree while counting it: its cost is ``fixed + weights . (decision nodes, chance
+    nodes, terminals, actions0, actions1)`` bytes (actions_p: the sum of player p's decision
+    nodes' action counts); above ``limit`` the build stops with one line naming ``name`` (the
+    spot) and ``limit_name``."""
 
     limit: int
-    cost: object
+    fixed: int
+    weights: tuple[int, int, int, int, int]
     name: str
     limit_name: str
+
+    def cost(self, counts) -> int:
+        return self.fixed + sum(w * x for w, x in zip(self.weights, counts))
 
 
 class RowView(Sequence):
@@ -355,7 +360,7 @@ class _Counter:
         self.templates: dict[tuple, int] = {}  # key -> template id
         self.list: list[_Template] = []
         self.memo: dict[tuple, np.ndarray] = {}
-        self.spent = np.zeros(6, dtype=np.int64)  # and the children of chance nodes
+        self.spent = (0,) * 6  # and the children of chance nodes
 
     def template(self, depth: int, m: int, called: bool) -> int:
         cfg = self.cfg
@@ -366,29 +371,29 @@ class _Counter:
         if tid is None:
             limit = float("inf")
             if self.budget is not None:  # one node costs at least its public bytes
-                limit = self.budget.limit / max(self.budget.cost(1, 0, 0, 0, 0), 1)
+                limit = self.budget.limit / max(self.budget.weights[0], 1)
             try:
                 tpl = _Template(cfg, depth, street, m, called, limit)
             except _TooBig as e:
-                self._refuse(np.array([int(e.args[0]), 0, 0, 0, 0, 0]))
+                self._refuse((int(e.args[0]), 0, 0, 0, 0, 0))
             tid = self.templates[key] = len(self.list)
             self.list.append(tpl)
         return tid
 
-    def add(self, counts: np.ndarray, times: int = 1) -> None:
-        self.spent += counts * times
-        if self.budget is not None and self.budget.cost(*self.spent[:5]) > self.budget.limit:
+    def add(self, counts: tuple, times: int = 1) -> None:
+        self.spent = tuple(x + y * times for x, y in zip(self.spent, counts))
+        if self.budget is not None and self.budget.cost(self.spent) > self.budget.limit:
             self._refuse(self.spent)
 
     def _refuse(self, spent):
         bud = self.budget
         from ..memory import show
 
-        raise InputError(f"{bud.name}: the betting tree passed {int(spent[:3].sum()):,} public nodes "
-                         f"({int(spent[0]):,} decision nodes) while being counted, about "
-                         f"{show(bud.cost(*spent[:5]))} at least, above {bud.limit_name} ({show(bud.limit)})")
+        raise InputError(f"{bud.name}: the betting tree passed {sum(spent[:3]):,} public nodes "
+                         f"({spent[0]:,} decision nodes) while being counted, about "
+                         f"{show(bud.cost(spent))} at least, above {bud.limit_name} ({show(bud.limit)})")
 
-    def street(self, tid: int, b: int) -> np.ndarray:
+    def street(self, tid: int, b: int) -> tuple:
         """Counts of a street template's subtree on board b; adds the occurrence to ``spent``."""
         tpl = self.list[tid]
         river = len(self.boards[b]) == 5
@@ -397,35 +402,39 @@ class _Counter:
         if got is not None:
             self.add(got)
             return got
-        own = np.array([len(tpl.actor), 0, tpl.folds, *tpl.actions, 0], dtype=np.int64)
+        own = (len(tpl.actor), 0, tpl.folds, *tpl.actions, 0)
         self.add(own)
-        total = own.copy()
+        total = own
         depth = len(self.boards[b]) - self.n_start
         for (m, allin, called), times in tpl.ends.items():
             sub = self.end(depth, m, allin, called, b)
             self.add(sub, times - 1)
-            total += sub * times
+            total = tuple(x + y * times for x, y in zip(total, sub))
         self.memo[key] = total
         return total
 
-    def end(self, depth: int, m: int, allin: bool, called: bool, b: int) -> np.ndarray:
+    def end(self, depth: int, m: int, allin: bool, called: bool, b: int) -> tuple:
         """Counts after a street ends on board b: a showdown on the river, else a deal."""
         if len(self.boards[b]) == 5:
-            got = np.array([0, 0, 1, 0, 0, 0], dtype=np.int64)
-            self.add(got)
-            return got
+            self.add(_SHOWDOWN)
+            return _SHOWDOWN
         key = ("a", b) if allin else ("e", depth, m, called, b)
         got = self.memo.get(key)
         if got is not None:
             self.add(got)
             return got
-        total = np.array([0, 1, 0, 0, 0, self.deal_ptr[b + 1] - self.deal_ptr[b]], dtype=np.int64)
+        kids = self.deal_child[self.deal_ptr[b]:self.deal_ptr[b + 1]].tolist()
+        total = (0, 1, 0, 0, 0, len(kids))
         self.add(total)
         tid = -1 if allin else self.template(depth + 1, m, called)
-        for child in self.deal_child[self.deal_ptr[b]:self.deal_ptr[b + 1]]:
-            total += self.end(depth + 1, m, True, False, child) if allin else self.street(tid, child)
+        for child in kids:
+            sub = self.end(depth + 1, m, True, False, child) if allin else self.street(tid, child)
+            total = tuple(x + y for x, y in zip(total, sub))
         self.memo[key] = total
         return total
+
+
+_SHOWDOWN = (0, 0, 1, 0, 0, 0)
 
 
 def build_public_tree(config: TreeConfig, board: tuple[int, ...], deck: tuple[int, ...],
