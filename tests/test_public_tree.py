@@ -11,7 +11,7 @@ from treeplex.errors import InputError
 from treeplex.poker.cards import card_name
 from treeplex.poker.postflop import PostflopGame
 from treeplex.poker.public_tree import CHANCE, DECISION, TERMINAL
-from treeplex.poker.sizes import street_actions
+from treeplex.poker.sizes import parse_sizes, street_actions
 
 
 def reference_walk(g):
@@ -58,12 +58,12 @@ def reference_walk(g):
             if not allin and (cfg.raise_cap is None or raises < cfg.raise_cap):
                 acts += [(f"b{a}", a) for a in street_actions(
                     sizes.raise_, True, pot, opp - me, opp, max_to, min(max(2 * opp - me, 1), max_to), 3 - street,
-                    cfg.add_allin_threshold, cfg.force_allin_threshold, True)]
+                    cfg.add_allin_threshold, cfg.force_allin_threshold, True, cfg.merging_threshold)]
         else:
             use = sizes.donk if (sizes.donk is not None and last == "chance" and called and actor == 0) else sizes.bet
             acts = [("x", None)] + [(f"b{a}", a) for a in street_actions(
                 use, False, pot, 0, 0, max_to, min(1, max_to), 3 - street, cfg.add_allin_threshold,
-                cfg.force_allin_threshold, True)]
+                cfg.force_allin_threshold, True, cfg.merging_threshold)]
         for label, amt in acts:
             h = hist + sep + label
             if label == "f":
@@ -88,6 +88,8 @@ SPOTS = [
     dict(board="Ah8d5c", pot=50, stack=60, deck="58QKA", range0="AA,KK,A5s", range1="QQ,JJ,Q8s", bet="50%",
          **{"raise": "3x"}, donk="33%", raise_cap=1),
     dict(board="KsQhTh", pot=20, stack=30, deck="TJQKA", range0="AKs", range1="AQs,TT", bet="a"),  # isomorphic
+    dict(board="KsQh9d8c", pot=100, stack=400, deck="89TJQKA", range0="AA,KK", range1="QQ", bet="33%,50%,75%,a",
+         **{"raise": "50%,60%,2x"}, merging_threshold=0.2),
     dict(board="Ah8d5c2s", pot=550, stack=1200, range0="99-22,A5s-A2s", range1="AA-TT,AJs+",
          sizes={"turn": {"bet": "50%,a", "raise": "2.5x"}, "river": {"bet": "50%,125%,a", "raise": "100%,a",
                                                                       "donk": "33%"}}),
@@ -128,6 +130,28 @@ def test_tree_equals_a_recursive_walk_of_the_rules(spec):
                 assert t.last[i][t.actor[v]] == (v, a)
     for c in range(t.n_chance):
         assert len(t.chance_children[c]) == len(t.chance_cards[c])
+
+
+def test_merging_threshold_merges_as_postflop_solver():
+    """postflop-solver's merging_threshold t, worked by hand. Not facing a bet, pot 100, stack
+    200, bets 33%,50%,75%,a: sizes 0.33, 0.5, 0.75, 2 pots. Keep 2; 0.75 < (2 - t)/(1 + t);
+    0.5 against the kept 0.75: with t = 0.1 the bound is 0.65/1.1 = 0.591 (kept), with t = 0.2
+    it is 0.55/1.2 = 0.458 (merged into 75); 0.33 against the kept 0.75 (t = 0.2): kept.
+    Facing 20 into 100 (140 after calling), raises 50% and 60% are to 90 and 104, sizes 0.5 and
+    0.6 of 140 above the 20: (0.6 - 0.1)/1.1 = 0.455 merges 90 at t = 0.1, (0.6 - 0.05)/1.05 =
+    0.524 keeps it at t = 0.05."""
+    bets = parse_sizes("33%,50%,75%,a", "bet")
+    assert street_actions(bets, False, 100, 0, 0, 200, 1, 1, 0.0, 0.0, True) == [33, 50, 75, 200]
+    assert street_actions(bets, False, 100, 0, 0, 200, 1, 1, 0.0, 0.0, True, 0.1) == [33, 50, 75, 200]
+    assert street_actions(bets, False, 100, 0, 0, 200, 1, 1, 0.0, 0.0, True, 0.2) == [33, 75, 200]
+    raises = parse_sizes("50%,60%", "raise", raise_sizes=True)
+    assert street_actions(raises, True, 140, 20, 20, 500, 40, 1, 0.0, 0.0, True, 0.05) == [90, 104]
+    assert street_actions(raises, True, 140, 20, 20, 500, 40, 1, 0.0, 0.0, True, 0.1) == [104]
+    g = PostflopGame(board="KsQh9d8c2s", pot=100, stack=200, range0="AA", range1="KK", bet="33%,50%,75%,a",
+                     add_allin_threshold=0, force_allin_threshold=0, merging_threshold=0.2)
+    assert g.tree.actions[0] == ("x", "b33", "b75", "b200")
+    with pytest.raises(InputError, match="merging_threshold must be a finite number"):
+        PostflopGame(board="KsQh9d8c2s", pot=100, stack=200, range0="AA", range1="KK", merging_threshold=-1)
 
 
 def test_orbits_cover_the_cards_left():

@@ -44,7 +44,8 @@ from .streets_operator import StreetsPayoff
 
 DEFAULT_SIZES = {"bet": "33%,75%", "raise": "2.5x"}
 SPEC_KEYS = {"game", "board", "pot", "stack", "range0", "range1", "sizes", "bet", "raise", "donk",
-             "add_allin_threshold", "force_allin_threshold", "raise_cap", "big_blind", "deck", "isomorphism"}
+             "add_allin_threshold", "force_allin_threshold", "merging_threshold", "raise_cap", "big_blind", "deck",
+             "isomorphism"}
 # bytes per sequence of a CFR-family solve in float64, measured on FLOP-FAST (190M sequences:
 # 12.5 GB peak with float32 state): state 32 (4 arrays), a product's output 8, the float64
 # average and current iterate of a gap check 16, the treeplex ~7, construction temporaries;
@@ -113,7 +114,8 @@ class PostflopGame(HandsGame):
     ``board`` (``"QsJh2h"``), ``pot``, ``stack`` (effective, behind), ``range0`` (OOP) and
     ``range1`` (IP) as Pio strings, 1326-arrays or dicts; sizes per street (``sizes``) or for
     every street (``bet``, ``raise``, ``donk``), see :func:`read_sizes` and :mod:`.sizes`;
-    ``add_allin_threshold``, ``force_allin_threshold``, ``raise_cap``; ``big_blind`` (chips,
+    ``add_allin_threshold``, ``force_allin_threshold``, ``merging_threshold`` (postflop-solver's:
+    close sizes merge, :func:`.sizes.merge_close`; default 0, none), ``raise_cap``; ``big_blind`` (chips,
     for mbb/g); ``deck`` (None: 52 cards; ``"9TJQKA"`` for a short deck, small tests);
     ``isomorphism`` (default True: turn and flop starts share the subtrees of suit-isomorphic
     cards, exactly, :mod:`.isomorphism`).
@@ -123,7 +125,8 @@ class PostflopGame(HandsGame):
     strategy_options = ("streets",)
 
     def __init__(self, board=None, pot=None, stack=None, range0=None, range1=None, sizes=None, bet=None,
-                 donk=None, add_allin_threshold=1.5, force_allin_threshold=0.15, raise_cap=None, big_blind=10,
+                 donk=None, add_allin_threshold=1.5, force_allin_threshold=0.15, merging_threshold=0.0,
+                 raise_cap=None, big_blind=10,
                  deck=None, isomorphism=True, **kw):
         rs = kw.pop("raise", None)
         if kw:
@@ -141,7 +144,8 @@ class PostflopGame(HandsGame):
         self.pot, self.stack, self.big_blind = (_chips(v, k) for k, v in
                                                 (("pot", pot), ("stack", stack), ("big_blind", big_blind)))
         thr = {}
-        for k, v in (("add_allin_threshold", add_allin_threshold), ("force_allin_threshold", force_allin_threshold)):
+        for k, v in (("add_allin_threshold", add_allin_threshold), ("force_allin_threshold", force_allin_threshold),
+                     ("merging_threshold", merging_threshold)):
             try:
                 thr[k] = float(v)
             except (TypeError, ValueError):
@@ -153,7 +157,7 @@ class PostflopGame(HandsGame):
         self.streets = list(STREETS[len(self.board) - 3:])
         self.sizes = read_sizes({"sizes": sizes, "bet": bet, "raise": rs, "donk": donk}, self.streets)
         self.config = TreeConfig(int(self.pot), int(self.stack), self.sizes, thr["add_allin_threshold"],
-                                 thr["force_allin_threshold"], raise_cap)
+                                 thr["force_allin_threshold"], raise_cap, thr["merging_threshold"])
         if self.pot != int(self.pot) or self.stack != int(self.stack):
             raise InputError("postflop: pot and stack must be whole chips")
         self.hands, self.weight = [], []

@@ -56,7 +56,7 @@ _DEC_EV, _FOLD_EV, _END_EV = 0, 1, 2  # template events
 class TreeConfig:
     """Everything the betting depends on. ``sizes[street][p]`` is player p's :class:`StreetSizes`
     (street 0 = the starting street); ``raise_cap`` is the most raises after the opening bet
-    on a street (None: until all-in)."""
+    on a street (None: until all-in); ``merging_threshold``: :func:`.sizes.merge_close`."""
 
     pot: int
     stack: int
@@ -64,6 +64,7 @@ class TreeConfig:
     add_allin_threshold: float = 1.5
     force_allin_threshold: float = 0.15
     raise_cap: int | None = None
+    merging_threshold: float = 0.0
 
 
 @dataclass
@@ -311,14 +312,16 @@ class _Template:
                 if not allin and (cfg.raise_cap is None or raises < cfg.raise_cap):
                     min_to = min(max(opp + to_call, 1), max_to)
                     for amt in street_actions(sizes[actor].raise_, True, pot, to_call, opp, max_to, min_to, 3 - street,
-                                              cfg.add_allin_threshold, cfg.force_allin_threshold, True):
+                                              cfg.add_allin_threshold, cfg.force_allin_threshold, True,
+                                              cfg.merging_threshold):
                         acts.append((f"b{amt}", "raise", amt))
             else:
                 acts.append(("x", "check", 0))
                 s = sizes[actor]
                 use = s.donk if (s.donk is not None and st_last == "chance" and called and actor == 0) else s.bet
                 for amt in street_actions(use, False, pot, 0, 0, max_to, min(1, max_to), 3 - street,
-                                          cfg.add_allin_threshold, cfg.force_allin_threshold, True):
+                                          cfg.add_allin_threshold, cfg.force_allin_threshold, True,
+                                          cfg.merging_threshold):
                     acts.append((f"b{amt}", "bet", amt))
             self.labels.append(tuple(a for a, _, _ in acts))
             kids = []
