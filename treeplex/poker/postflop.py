@@ -46,12 +46,22 @@ DEFAULT_SIZES = {"bet": "33%,75%", "raise": "2.5x"}
 SPEC_KEYS = {"game", "board", "pot", "stack", "range0", "range1", "sizes", "bet", "raise", "donk",
              "add_allin_threshold", "force_allin_threshold", "merging_threshold", "raise_cap", "big_blind", "deck",
              "isomorphism"}
-# bytes per sequence of a CFR-family solve in float64, measured on FLOP-FAST (190M sequences:
-# 12.5 GB peak with float32 state): state 32 (4 arrays), a product's output 8, the float64
-# average and current iterate of a gap check 16, the treeplex ~7, construction temporaries;
-# plus 8 per thread for the operator's partial outputs, and the public tree's Python objects
-BYTES_PER_SEQ = 66
-BYTES_PER_PUBLIC_NODE = 600
+# The memory estimate (one place: bytes_per_seq and these constants; PostflopGame.cost_weights
+# applies them). Peak RSS minus the interpreter's and numba's (160 MB) of a short DCFR solve (2
+# threads, a gap check every 5 iterations), 2026-11-27: TURN (4.0M sequences, no isomorphism)
+# 98-103 B per sequence in float64, 83 in float32; FLOP-FAST (116M sequences, isomorphism) 96.3
+# and 82.1. Per sequence at one thread, by the solver's storage; more threads add 8 B each (the
+# operator's partial outputs); with isomorphism the orbit map's 8 B per full sequence is offset
+# by the smaller orbit state. When the solver's storage changes (the fused engine's ~8 B per
+# hand-action), change SOLVER_BYTES_PER_SEQ.
+SOLVER_BYTES_PER_SEQ = {"float64": 82, "float32": 68}
+BYTES_PER_THREAD_SEQ = 8
+BYTES_PER_PUBLIC_NODE = 200  # the public tree's arrays (81 B measured) and the operator's per-terminal arrays
+
+
+def bytes_per_seq(threads: int, storage: str = "float64") -> int:
+    """Bytes per sequence of a CFR-family solve with ``threads`` threads and state in ``storage``."""
+    return SOLVER_BYTES_PER_SEQ[storage] + (BYTES_PER_THREAD_SEQ * threads if threads > 1 else 0)
 
 
 def read_sizes(spec: dict, streets: list[str]) -> list[tuple[StreetSizes, StreetSizes]]:
@@ -214,25 +224,23 @@ class PostflopGame(HandsGame):
         budget = None if limit is None else Budget(limit, *self.cost_weights(), self.name, name)
         self._tree = build_public_tree(self.config, self.board, self.deck, self.symmetries, budget)
 
-    def cost_weights(self) -> tuple[int, tuple[int, int, int, int, int]]:
+    def cost_weights(self, storage: str = "float64") -> tuple[int, tuple[int, int, int, int, int]]:
         """(fixed bytes, bytes per (decision node, chance node, terminal, action of player 0,
-        action of player 1)) of a CFR-family solve in float64: ``BYTES_PER_SEQ`` per sequence
-        (player p has 1 + hands_p x its actions; ``storage=float32`` needs 16 B less), 8 per
-        thread more for the operator's partial outputs, 16 more with isomorphism (the orbit
-        map and expanded plans), and ``BYTES_PER_PUBLIC_NODE`` per public node. The one place
-        the estimate is made (:meth:`memory_estimate`, and the count while building)."""
+        action of player 1)) of a CFR-family solve with state in ``storage`` on numba's threads:
+        :func:`bytes_per_seq` per sequence (player p has 1 + hands_p x its actions) and
+        ``BYTES_PER_PUBLIC_NODE`` per public node. The estimate :meth:`memory_estimate` gives
+        and the count while building checks."""
         import numba as nb
 
-        threads = nb.get_num_threads()
-        per_seq = BYTES_PER_SEQ + (8 * threads if threads > 1 else 0) + (16 if len(self.symmetries) > 1 else 0)
+        per_seq = bytes_per_seq(nb.get_num_threads(), storage)
         node = BYTES_PER_PUBLIC_NODE
         return 2 * per_seq, (node, node, node, per_seq * self.n_hands[0], per_seq * self.n_hands[1])
 
-    def memory_estimate(self) -> int:
+    def memory_estimate(self, storage: str = "float64") -> int:
         """Bytes of a CFR-family solve (:meth:`cost_weights`), before the sequence form is allocated."""
         t = self.tree
         k = t.n_actions
-        fixed, w = self.cost_weights()
+        fixed, w = self.cost_weights(storage)
         counts = (t.n_nodes, t.n_chance, t.n_terminals, *(int(k[t.actor == p].sum()) for p in (0, 1)))
         return fixed + sum(a * b for a, b in zip(w, counts))
 
