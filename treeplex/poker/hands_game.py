@@ -108,11 +108,16 @@ class HandsGame(Game):
         value = np.where(kind == 0, ar["payoff0"], ar["stake"]) * ar["chance"]
         return kind, value, base, stride
 
-    def behavioral(self, p: int, plan: np.ndarray, v: int):
-        """(float[n_hands, k] action probabilities, own reach of each hand) at node v."""
+    def node_block(self, p: int, vec: np.ndarray, v: int) -> np.ndarray:
+        """float[n_hands, k]: the entries of ``vec`` (one per sequence) of player p's hands at node v."""
         n, k = len(self.hands[p]), len(self.tree.actions[v])
         b = self.bases[p][v]
-        block = plan[b: b + n * k].reshape(n, k)
+        return vec[b: b + n * k].reshape(n, k)
+
+    def behavioral(self, p: int, plan: np.ndarray, v: int):
+        """(float[n_hands, k] action probabilities, own reach of each hand) at node v."""
+        block = self.node_block(p, plan, v)
+        k = block.shape[1]
         reach = block.sum(axis=1)
         probs = np.where(reach[:, None] > 0, block / np.where(reach > 0, reach, 1.0)[:, None], 1.0 / k)
         return probs, reach

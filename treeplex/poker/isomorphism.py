@@ -101,10 +101,6 @@ class Reduction:
         return Treeplex(start, start + k[v_rep], parents,
                         LazyKeys(game, p, nodes, counts, members), LazyLabels(game, p, nodes, counts, members))
 
-    def expand(self, p: int, plan: np.ndarray) -> np.ndarray:
-        """E x: an orbit plan of player p on every hand of the representative tree."""
-        return _gather(plan, self.red_of[p])
-
 
 class SymmetricPayoff(PayoffOperator):
     """A_red = E0^T M E1 (module docstring); ``inner`` is M, the representative tree's operator."""

@@ -338,11 +338,15 @@ class PostflopGame(HandsGame):
                                else build_public_tree(self.config, self.board, self.deck))
         return PostflopState(self, None, (DECISION, 0))
 
-    def full_plans(self, x: np.ndarray, y: np.ndarray):
-        """Plans on every hand of every (representative) node: E x, E y (:mod:`.isomorphism`)."""
-        if self.reduction is None:
-            return x, y
-        return self.reduction.expand(0, x), self.reduction.expand(1, y)
+    def node_block(self, p: int, vec: np.ndarray, v: int) -> np.ndarray:
+        """float[n_hands, k]: the entries of ``vec`` (one per sequence of the solver's layout:
+        the orbit layout under isomorphism) of player p's hands at node v, by hand: an orbit's
+        entry on each of its hands."""
+        r = self.reduction
+        if r is None:
+            return super().node_block(p, vec, v)
+        k = int(self.tree.n_actions[v])
+        return vec[r.rbase[p][v] + r.orbits[p][v][:, None] * k + np.arange(k)[None, :]]
 
     # ----------------------------------------------------------- results
 
@@ -355,12 +359,7 @@ class PostflopGame(HandsGame):
         q = 1 - p
         last = self.tree.node_last[v][q]
         n = len(self.hands[q])
-        if last is None:
-            reach = np.ones(n)
-        else:
-            u, a = last
-            k = len(self.tree.actions[u])
-            reach = plan_opp[self.bases[q][u] + np.arange(n) * k + a]
+        reach = np.ones(n) if last is None else self.node_block(q, plan_opp, last[0])[:, last[1]]
         return self.weight[q] * reach * self.node_alive(q, v)
 
     def node_values(self, x: np.ndarray, y: np.ndarray, nodes) -> dict[int, dict]:
@@ -375,23 +374,24 @@ class PostflopGame(HandsGame):
         from ..backends.numba_regret import counterfactual_values
 
         prob = self.problem()
-        A = prob.A if self.reduction is None else prob.A.inner
-        x, y = self.full_plans(x, y)
         plans = (x, y)
-        values = []
+        values = []  # counterfactual values in the solver's layout: no copy of the tree on every hand
         for p in (0, 1):
-            T = prob.treeplexes[p] if self.reduction is None else self.treeplex(p)
-            g = A.matvec(y, count=False) if p == 0 else -A.rmatvec(x, count=False)
+            T = prob.treeplexes[p]
+            g = prob.A.matvec(y, count=False) if p == 0 else -prob.A.rmatvec(x, count=False)
             counterfactual_values(T.start, T.end, T.parent, g, T.behavioral_from_plan(plans[p]))
             values.append(g)
+        A = prob.A if self.reduction is None else prob.A.inner
         out = {}
         cards = [HAND_CARDS[h] for h in self.hands]
         runouts = {}
         for v in nodes:
             p = self.tree.actor[v]
             probs, _ = self.behavioral(p, plans[p], v)
-            n, k = probs.shape
-            block = values[p][self.bases[p][v]: self.bases[p][v] + n * k].reshape(n, k)
+            block = self.node_block(p, values[p], v)
+            if self.reduction is not None:  # an orbit's value is the sum of its hands' equal values
+                orb = self.reduction.orbits[p][v]
+                block = block / np.bincount(orb)[orb][:, None]
             cfv = (probs * block).sum(axis=1)
             opp = self.opponent_reach(p, plans[1 - p], v)
             compat = compatible(cards[p], cards[1 - p])
@@ -414,7 +414,7 @@ class PostflopGame(HandsGame):
         aggregates weight each hand by its probability at v (weight x compatible opponent mass)."""
         vals = self.node_values(x, y, chosen := [v for v in range(self.tree.n_nodes)
                                                  if len(self.tree.boards[self.tree.board[v]]) < len(self.board) + streets])
-        plans = self.full_plans(x, y)
+        plans = (x, y)
         nodes = []
         for v in chosen:
             p = self.tree.actor[v]
