@@ -220,11 +220,10 @@ class _Side:
         G = V.shape[0]
         n_in, K = self.n_in, self.K
         Vs = xp.take_along_axis(V, self.sorted_in[r], axis=1)
-        P = xp.zeros((G, n_in + 1), dtype=xp.float64)
-        xp.cumsum(Vs, axis=1, out=P[:, 1:])
-        T = xp.take_along_axis(V, self.table[r], axis=1)  # (G, K * 52)
-        cum = xp.zeros((G, (K + 1) * 52), dtype=xp.float64)
-        xp.cumsum(T.reshape(G, K, 52), axis=1, out=cum[:, 52:].reshape(G, K, 52))
+        P = xp.concatenate((xp.zeros((G, 1), dtype=xp.float64), xp.cumsum(Vs, axis=1)), axis=1)
+        T = xp.take_along_axis(V, self.table[r], axis=1).reshape(G, K, 52)
+        cum = xp.concatenate((xp.zeros((G, 1, 52), dtype=xp.float64), xp.cumsum(T, axis=1)), axis=1)
+        cum = cum.reshape(G, (K + 1) * 52)
         pos = self.pos[r]  # (G, n_own, 6)
         vs = V[:, self.same]
         tot_k = K * 52
