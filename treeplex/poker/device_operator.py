@@ -23,7 +23,7 @@ gathered (G, K, 52) table, K = the most hands holding one card):
 ``lt_h``/``le_h`` and the per-card counts below them are found once per (board, own hand) at
 setup (host, ``searchsorted`` over sorted keys). A terminal t of group g then adds value_t x
 row g (x sign for a showdown: +1 when player 0 is the output player) into its own sequences
-``base_t + h stride_t``: one ``bincount`` per chunk. Groups go in chunks of about
+``base_t + h stride_t``: one scatter-add per chunk. Groups go in chunks of about
 ``CHUNK`` gathered numbers so memory stays bounded. The arithmetic equals the numba sweeps'
 up to summation order (tests: 1e-12 of the largest entry, NumPy against ``matvec``/``rmatvec``).
 
@@ -213,7 +213,7 @@ class _Side:
                     M = self._showdown(xp, V, bk)
                 rows = M[tg] * tv[:, None]
                 dst = tb[:, None] + har[None, :] * ts[:, None]
-                out += xp.bincount(dst.ravel(), weights=rows.ravel(), minlength=self.n_out)
+                _add_at(xp, out, dst.ravel(), rows.ravel())
         return out
 
     def _showdown(self, xp, V, r):
@@ -233,6 +233,17 @@ class _Side:
         at_most = (xp.take_along_axis(P, pos[:, :, 1], axis=1) - xp.take_along_axis(cum, pos[:, :, 4], axis=1)
                    - xp.take_along_axis(cum, pos[:, :, 5], axis=1) + vs)
         return self.show_coef[r] * (win - (compat - at_most))
+
+
+def _add_at(xp, out, idx, vals) -> None:
+    """out[idx] += vals with repeated indices: a bincount on NumPy (faster than ``add.at``),
+    atomics in place on a device (no output-sized temporary per chunk)."""
+    if xp is np:
+        out += np.bincount(idx, weights=vals, minlength=len(out))
+    else:
+        import cupyx
+
+        cupyx.scatter_add(out, idx, vals)
 
 
 class PokerArrayOperator:
@@ -257,7 +268,9 @@ class PokerArrayOperator:
             v = v[self.red[1 - own]]
         r = self.sides[own].apply(v)
         if self.red is not None:
-            r = xp.bincount(self.red[own], weights=r, minlength=self.shape[own])
+            red = xp.zeros(self.shape[own], dtype=xp.float64)
+            _add_at(xp, red, self.red[own], r)
+            r = red
         return r
 
     def matvec(self, y):
