@@ -8,7 +8,8 @@
 # Ends inside TOTAL seconds (default 470, under 8 minutes): each step has its own timeout and
 # the benchmark's --budget is what is left. Exit status: 0 when the tests and the benchmark
 # passed, else the first failing step's.
-#   OUT=/tmp/out benchmarks/device_check.sh            (env: PYTHON, WHEELS, SITE, TOTAL, SPOTS, GAMES, SWEEP, LIMIT)
+#   OUT=/tmp/out benchmarks/device_check.sh            (env: PYTHON, WHEELS, SITE, TOTAL, SPOTS, GAMES, SWEEP, LIMIT, BLOCK,
+#   TEST_TIMEOUT; tests/test_device_check.py runs it at small sizes on the CPU)
 set -o pipefail
 : "${OUT:?set OUT to an output directory}"
 cd "$(dirname "$0")/.." || exit 2
@@ -64,7 +65,7 @@ if [ "$LEFT" -lt 30 ]; then
 else
     timeout -k 5 $(( LEFT + 15 )) "$PY" benchmarks/gpu.py --out "$OUT" --budget "$LEFT" \
         --games "${GAMES:-leduc,liars_dice}" --spots "${SPOTS:-RIVER-E2,TURN,FLOP-FAST}" \
-        --sweep "${SWEEP:-50,100,200,400,700,1000}" --limit "${LIMIT:-15}" 2>&1 | tee "$OUT/bench.log"
+        --sweep "${SWEEP-50,100,200,400,700,1000}" --limit "${LIMIT:-15}" --block "${BLOCK:-0.5}" 2>&1 | tee "$OUT/bench.log"
     rc_bench=$?
 fi
 echo "== done in $(elapsed) s: tests $rc_tests, benchmark $rc_bench"
