@@ -36,7 +36,7 @@ fi
 echo "== machine ($(elapsed) s)"
 nvidia-smi 2>&1 | head -20 || echo "no nvidia-smi"
 echo "cpus: $(nproc)"; "$PY" --version
-"$PY" -m pip list 2>/dev/null | grep -iE '^(numba|numpy|cupy|llvmlite|scipy|highspy|phevaluator|open.spiel|pytest) '
+"$PY" -m pip list 2>/dev/null | grep -iE 'numba|numpy|cupy|llvmlite|scipy|highspy|phevaluator|open.spiel|pytest'
 "$PY" - <<'PY' || { echo "FAILED: treeplex does not import"; exit 4; }
 import numba, numpy, treeplex
 print(f"treeplex imports; numba {numba.__version__} threads {numba.config.NUMBA_NUM_THREADS}, numpy {numpy.__version__}")

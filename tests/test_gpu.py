@@ -95,7 +95,7 @@ def test_passes_agree(games, game):
             xa, va = da.sbr(cupy.asarray(g), mu)
             xb, vb = dn.sbr(g, mu)
             np.testing.assert_allclose(cupy.asnumpy(xa), xb, atol=1e-12)
-            assert va == pytest.approx(vb, rel=1e-12, abs=1e-12)
+            assert va == pytest.approx(vb, rel=1e-9, abs=1e-12)  # a log-sum-exp summed in another order
 
 
 def test_float32_storage_runs(games):
