@@ -11,7 +11,7 @@ from random_games import random_game
 
 import treeplex as tp
 from treeplex.driver import make_solver
-from treeplex.refine.efpe import make_efpe_solver, perturbation
+from treeplex.refine.efpe import make_efpe_solver
 
 
 def _has_gpu() -> bool:
