@@ -88,17 +88,11 @@ class Reduction:
         k = np.asarray(tree.n_actions, dtype=np.int64)
         width = np.array([len(f) for f in firsts], dtype=np.int64)
         counts = width[node_class[nodes]]
-        o = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)  # orbit index in its node
-        v_rep = np.repeat(nodes, counts)
-        start = self.rbase[p][v_rep] + o * k[v_rep]
-        class_off = np.cumsum(width) - width
-        first = np.concatenate(firsts)[class_off[node_class[v_rep]] + o]
-        u, a = tree.last_node[v_rep, p], tree.last_act[v_rep, p]
-        has = u >= 0
-        uu = np.where(has, u, 0)
-        parents = np.where(has, self.red_of[p][np.where(has, game.bases[p][uu] + first * k[uu] + a, 0)], 0)
+        start, end, parents = _orbit_infosets(nodes, counts, self.rbase[p], k, node_class, np.cumsum(width) - width,
+                                              np.concatenate(firsts).astype(np.int64), tree.last_node[:, p],
+                                              tree.last_act[:, p], game.bases[p], self.red_of[p])
         members = [firsts[c] for c in node_class[nodes].tolist()]
-        return Treeplex(start, start + k[v_rep], parents,
+        return Treeplex(start, end, parents,
                         LazyKeys(game, p, nodes, counts, members), LazyLabels(game, p, nodes, counts, members))
 
 
@@ -164,3 +158,25 @@ def _fill_red_of(red_of, nodes, base, rbase, k, node_class, orb_off, orbs, n):
             row = r + orbs[o + h] * kv
             for a in range(kv):
                 red_of[b + h * kv + a] = row + a
+
+
+@nb.njit(cache=True)
+def _orbit_infosets(nodes, counts, rbase, k, node_class, class_off, firsts, last_node, last_act, base, red_of):
+    """(start, end, parent) of the orbit infosets (v, o), node by node: o owns ``rbase_v + o k_v``
+    on, and its parent is the orbit sequence of its first hand's parent sequence."""
+    n = 0
+    for c in counts:
+        n += c
+    start = np.empty(n, np.int32)
+    end = np.empty(n, np.int32)
+    parent = np.empty(n, np.int32)
+    i = 0
+    for j in range(len(nodes)):
+        v = nodes[j]
+        kv, u, a, off = k[v], last_node[v], last_act[v], class_off[node_class[v]]
+        for o in range(counts[j]):
+            start[i] = rbase[v] + o * kv
+            end[i] = start[i] + kv
+            parent[i] = 0 if u < 0 else red_of[base[u] + firsts[off + o] * k[u] + a]
+            i += 1
+    return start, end, parent
