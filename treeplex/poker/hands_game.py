@@ -164,7 +164,8 @@ def tree_arrays(tree) -> dict:
 
     ln, la = last(tree.node_last)
     tn, ta = last(tree.last)
-    return {"actor": np.array(tree.actor, dtype=np.int64), "k": np.array([len(a) for a in tree.actions], dtype=np.int64),
+    return {"actor": np.array(tree.actor, dtype=np.int64),
+            "k": np.array([len(a) for a in tree.actions], dtype=np.int64),
             "last_node": ln, "last_act": la, "term_last_node": tn, "term_last_act": ta,
             "kinds": np.array([0 if k == "fold" else 1 for k in tree.kind], dtype=np.int8),
             "payoff0": np.array(tree.payoff0, dtype=np.float64), "stake": np.array(tree.stake, dtype=np.float64),

@@ -604,7 +604,8 @@ def _expand(t_node, t_ev, n_actor, n_bets, n_k, n_label, n_last, n_parent, event
             for q in range(4):
                 ent[h, q] = lst[q]
         else:
-            c, b, i, m, allin, nxt, dep = fr_i[f, 0], fr_i[f, 1], fr_i[f, 2], fr_i[f, 3], fr_i[f, 4], fr_i[f, 5], fr_i[f, 6]
+            c, b, i, m = fr_i[f, 0], fr_i[f, 1], fr_i[f, 2], fr_i[f, 3]
+            allin, nxt, dep = fr_i[f, 4], fr_i[f, 5], fr_i[f, 6]
             if i == deal_ptr[b + 1] - deal_ptr[b]:
                 sp -= 1
                 continue
