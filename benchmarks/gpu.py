@@ -27,8 +27,8 @@ import time
 
 import numpy as np
 
-from treeplex.compile import compile_game
-from treeplex.driver import make_solver, solve
+from treeplex.model.compile import compile_game
+from treeplex.run.driver import make_solver, solve
 from treeplex.errors import InputError
 from treeplex.games import load_game
 

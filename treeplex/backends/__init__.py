@@ -1,4 +1,4 @@
-"""Backends: where the treeplex passes run. A :class:`~treeplex.problem.Problem` owns one
+"""Backends: where the treeplex passes run. A :class:`~treeplex.model.problem.Problem` owns one
 (``problem.backend``, numba unless chosen otherwise), and every solver makes its passes
 through it, never through a kernel of its own.
 
@@ -17,7 +17,7 @@ the lower bounds of a xi-perturbed treeplex (EFPE paper) as an optional argument
 - ``best_response(p, g, lower)``: (max_x <g, x>, the maximizing plan);
 - ``lerp(a, b, tau)``: (1 - tau) a + tau b (EGT's interpolations);
 - ``asarray``, ``to_numpy``: moving arrays to and from where the backend keeps them;
-- ``name``, and ``auto``: whether :func:`treeplex.driver.solve` picked it itself.
+- ``name``, and ``auto``: whether :func:`treeplex.run.driver.solve` picked it itself.
 
 Backends: ``numba`` (:mod:`.numba_backend`, the reference) and the level-vectorized array
 backend (:mod:`.array_backend`) on NumPy (``array``) or on CuPy on a CUDA device (``gpu``).
@@ -57,14 +57,14 @@ TIER_UP = 1.0  # solver seconds on NumPy after which a run moves onto numba (abo
 
 
 def starts_on_numpy(problem) -> bool:
-    """Whether :func:`treeplex.driver.solve` starts ``problem`` on the array backend on NumPy:
+    """Whether :func:`treeplex.run.driver.solve` starts ``problem`` on the array backend on NumPy:
     it has no backend yet (or only the one a previous such run started it on), its operator's products are NumPy (a small CSR game, or a small
     river spot's dense products) and its treeplexes small enough that NumPy's passes cost about what
     numba's start-up does (importing numba and loading or compiling its kernels takes 1-1.5 s
     warm, 4-5 s on a first run; a NumPy CFR iteration on Leduc takes about 1 ms). The driver
     moves a longer run onto numba after ``TIER_UP`` seconds: paying start-up only when it is
     worth it, like a ski rental, costs at most about twice the better of the two."""
-    from ..treeplex import NUMPY_SEQS
+    from ..core.treeplex import NUMPY_SEQS
 
     chosen = problem._backend is not None and not problem._backend.auto
     return (not chosen and problem.A.numpy_products

@@ -20,7 +20,7 @@ import math
 import sys
 import time
 
-from ..compile import compile_game
+from ..model.compile import compile_game
 from ..errors import InputError, check_params, defaults_of
 from ..games import parse_game_name
 from ..poker.nlfh import NLFH, SMALL, frac_label

@@ -26,8 +26,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..problem import PayoffOperator
-from ..treeplex import Treeplex
+from ..model.problem import PayoffOperator
+from ..core.treeplex import Treeplex
 from .cards import HAND_CARDS, HAND_INDEX
 from .hands_game import LazyKeys, LazyLabels
 from .public_tree import permute_card

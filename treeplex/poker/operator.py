@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..problem import PayoffOperator
-from ..threads import PARALLEL_SEQS
+from ..model.problem import PayoffOperator
+from ..core.threads import PARALLEL_SEQS
 
 DENSE_PAIRS = 4096  # showdown="auto": the dense products up to this many n0 x n1 hand pairs (NumPy, no numba)
 

@@ -28,8 +28,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..threads import PARALLEL_SEQS  # (importing threads first also sets up the parallel kernels)
-from ..problem import PayoffOperator
+from ..core.threads import PARALLEL_SEQS  # (importing threads first also sets up the parallel kernels)
+from ..model.problem import PayoffOperator
 from .operator import _normalizer, _same_combo, compatible
 
 FOLD, SHOWDOWN = 0, 1

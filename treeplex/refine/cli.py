@@ -12,7 +12,7 @@ _UNSUPPORTED = {"checkpoint": "--checkpoint", "resume": "--resume", "restart": "
 
 def solve_refined(args, problem, params: dict, stop: dict):
     """Solve the xi-perturbed game; returns (driver Result, extra JSON fields)."""
-    from ..driver import solve
+    from ..run.driver import solve
 
     xi = DEFAULT_XI if args.xi is None else args.xi
     for key, flag in _UNSUPPORTED.items():

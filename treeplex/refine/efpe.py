@@ -18,7 +18,7 @@ optional argument); :func:`efpe_algorithms` lists the solvers that declare ``sup
 - ``lp``: the exact equilibrium of Gamma_xi (:func:`~.lp.solve_lp_perturbed`).
 
 All return plans in X^xi x Y^xi; :func:`perturbed_gap` is the saddle-point gap *inside*
-Gamma_xi, while :func:`treeplex.metrics.evaluate` keeps measuring the unperturbed game.
+Gamma_xi, while :func:`treeplex.model.metrics.evaluate` keeps measuring the unperturbed game.
 Sign convention as everywhere: player 0 maximizes x^T A y.
 """
 
@@ -27,10 +27,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from ..metrics import Evaluation, dot
-from ..problem import Problem
+from ..model.metrics import Evaluation, dot
+from ..model.problem import Problem
 from ..solvers import ALGORITHMS, Solver
-from .perturbed import PerturbedTreeplex, lower_bounds
+from ..core.perturbed import PerturbedTreeplex, lower_bounds
 
 def perturbation(problem: Problem, xi) -> tuple[np.ndarray, np.ndarray]:
     """Per-sequence lower bounds (l_X, l_Y) from ``xi``: one specification for both players
@@ -65,7 +65,7 @@ def efpe_algorithms() -> list[str]:
 def make_efpe_solver(problem: Problem, algorithm: str, xi, **params) -> Solver:
     """A solver for Gamma_xi: ``algorithm`` is ``egt``, ``egt-as`` or a regret-matching CFR
     variant (``cfr+``, ...); ``xi`` as in :func:`perturbation`; ``params`` go to the solver."""
-    from ..driver import check_solver_params, construct
+    from ..run.driver import check_solver_params, construct
 
     if algorithm not in ALGORITHMS:
         raise InputError(f"unknown algorithm {algorithm!r} for --refine efpe; choose from: lp, "
@@ -77,15 +77,15 @@ def make_efpe_solver(problem: Problem, algorithm: str, xi, **params) -> Solver:
 
 
 def solve_efpe(problem: Problem, algorithm: str = "egt", xi=0.01, **kwargs):
-    """Approximate EFPE: run ``algorithm`` on Gamma_xi with :func:`treeplex.driver.solve`.
+    """Approximate EFPE: run ``algorithm`` on Gamma_xi with :func:`treeplex.run.driver.solve`.
 
     ``kwargs`` are the driver's stop rules (``target_gap``, ``max_iters``, ...) and solver
     parameters. The result's gap and trace are in the *unperturbed* game; the trace's
     ``gap_perturbed`` column is the gap inside Gamma_xi. ``algorithm="lp"`` solves Gamma_xi
     exactly.
     """
-    from ..driver import Result, solve
-    from ..metrics import evaluate
+    from ..run.driver import Result, solve
+    from ..model.metrics import evaluate
     from .lp import solve_lp_perturbed
 
     if algorithm == "lp":

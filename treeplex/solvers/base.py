@@ -28,7 +28,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..errors import InputError
-from ..problem import Problem
+from ..model.problem import Problem
 
 _REGISTER = re.compile(r"^@register\((.*)\)\s*$", re.M)
 _NAME = re.compile(r"""["']([^"']+)["']""")  # the quoted names in a @register line
@@ -167,7 +167,7 @@ class Solver:
         arrays of another shape or dtype or with non-finite entries, scalars of another type.
         An empty array named ``NAMEp`` (an optional one, e.g. ``logprior0``) may also be
         player p's full size."""
-        from ..checkpoint import check_array
+        from ..run.checkpoint import check_array
 
         own = self.state_dict()
         if set(state) != set(own):
