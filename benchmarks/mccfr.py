@@ -45,7 +45,7 @@ import time
 
 import numpy as np
 
-from treeplex.cli import load_problem
+from treeplex.games import load_problem
 from treeplex.run.driver import make_solver
 from treeplex.model.metrics import exploitability
 

@@ -14,7 +14,8 @@ import pytest
 import treeplex as tp
 from treeplex.cli import main
 from treeplex.run.driver import solve
-from treeplex.model.strategy import load_profile, profile_dict
+from treeplex.io.profiles import load_profile
+from treeplex.model.strategy import profile_dict
 
 
 def run_cli(capsys, *argv):

@@ -13,7 +13,8 @@ from test_infoset_regret import threat_game
 
 from treeplex import InputError, compile_game, make_game, solve_lp
 from treeplex.run.driver import solve
-from treeplex.refine.efpe import make_efpe_solver, perturbation, perturbed_gap, solve_efpe
+from treeplex.model.metrics import perturbed_gap
+from treeplex.refine.efpe import make_efpe_solver, perturbation, solve_efpe
 from treeplex.refine.infoset_regret import InfosetRegret
 from treeplex.core.perturbed import PerturbedTreeplex
 from treeplex.refine.lp import solve_lp_perturbed

@@ -59,7 +59,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from . import RegretState, first_play, host_bounds
+from .state import RegretState, first_play, host_bounds
 
 TINY = 2.2250738585072014e-308
 

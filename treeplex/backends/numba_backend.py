@@ -14,7 +14,7 @@ import numpy as np
 
 from ..core.jit import compile_aside
 from ..core.threads import PARALLEL_SEQS
-from . import RegretState, first_play, host_bounds
+from .state import RegretState, first_play, host_bounds
 from .numba_regret import (
     _plan_runs,
     counterfactual_values,

@@ -21,25 +21,12 @@ import time
 # 0.11-0.18 s). Set here, before the first import of numpy; a library user's process is left alone.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from ..errors import InputError
+from ..errors import InputError, OneLineParser, guarded
 from ..io.files import check_output
-from ..games import load_game
+from ..games import load_game, load_problem, problem_for
 from ..core.memory import lp_fits
 from ..model.metrics import to_mbb
-from ..run.targets import HELP as TARGET_HELP, target_gap
-
-
-def load_problem(spec: str, max_memory: str | None = None, **overrides):
-    """The Problem of the game ``spec`` names (:meth:`Game.problem <treeplex.model.game.Game.problem>`)."""
-    return problem_for(load_game(spec, **overrides), spec, max_memory)
-
-
-def problem_for(game, spec: str, max_memory: str | None = None):
-    """``game.problem(max_memory)``, named ``spec`` for .efg files."""
-    problem = game.problem(max_memory)
-    if spec.endswith(".efg"):
-        problem.name = spec
-    return problem
+from ..run.targets import HELP as TARGET_HELP, ITERATIVE_DEFAULT, target_gap
 
 
 def set_threads(n: int) -> None:
@@ -143,7 +130,6 @@ def add_range_args(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--range1", default=None, help="river: player 1's range")
 
 
-ITERATIVE_DEFAULT = "pdcfr+"  # fastest to 1e-6 on Leduc in benchmarks/cfr_speed.py
 
 
 def _parse_value(text: str):
@@ -168,7 +154,7 @@ def solver_params(args, problem, game=None) -> dict:
             raise InputError(f"--param {item!r}: expected KEY=VALUE")
         params[key.strip()] = _parse_value(value)
     if args.warm_start:
-        from ..model.strategy import load_profile
+        from ..io.profiles import load_profile
 
         params["prior"] = load_profile(args.warm_start, problem, game)
     for flag in ("checkpoint", "resume", "restart"):
@@ -606,39 +592,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return ap
 
 
-class OneLineParser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line (and a pointer to --help), exit code 2."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["depth-limited"]:  # its own parser takes every option after the name
         return cmd_depth_limited(argparse.Namespace(args=argv[1:]))
     args = build_parser(argv[0] if argv else None).parse_args(argv)
     return guarded(args.func, args)
-
-
-def guarded(func, *args) -> int:
-    """``func(*args)`` with every error as one line on stderr: exit 2 for bad input, 1 otherwise."""
-    try:
-        return func(*args)
-    except (InputError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
-        print(f"treeplex: error: {e}", file=sys.stderr)
-        return 2
-    except MemoryError:
-        print("treeplex: error: out of memory; the size estimate was too low for this machine: "
-              "give a smaller --max-memory or a smaller game", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("treeplex: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # e.g. `treeplex solve leduc | head`: the reader left, not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
-        return 0
-    except Exception as e:  # noqa: BLE001 - last line of defence: one line, exit 1
-        print(f"treeplex: internal error: {type(e).__name__}: {e}", file=sys.stderr)
-        return 1
-

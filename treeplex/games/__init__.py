@@ -150,3 +150,16 @@ def _read_toml(path: str) -> dict:
             return tomllib.load(f)
     except (ValueError, UnicodeDecodeError) as e:
         raise GameError(f"{path}: bad TOML ({e})") from None
+
+
+def load_problem(spec: str, max_memory: str | None = None, **overrides):
+    """The Problem of the game ``spec`` names (:meth:`Game.problem <treeplex.model.game.Game.problem>`)."""
+    return problem_for(load_game(spec, **overrides), spec, max_memory)
+
+
+def problem_for(game, spec: str, max_memory: str | None = None):
+    """``game.problem(max_memory)``, named ``spec`` for .efg files."""
+    problem = game.problem(max_memory)
+    if spec.endswith(".efg"):
+        problem.name = spec
+    return problem

@@ -20,16 +20,13 @@ from __future__ import annotations
 import math
 import time
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from ..errors import GameError
 from .problem import Problem, SparsePayoff
 from ..core.treeplex import Treeplex
 
-if TYPE_CHECKING:
-    from .game import Game
+# ``Game`` in annotations is the protocol of :mod:`treeplex.model.game`, not imported: it imports this module
 
 PROB_TOL = 1e-9
 SUM_TOL = 1e-9

@@ -76,3 +76,20 @@ def best_response(problem: Problem, player: int, x_or_y: np.ndarray) -> tuple[fl
 def to_mbb(chips: float, big_blind: float) -> float:
     """Chips to milli-big-blinds: chips / big_blind * 1000."""
     return chips / big_blind * 1000.0
+
+
+def perturbed_evaluation(problem: Problem, lower: tuple[np.ndarray, np.ndarray], x, y) -> Evaluation:
+    """Value and best-response values of (x, y) inside Gamma_l, the xi-perturbed game of
+    :mod:`treeplex.refine.efpe` (player 0's payoff units)."""
+    from ..core.perturbed import PerturbedTreeplex  # not at import: small runs need no perturbed passes
+
+    Ay = problem.A.matvec(y, count=False)
+    ATx = problem.A.rmatvec(x, count=False)
+    br0, _ = PerturbedTreeplex(problem.X, lower[0]).best_response(Ay)
+    neg, _ = PerturbedTreeplex(problem.Y, lower[1]).best_response(-ATx)
+    return Evaluation(value=dot(x, Ay), br0=float(br0), br1=float(-neg))
+
+
+def perturbed_gap(problem: Problem, lower: tuple[np.ndarray, np.ndarray], x, y) -> float:
+    """Saddle-point gap of (x, y) in the perturbed game Gamma_l (zero at its equilibria)."""
+    return perturbed_evaluation(problem, lower, x, y).gap

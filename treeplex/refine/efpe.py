@@ -6,7 +6,7 @@ An EFPE is a limit of Nash equilibria of Gamma_l as the perturbation l vanishes 
 max_{x in X^xi} min_{y in Y^xi} x^T A y is the paper's approximate EFPE. Three routes:
 
 - ``egt`` / ``egt-as``: EGT and EGT/as of :mod:`treeplex.solvers.egt` with the perturbed
-  dilated entropy (:class:`~.perturbed.PerturbedDilatedEntropy`, section 3) as DGF;
+  dilated entropy (:class:`~treeplex.core.perturbed.PerturbedDilatedEntropy`, section 3) as DGF;
 - the regret-matching CFR family (``cfr+`` and its relatives): regret matching on the
   lower-bounded simplices, b = l + (1 - L) RM(R) (Farina, Kroer & Sandholm, ICML 2017,
   "Regret minimization in behaviorally-constrained zero-sum games"): a regret minimizer for
@@ -17,7 +17,7 @@ both are the ordinary solvers given ``lower`` (the backend's passes take lower b
 optional argument); :func:`efpe_algorithms` lists the solvers that declare ``supports_lower``;
 - ``lp``: the exact equilibrium of Gamma_xi (:func:`~.lp.solve_lp_perturbed`).
 
-All return plans in X^xi x Y^xi; :func:`perturbed_gap` is the saddle-point gap *inside*
+All return plans in X^xi x Y^xi; :func:`~treeplex.model.metrics.perturbed_gap` is the saddle-point gap *inside*
 Gamma_xi, while :func:`treeplex.model.metrics.evaluate` keeps measuring the unperturbed game.
 Sign convention as everywhere: player 0 maximizes x^T A y.
 """
@@ -27,10 +27,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from ..model.metrics import Evaluation, dot
 from ..model.problem import Problem
+from ..core.perturbed import lower_bounds
 from ..solvers import ALGORITHMS, Solver
-from ..core.perturbed import PerturbedTreeplex, lower_bounds
+
 
 def perturbation(problem: Problem, xi) -> tuple[np.ndarray, np.ndarray]:
     """Per-sequence lower bounds (l_X, l_Y) from ``xi``: one specification for both players
@@ -41,20 +41,6 @@ def perturbation(problem: Problem, xi) -> tuple[np.ndarray, np.ndarray]:
     else:
         xi0 = xi1 = xi
     return lower_bounds(problem.X, xi0, player=0), lower_bounds(problem.Y, xi1, player=1)
-
-
-def perturbed_evaluation(problem: Problem, lower: tuple[np.ndarray, np.ndarray], x, y) -> Evaluation:
-    """Value and best-response values of (x, y) inside Gamma_l (player 0's payoff units)."""
-    Ay = problem.A.matvec(y, count=False)
-    ATx = problem.A.rmatvec(x, count=False)
-    br0, _ = PerturbedTreeplex(problem.X, lower[0]).best_response(Ay)
-    neg, _ = PerturbedTreeplex(problem.Y, lower[1]).best_response(-ATx)
-    return Evaluation(value=dot(x, Ay), br0=float(br0), br1=float(-neg))
-
-
-def perturbed_gap(problem: Problem, lower: tuple[np.ndarray, np.ndarray], x, y) -> float:
-    """Saddle-point gap of (x, y) in the perturbed game Gamma_l (zero at its equilibria)."""
-    return perturbed_evaluation(problem, lower, x, y).gap
 
 
 def efpe_algorithms() -> list[str]:

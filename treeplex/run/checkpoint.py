@@ -26,6 +26,7 @@ import numpy as np
 from ..errors import InputError
 from ..io.files import atomic_write
 from ..model.problem import Problem
+from ..solvers.base import check_array
 from .progress import Progress
 
 VERSION = 3  # 3: solver state listed explicitly (per-player fields, "gradients", optional "rng")
@@ -166,15 +167,6 @@ def _check_meta(meta: dict, driver_arrays: dict, problem: Problem) -> None:
         raise InputError(f"checkpoint driver arrays are {sorted(driver_arrays)}, expected {sorted(want_arrays)}")
     for k, n in want_arrays.items():
         check_array(f"driver/{k}", driver_arrays[k], (n,), np.dtype(np.float64))
-
-
-def check_array(name: str, a, shape: tuple, dtype: np.dtype) -> None:
-    """Refuse a checkpoint array of another shape or dtype, or with non-finite numbers."""
-    if not isinstance(a, np.ndarray) or a.dtype != dtype or a.shape != shape:
-        found = f"{a.dtype} {a.shape}" if isinstance(a, np.ndarray) else type(a).__name__
-        raise InputError(f"checkpoint array {name} is {found}, expected {dtype} {shape}")
-    if a.dtype.kind == "f" and not np.isfinite(a).all():
-        raise InputError(f"checkpoint array {name} has non-finite entries")
 
 
 def _reason(e: Exception) -> str:

@@ -22,6 +22,8 @@ import re
 
 from ..errors import InputError
 
+ITERATIVE_DEFAULT = "pdcfr+"  # the solver a stop rule implies when none is named: fastest to 1e-6 on Leduc (benchmarks/cfr_speed.py)
+
 _UNIT = re.compile(r"^(?:(?P<pre>gap|exploitability)\s*=\s*(?P<a>.+)|(?P<b>.+?)\s*(?P<post>mbb(?:/g)?|%\s*pot))$",
                    re.I)
 

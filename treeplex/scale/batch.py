@@ -139,9 +139,9 @@ def solve_spot(spec: dict, base: str = ".", threads: int = 1) -> dict:
 def _solve(spec: dict, base: str, threads: int) -> dict:
     import numba
 
-    from ..cli import ITERATIVE_DEFAULT, problem_for
+    from ..games import load_game, problem_for
     from ..run.driver import solve
-    from ..games import load_game
+    from ..run.targets import ITERATIVE_DEFAULT
     from ..core.memory import lp_fits
     from ..model.strategy import solution_record
     from ..run.targets import target_gap
@@ -390,7 +390,7 @@ def make_engine(engine: str, workers: int | None, address: str | None, threads: 
     if engine == "ray":
         from .ray_engine import RayEngine
 
-        return RayEngine(workers, address, threads)
+        return RayEngine(solve_spot, workers, address, threads)
     raise InputError(f"unknown engine {engine!r}; use local or ray")
 
 

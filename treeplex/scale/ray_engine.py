@@ -17,13 +17,12 @@ from ..errors import InputError
 class RayEngine:
     """The engine interface of :class:`treeplex.scale.batch.LocalEngine` (``workers``, ``submit``, ``close``) on Ray."""
 
-    def __init__(self, workers: int | None, address: str | None = None, threads: int = 1):
+    def __init__(self, task, workers: int | None, address: str | None = None, threads: int = 1):
+        """``task(spec, base, threads)`` solves one spot (:func:`treeplex.scale.batch.solve_spot`) on a worker."""
         try:
             import ray
         except ImportError:
             raise InputError("--engine ray needs Ray: pip install 'treeplex[distributed]'") from None
-        from .batch import solve_spot
-
         self.ray, self.threads = ray, threads
         self.started = not ray.is_initialized()
         if self.started:
@@ -34,7 +33,7 @@ class RayEngine:
             except ConnectionError as e:
                 raise InputError(f"--address {address}: cannot connect to a Ray cluster ({e})") from None
         self.workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)) // threads)
-        self.task = ray.remote(num_cpus=threads, max_retries=0)(solve_spot)
+        self.task = ray.remote(num_cpus=threads, max_retries=0)(task)
 
     def submit(self, spec: dict, base: str) -> cf.Future:
         return self.task.remote(spec, base, self.threads).future()
