@@ -29,6 +29,12 @@ from ..model.metrics import to_mbb
 from ..run.targets import HELP as TARGET_HELP, ITERATIVE_DEFAULT, target_gap
 
 
+def _poker_units(x: float, p, mbb_format: str) -> str:
+    """`` = x mbb/g`` where the game has a big blind, and `` = x% of the pot`` where it has a pot."""
+    text = f" = {to_mbb(x, p.big_blind):{mbb_format}} mbb/g" if p.big_blind else ""
+    return text + (f" = {100 * x / p.stats['pot']:.4g}% of the pot" if "pot" in p.stats else "")
+
+
 def set_threads(n: int) -> None:
     """Numba's thread count for this process (1 .. the cores numba started with)."""
     import numba
@@ -297,19 +303,9 @@ def _print_result(args, game, p, res, refined: dict, compile_seconds: float, jit
         print(f"note            {out['note']}")
     print(f"algorithm       {res.algorithm}  ({res.iterations} iterations, {res.gradients} gradients, "
           f"stopped by {res.stopped_by})")
-    value = f"{res.value:.10g} {unit} (player 0's expected payoff)"
-    if p.big_blind:
-        value += f" = {to_mbb(res.value, p.big_blind):.6g} mbb/g"
-    if "pot" in p.stats:
-        value += f" = {100 * res.value / p.stats['pot']:.4g}% of the pot"
-    print(f"value           {value}")
+    print(f"value           {res.value:.10g} {unit} (player 0's expected payoff){_poker_units(res.value, p, '.6g')}")
     print(f"gap             {res.gap:.4e} {unit} (saddle-point gap = sum of both best-response gains)")
-    expl = f"{res.exploitability:.4e} {unit} (gap / 2)"
-    if p.big_blind:
-        expl += f" = {to_mbb(res.exploitability, p.big_blind):.4g} mbb/g"
-    if "pot" in p.stats:
-        expl += f" = {out['exploitability_pct_pot']:.4g}% of the pot"
-    print(f"exploitability  {expl}")
+    print(f"exploitability  {res.exploitability:.4e} {unit} (gap / 2){_poker_units(res.exploitability, p, '.4g')}")
     if args.refine or args.infoset_regret:
         from ..refine.cli import print_refinement
 
