@@ -38,9 +38,10 @@ namespace would need ``index_add_`` there and ``array_api_compat`` for the names
 Products. Solvers take gradients from ``problem.A`` as before. On the CPU the operator is
 used as is. On the device, a CSR operator (``A.csr``) is copied to the device once, as two
 ``cupyx.scipy.sparse.csr_matrix`` (A and A^T, cuSPARSE products), and counted on the host
-operator; a structured operator (the poker engines' fold/showdown sweeps) stays on the host
-for now: its products copy the vector to the host and the result back (the prefix-sum
-rewrite of the sorted showdown sweep for the device is not done).
+operator; the poker operators (river, streets, suit-symmetric) run as sorted prefix sums
+per board batched over terminal groups (:mod:`treeplex.poker.device_operator`), on the
+device; any other structured operator stays on the host, its products copying the vector
+to the host and the result back.
 
 Iterates stay where the backend keeps them (regrets, plans, sums, SBR outputs);
 ``to_numpy`` is called only for averages, checkpoints and gap checks.
@@ -503,7 +504,8 @@ class ArrayDilatedEntropy:
 
 class DeviceOperator:
     """A payoff operator whose products take and give device arrays: a CSR operator's A and
-    A^T moved to the device once (cuSPARSE), any other operator on the host with copies.
+    A^T moved to the device once (cuSPARSE), a poker operator (river, streets, suit-symmetric)
+    as :class:`~treeplex.poker.device_operator.PokerArrayOperator`, any other on the host with copies.
     Host (NumPy) arguments go to the host operator, so metrics run unchanged. Products are
     counted on the host operator (``gradients`` is its counter)."""
 
@@ -512,8 +514,13 @@ class DeviceOperator:
             host = host.host
         self.host, self.xp = host, xp
         self.shape = host.shape
-        self._dev = None
-        if host.csr is not None:
+        self._dev = self._poker = None
+        if host.csr is None:
+            from ..poker.device_operator import PokerArrayOperator, supports
+
+            if supports(host):  # the poker operators' sums as prefix sums on the device
+                self._poker = PokerArrayOperator(host, xp)
+        else:
             import cupyx.scipy.sparse as csp
 
             # cuSPARSE takes int32 indices (2^31 nonzeros at most)
@@ -533,7 +540,7 @@ class DeviceOperator:
         self.host.gradients = value
 
     def _product(self, which, v, count, out):
-        if isinstance(v, np.ndarray):
+        if type(v) is np.ndarray:  # a host array (a device array is not one)
             f = self.host.matvec if which == 0 else self.host.rmatvec
             return f(v, count=count, out=out)
         if count:
@@ -541,6 +548,8 @@ class DeviceOperator:
         v = v.astype(self.xp.float64, copy=False)
         if self._dev is not None:
             r = self._dev[which] @ v
+        elif self._poker is not None:
+            r = self._poker.matvec(v) if which == 0 else self._poker.rmatvec(v)
         else:
             f = self.host.matvec if which == 0 else self.host.rmatvec
             r = self.xp.asarray(f(self.xp.asnumpy(v), count=False))

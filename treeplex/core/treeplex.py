@@ -20,6 +20,7 @@ from typing import Hashable
 import numpy as np
 
 NUMPY_SEQS = 1 << 16  # treeplexes up to this many sequences run their passes in NumPy (no numba import)
+UNREACHED_TOL = 1e-12  # an infoset whose actions carry at most this share of x[0] is unreached
 
 
 @dataclass
@@ -89,14 +90,21 @@ class Treeplex:
             x[seqs] *= np.repeat(x[self.parent[js]], sizes)
         return x
 
-    def behavioral_from_plan(self, x: np.ndarray) -> np.ndarray:
-        """b[s] = x[s] / x[p_j]; an infoset its own player never reaches gets uniform play."""
-        x = np.asarray(x, np.float64)
+    def behavioral_from_plan(self, x: np.ndarray, tol: float = UNREACHED_TOL) -> np.ndarray:
+        """b[s] = x[s] / m_j, where m_j = sum_{s' in j} x[s'] is the mass infoset j's own actions
+        carry (negative entries, solver round-off, count as 0). For a realization plan
+        m_j = x[p_j], so this is x[s] / x[p_j]; a solver's plan meets that only within its
+        tolerance (an LP plan can give x[p_j] = 7e-8 and all of j's actions 0), and dividing by
+        m_j keeps every row a distribution. Infoset j is *unreached*, and plays uniformly, iff
+        m_j <= tol * x[0] (x[0] = 1 for a plan): its row then moves any value by at most
+        tol * x[0] times the payoff range. Every other infoset keeps exactly its plan's ratios."""
+        x = np.maximum(np.asarray(x, np.float64), 0.0)
         sizes = self.end - self.start
-        px = np.repeat(x[self.parent], sizes)
-        reached = px > 0.0
         b = np.repeat(1.0 / sizes, sizes)
-        b[reached] = x[1:][reached] / px[reached]
+        if self.n_infosets:  # reduceat sums [start_j, start_{j+1}): slices tile sequences 1..n-1
+            mass = np.repeat(np.add.reduceat(x, self.start), sizes)
+            reached = mass > tol * x[0]
+            b[reached] = x[1:][reached] / mass[reached]
         return np.concatenate(([1.0], b))
 
     def best_response(self, g: np.ndarray) -> tuple[float, np.ndarray]:

@@ -24,16 +24,6 @@ def plan_from_behavioral(start, end, parent, x):
 
 
 @nb.njit(cache=True)
-def behavioral_from_plan(start, end, parent, x, b):
-    b[0] = 1.0
-    for j in range(len(start)):
-        px = x[parent[j]]
-        n = end[j] - start[j]
-        for s in range(start[j], end[j]):
-            b[s] = x[s] / px if px > 0.0 else 1.0 / n
-
-
-@nb.njit(cache=True)
 def best_response_value(start, end, parent, g, sign):
     """Bottom-up only: v[p_j] += max_{s in j} v[s] with v = sign * g; returns v[0]."""
     v = sign * g
