@@ -515,11 +515,8 @@ class DeviceOperator:
         self.host, self.xp = host, xp
         self.shape = host.shape
         self._dev = self._poker = None
-        if host.csr is None:
-            from ..poker.device_operator import PokerArrayOperator, supports
-
-            if supports(host):  # the poker operators' sums as prefix sums on the device
-                self._poker = PokerArrayOperator(host, xp)
+        if host.csr is None:  # an operator with its own device form (poker: prefix sums), or None
+            self._poker = host.on_device(xp)
         else:
             import cupyx.scipy.sparse as csp
 

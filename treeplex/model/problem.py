@@ -66,6 +66,12 @@ class PayoffOperator:
         out[...] = result
         return out
 
+    def on_device(self, xp):
+        """This operator's products on arrays of the array module ``xp`` (an object with
+        ``matvec`` and ``rmatvec`` taking and giving ``xp`` arrays), or None: the array backend
+        then runs the host products with copies (a CSR operator it moves to the device itself)."""
+        return None
+
     def _matvec(self, y):  # pragma: no cover - abstract
         raise NotImplementedError
 

@@ -139,6 +139,12 @@ class SymmetricPayoff(PayoffOperator):
              for r, n in zip(self.red.red_of, self.shape)]
         return (E[0].T @ self.inner.to_sparse() @ E[1]).tocsr()
 
+    def on_device(self, xp):
+        """Products on ``xp`` arrays as prefix sums per board (:mod:`treeplex.poker.device_operator`)."""
+        from .device_operator import PokerArrayOperator, supports
+
+        return PokerArrayOperator(self, xp) if supports(self) else None
+
 
 @nb.njit(cache=True)
 def _gather(v, idx):

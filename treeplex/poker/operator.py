@@ -229,6 +229,12 @@ class RiverPayoff(PayoffOperator):
         A = sp.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=self.shape)
         return A.tocsr()
 
+    def on_device(self, xp):
+        """Products on ``xp`` arrays as prefix sums per board (:mod:`treeplex.poker.device_operator`)."""
+        from .device_operator import PokerArrayOperator, supports
+
+        return PokerArrayOperator(self, xp) if supports(self) else None
+
 
 def compatible(cards_a: np.ndarray, cards_b: np.ndarray) -> np.ndarray:
     """bool[len(a), len(b)]: hand a and hand b (rows of two card ids) share no card."""

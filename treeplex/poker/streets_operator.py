@@ -144,6 +144,12 @@ class StreetsPayoff(PayoffOperator):
                   *self._parts, *self._partials]
         return sum(a.nbytes for a in arrays)
 
+    def on_device(self, xp):
+        """Products on ``xp`` arrays as prefix sums per board (:mod:`treeplex.poker.device_operator`)."""
+        from .device_operator import PokerArrayOperator, supports
+
+        return PokerArrayOperator(self, xp) if supports(self) else None
+
 
 def _groups(board, base, stride):
     """Terminals grouped by (board, input sequence): (ptr, terminals, board, base, stride)."""
