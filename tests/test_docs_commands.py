@@ -39,10 +39,6 @@ NOT_RUN = {
         "the Ray engine where it is installed",
     ".venv/bin/python experiments/depth_limited_nlfh.py": "about 3 minutes (figure 1 of the depth-limited paper)",
 }
-# command -> why it is expected to fail for now (xfail, not strict: the lead flips it once fixed)
-XFAIL = {
-    "treeplex depth-limited --bet 0.75 --k 8": "crashes today; being fixed on branch dlfix",
-}
 # small files the documented commands read: (text, or a treeplex command that writes the file)
 _FLOP = {"game": "postflop", "board": "KsQhTd", "pot": 20, "stack": 30, "deck": "TJQKA", "bet": "a",
          "range0": "AsKh,QdJd,TsTc", "range1": "AcAd,JsTs,KdQs"}
@@ -115,7 +111,7 @@ def commands(body: list[str]) -> list[tuple[str, str]]:
 
 def collect():
     """Test cases: ("shell", page:line, [(documented, run)]) per block, ("python", page:line, source)."""
-    cases, xfails = [], set()  # an expected failure runs once, where it is first shown
+    cases = []
     for page in PAGES:
         for lang, line, body in code_blocks(page.read_text()):
             where = f"{page.relative_to(ROOT)}:{line}"
@@ -125,11 +121,8 @@ def collect():
             if lang in ("json", "toml"):
                 continue
             cmds = [c for c in commands(body) if c[0].startswith(("treeplex ", "python", ".venv/", "/tmp/"))]
-            run = [c for c in cmds if c[0] not in XFAIL]
-            if run:
-                cases.append(("shell", where, run))
-            cases += [("xfail", where, [c]) for c in cmds if c[0] in XFAIL and c not in xfails]
-            xfails |= {c for c in cmds if c[0] in XFAIL}
+            if cmds:
+                cases.append(("shell", where, cmds))
     return cases
 
 
@@ -196,20 +189,14 @@ def test_documented_command_runs(kind, where, body, tmp_path):
         r = subprocess.run([sys.executable, "-c", body], cwd=tmp_path, env=env, capture_output=True, text=True,
                            timeout=300)
         assert r.returncode == 0, r.stderr[-2000:]
-    elif kind == "xfail":
-        try:
-            _run_block(body, tmp_path)
-        except AssertionError as e:
-            pytest.xfail(f"{XFAIL[body[0][0]]}: {str(e).splitlines()[0]}")
     else:
         _run_block(body, tmp_path)
 
 
 def test_the_lists_name_documented_commands_only():
-    """NOT_RUN and XFAIL do not outlive the commands they excuse."""
+    """NOT_RUN does not outlive the commands it excuses."""
     documented = {c for kind, _, body in CASES if kind != "python" for c, _ in body}
     assert set(NOT_RUN) <= documented, sorted(set(NOT_RUN) - documented)
-    assert set(XFAIL) <= documented, sorted(set(XFAIL) - documented)
 
 
 def test_the_parser_reads_blocks_variants_and_continuations():
