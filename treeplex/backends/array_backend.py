@@ -195,6 +195,21 @@ class _Rows:
         """Per row, the sum of its cells' values, left to right."""
         return self.xp.bincount(self.row, weights=cells, minlength=self.n)
 
+    def max(self, cells):
+        """Each row's largest cell (exact, so any order gives the same bits): ``reduceat`` on
+        NumPy; CuPy has no ``reduceat``, so ``maximum.at`` into a row vector there."""
+        xp = self.xp
+        if xp is np:
+            return np.maximum.reduceat(cells, self.first)
+        out = xp.full(self.n, -xp.inf, dtype=cells.dtype)
+        try:
+            xp.maximum.at(out, self.row, cells)
+        except (AttributeError, NotImplementedError):  # CuPy before ufunc.at
+            import cupyx
+
+            cupyx.scatter_max(out, self.row, cells)
+        return out
+
 
 def _scatter_add(xp, v, idx, vals):
     """v[idx[i]] += vals[i] one after another in order (``idx`` may repeat): the one scatter
@@ -300,7 +315,7 @@ class ArrayBackend:
             q = eta * (kappa * acc + lam * inst)
             if s.logprior.shape[0]:
                 q = q + s.logprior[W.seq]
-            e = xp.exp(q - xp.maximum.reduceat(q, W.first)[W.row]) if W.n else q
+            e = xp.exp(q - W.max(q)[W.row]) if W.n else q
             Bn = e / W.sums(e)[W.row]
         else:
             q = xp.maximum(acc if simple else kappa * acc + lam * inst, 0.0)
