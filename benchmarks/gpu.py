@@ -44,8 +44,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from postflop import SPOTS  # noqa: E402
 
-from treeplex.compile import compile_game  # noqa: E402
-from treeplex.driver import make_solver, solve  # noqa: E402
+from treeplex.model.compile import compile_game  # noqa: E402
+from treeplex.run.driver import make_solver, solve  # noqa: E402
 from treeplex.errors import InputError  # noqa: E402
 
 OPENSPIEL = {"leduc": "leduc_poker", "liars_dice": "liars_dice(numdice=1,dice_sides=6)"}

@@ -8,7 +8,7 @@ from random_games import random_game
 
 import treeplex as tp
 from treeplex import InputError
-from treeplex.driver import make_solver
+from treeplex.run.driver import make_solver
 from treeplex.refine.efpe import make_efpe_solver, perturbation
 
 SOLVERS = ["cfr", "cfr+", "dcfr", "pcfr+", "pdcfr+", "hedge", "dual-averaging", "egt", "egt-as", "mirror-prox",

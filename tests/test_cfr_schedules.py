@@ -9,7 +9,7 @@ from random_games import random_game
 from test_cfr import ReferenceCFRPlus, _behavioral, _local
 
 import treeplex as tp
-from treeplex.driver import solve
+from treeplex.run.driver import solve
 from treeplex.solvers import ALGORITHMS
 
 HORIZON = 50

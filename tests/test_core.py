@@ -10,7 +10,7 @@ from random_games import random_game
 
 import treeplex as tp
 from treeplex import chance, decision, terminal
-from treeplex.game import ExplicitGame, GameError
+from treeplex.model.game import ExplicitGame, GameError
 
 
 def lp_solution(name):
@@ -35,7 +35,7 @@ def test_kuhn_equilibrium_family():
     # Kuhn (1950): in every equilibrium player 0 never calls a bet with J, always calls with
     # K, and bets K at the root with 3x the probability it bluffs J.
     p, lp = lp_solution("kuhn")
-    from treeplex.strategy import behavioral_dict
+    from treeplex.model.strategy import behavioral_dict
 
     b0 = behavioral_dict(p.X, lp.x)
     assert b0["J:pb"]["b"] == pytest.approx(0, abs=1e-9)
@@ -157,8 +157,8 @@ def test_behavioral_from_plan_tiny_reach_with_all_zero_actions_is_unreached():
     weight ~7e-8 while all its actions are exactly 0. That infoset is unreached (uniform, every
     row a distribution, so a strategy file of it reads back); an infoset that the same tiny
     weight reaches with nonzero actions keeps exactly the ratios it was built from."""
-    from treeplex.strategy import behavioral_dict, behavioral_from_dict
-    from treeplex.treeplex import UNREACHED_TOL
+    from treeplex.model.strategy import behavioral_dict, behavioral_from_dict
+    from treeplex.core.treeplex import UNREACHED_TOL
 
     T = tp.compile_game(tp.make_game("leduc")).X
     rng = np.random.default_rng(3)
@@ -227,7 +227,7 @@ def test_problem_tree_counts_and_uniform_value(name):
     # The history tree of a compiled game has the compiler's node counts, its child lists
     # tile each subtree, and the expected payoff of uniform play, summed over its terminals
     # with reach = chance x 1/(number of actions) per decision, equals x^T A y.
-    from treeplex.tree import CHANCE, TERMINAL
+    from treeplex.core.tree import CHANCE, TERMINAL
 
     p = tp.compile_game(tp.make_game(name))
     t = p.tree

@@ -48,7 +48,7 @@ def test_products_equal_the_operators(name, A):
 
 
 def test_other_operators_are_refused():
-    from treeplex.compile import compile_game
+    from treeplex.model.compile import compile_game
     from treeplex.games import load_game
 
     A = compile_game(load_game("kuhn")).A

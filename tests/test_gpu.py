@@ -10,7 +10,7 @@ import pytest
 from random_games import random_game
 
 import treeplex as tp
-from treeplex.driver import make_solver
+from treeplex.run.driver import make_solver
 from treeplex.refine.efpe import make_efpe_solver
 
 

@@ -196,7 +196,7 @@ def test_float32_storage_converges_with_gaps_in_float64():
                      **TURN_RANGES)
     P = g.problem()
     lp = tp.solve_lp(P)
-    from treeplex.driver import make_solver
+    from treeplex.run.driver import make_solver
     solver = make_solver(P, "dcfr", storage="float32")
     assert solver.players[0].R.dtype == np.float32 and solver.players[1].xsum.dtype == np.float32
     res = tp.solve(P, "dcfr", target_gap=1e-3, max_iters=5000, storage="float32")
@@ -209,7 +209,7 @@ def test_turn_spot_equals_openspiel_universal_poker():
     OpenSpiel's own rules, river deal, hand evaluator and infosets, compiled and solved by LP,
     have our engine's game value."""
     pytest.importorskip("pyspiel")
-    from treeplex.openspiel import OpenSpielGame
+    from treeplex.io.openspiel import OpenSpielGame
     from treeplex.poker.openspiel import load_universal_poker
 
     g = PostflopGame(board="Ks9h7d2c", pot=100, stack=200, range0="AsKh,QdJd,5c6c", range1="KdQd,9c8c,AhAc,7s7c:0.5",

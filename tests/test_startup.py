@@ -17,11 +17,13 @@ import pytest
 from random_games import random_game
 
 import treeplex as tp
-from treeplex import backends, dilated_entropy, driver
-from treeplex import problem as problem_module
-from treeplex import treeplex as treeplex_module
-from treeplex.csr_kernels import csr_matvec
-from treeplex.dilated_entropy import dilated_weights
+from treeplex import backends
+from treeplex.core import dilated_entropy
+from treeplex.run import driver
+from treeplex.model import problem as problem_module
+from treeplex.core import treeplex as treeplex_module
+from treeplex.core.csr_kernels import csr_matvec
+from treeplex.core.dilated_entropy import dilated_weights
 from treeplex.solvers import ALGORITHMS
 
 QUIET = """

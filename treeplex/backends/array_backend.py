@@ -18,7 +18,7 @@ dependency (one pass over the groups, one scatter). The regret update goes furth
 sequence, with the sums inside an infoset as ``bincount`` over the sequences' infosets.
 
 The arithmetic is that of the numba kernels (:mod:`.numba_regret`,
-:mod:`treeplex.dilated_entropy_kernels`, :mod:`treeplex.refine.perturbed`) operation for operation,
+:mod:`treeplex.core.dilated_entropy_kernels`, :mod:`treeplex.core.perturbed`) operation for operation,
 and on NumPy in the same order too: sums inside an infoset left to right (:func:`_rowsum`,
 up to 16 actions) and the scatter into parents in numba's infoset order (``np.add.at``), so
 NumPy runs reproduce numba's iterates to the last bit or nearly (exact ties, e.g. all regrets
@@ -60,7 +60,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from . import RegretState, first_play, host_bounds
+from .state import RegretState, first_play, host_bounds
 
 TINY = 2.2250738585072014e-308
 
@@ -401,13 +401,13 @@ class ArrayBackend:
 class ArrayDilatedEntropy:
     """The dilated entropy (EGT paper, section 4) on a treeplex, or the perturbed dilated
     entropy on Q^l (EFPE paper) when ``lower`` = (l, L) is given, with the interface of
-    :class:`treeplex.dilated_entropy.DilatedEntropy`: ``sbr``, ``prox``, ``value``,
+    :class:`treeplex.core.dilated_entropy.DilatedEntropy`: ``sbr``, ``prox``, ``value``,
     ``gradient``, ``omega``, ``modulus``, ``center``, ``beta``. Weights, modulus and omega
     are computed once on the host (setup); the passes run on the backend's arrays.
     """
 
     def __init__(self, backend: ArrayBackend, p: int, weights: str = "egt", lower=None):
-        from ..dilated_entropy import DilatedEntropy
+        from ..core.dilated_entropy import DilatedEntropy
 
         self.bk, self.xp, self.P = backend, backend.xp, backend.plex[p]
         T = self.T = backend.treeplexes[p]
@@ -418,7 +418,7 @@ class ArrayDilatedEntropy:
             beta, self.modulus, self.omega = host.beta, host.modulus, host.omega
             self.center = backend.asarray(host.center)
         else:
-            from ..refine.perturbed import PerturbedDilatedEntropy
+            from ..core.perturbed import PerturbedDilatedEntropy
 
             host = PerturbedDilatedEntropy(T, backend.to_numpy(lower[0]), "thm3" if weights == "kroer2017" else weights)
             beta, self.modulus, self.omega = host.beta, host.modulus, host.omega
@@ -530,11 +530,8 @@ class DeviceOperator:
         self.host, self.xp = host, xp
         self.shape = host.shape
         self._dev = self._poker = None
-        if host.csr is None:
-            from ..poker.device_operator import PokerArrayOperator, supports
-
-            if supports(host):  # the poker operators' sums as prefix sums on the device
-                self._poker = PokerArrayOperator(host, xp)
+        if host.csr is None:  # an operator with its own device form (poker: prefix sums), or None
+            self._poker = host.on_device(xp)
         else:
             import cupyx.scipy.sparse as csp
 

@@ -41,18 +41,16 @@ CHUNK = 1 << 24  # gathered numbers (v_g and the per-card table) per chunk of gr
 def _layout(A):
     """The operator as (cards, weight, coef, same, boards, order, kind, value, board, base,
     stride, reduction): a RiverPayoff is one board with nothing dead and its hands presorted."""
-    from .isomorphism import SymmetricPayoff
-    from .operator import RiverPayoff, _same_combo
-    from .streets_operator import StreetsPayoff
-
+    # by what the operators hold (each one's on_device imports this module, so no import back):
+    # StreetsPayoff has ``boards``, RiverPayoff ``strength``, SymmetricPayoff neither but an ``inner`` one
     red = None
-    if isinstance(A, SymmetricPayoff):
+    if not hasattr(A, "boards") and not hasattr(A, "strength") and hasattr(A, "inner"):
         A, red = A.inner, A.red.red_of
-    if isinstance(A, StreetsPayoff):
+    if hasattr(A, "boards"):
         return (A.cards, A.weight, A.coef, A.same, A.boards, A.order, A.kind, A.value, A.board, A.base, A.stride,
                 red)
-    if isinstance(A, RiverPayoff):
-        same = [np.where(s >= 0, s, len(A.cards[1 - p])).astype(np.int64) for p, s in enumerate(_same_combo(A.cards))]
+    if hasattr(A, "strength"):
+        same = [np.where(s >= 0, s, len(A.cards[1 - p])).astype(np.int64) for p, s in enumerate(A.same)]
         order = [(np.array([0, len(c)], np.int64), np.arange(len(c), dtype=np.int64), s)
                  for c, s in zip(A.cards, A.strength)]
         return (A.cards, A.weight, A.coef, same, np.full((1, 5), -1, np.int32), order, A.kind, A.value,

@@ -17,9 +17,9 @@ from functools import cached_property
 
 import numpy as np
 
-from ..game import Game
-from ..problem import Problem
-from ..treeplex import Treeplex
+from ..model.game import Game
+from ..model.problem import Problem
+from ..core.treeplex import Treeplex
 from .cards import HAND_CARDS, hand_name
 
 

@@ -26,8 +26,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..problem import PayoffOperator
-from ..treeplex import Treeplex
+from ..model.problem import PayoffOperator
+from ..core.treeplex import Treeplex
 from .cards import HAND_CARDS, HAND_INDEX
 from .hands_game import LazyKeys, LazyLabels
 from .public_tree import permute_card
@@ -130,6 +130,12 @@ class SymmetricPayoff(PayoffOperator):
         E = [sp.csr_matrix((np.ones(len(r)), (np.arange(len(r)), r)), shape=(len(r), n))
              for r, n in zip(self.red.red_of, self.shape)]
         return (E[0].T @ self.inner.to_sparse() @ E[1]).tocsr()
+
+    def on_device(self, xp):
+        """Products on ``xp`` arrays as prefix sums per board (:mod:`treeplex.poker.device_operator`)."""
+        from .device_operator import PokerArrayOperator, supports
+
+        return PokerArrayOperator(self, xp) if supports(self) else None
 
 
 @nb.njit(cache=True)

@@ -32,7 +32,7 @@ import time
 import numpy as np
 
 from ..errors import InputError
-from ..game import RulesState
+from ..model.game import RulesState
 from .cards import HAND_CARDS, RANKS, board_mask, card_name, hand_name, hand_strength, parse_board, parse_cards
 from .hands_game import HandsGame, HandsProblem
 from .operator import RiverPayoff, _normalizer, compatible
@@ -218,7 +218,7 @@ class PostflopGame(HandsGame):
         """Build the public tree, counting it first: a spot whose :meth:`memory_estimate` passes
         ``max_memory`` (bytes or a size such as ``"4G"``; default: the memory available now)
         is refused while being counted, before anything is allocated."""
-        from ..memory import limit_bytes
+        from ..core.memory import limit_bytes
 
         limit, name = limit_bytes(None if max_memory is None else str(max_memory))
         budget = None if limit is None else Budget(limit, *self.cost_weights(), self.name, name)
@@ -303,7 +303,7 @@ class PostflopGame(HandsGame):
         """The sequence-form problem with the structured operator; refuses, before allocating,
         a game whose :meth:`memory_estimate` is above ``max_memory`` (bytes, or a size such as
         ``"4G"``; default: the memory available now)."""
-        from ..memory import limit_bytes, show
+        from ..core.memory import limit_bytes, show
 
         if self._problem is not None:
             return self._problem

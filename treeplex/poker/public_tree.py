@@ -390,7 +390,7 @@ class _Counter:
 
     def _refuse(self, spent):
         bud = self.budget
-        from ..memory import show
+        from ..core.memory import show
 
         raise InputError(f"{bud.name}: the betting tree passed {sum(spent[:3]):,} public nodes "
                          f"({spent[0]:,} decision nodes) while being counted, about "

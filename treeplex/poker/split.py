@@ -1,6 +1,6 @@
 """Cut a postflop spot at its first deal: a trunk (the starting street's betting) and parts
 (the chance subtrees below the first dealt card, grouped by that card), each with its own
-piece of both treeplexes and of the payoff operator (:mod:`treeplex.split` solves on them).
+piece of both treeplexes and of the payoff operator (:mod:`treeplex.scale.split` solves on them).
 
 Ownership. A decision node below the deal belongs to the part of its first dealt card; so
 does a terminal below the deal whose players' last actions are in that part. Terminals on
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from ..treeplex import Treeplex
+from ..core.treeplex import Treeplex
 from .cards import HAND_CARDS
 from .streets_operator import StreetsPayoff
 

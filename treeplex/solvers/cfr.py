@@ -28,7 +28,7 @@ import numpy as np
 
 from ..backends import flat_state
 from ..errors import InputError, nonnegative
-from ..problem import Problem
+from ..model.problem import Problem
 from .base import Solver, average_plan, load_players, register
 
 TINY = 1e-300  # floor for log(prior) in Hedge recentering
