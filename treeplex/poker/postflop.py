@@ -274,19 +274,10 @@ class PostflopGame(HandsGame):
     def _river_orders(self, boards=None):
         """Per river board of ``boards`` (default: every board of the tree) and player: (ptr,
         hand indices weakest first, strengths)."""
-        from phevaluator import _pheval  # phevaluator's native 7-card evaluator, without its argument checks
-
         boards = self.tree.boards if boards is None else boards
         union = np.union1d(self.hands[0], self.hands[1])
         river = [b for b, cards in enumerate(boards) if len(cards) == 5]
-        hc = HAND_CARDS[union].tolist()
-        ev = _pheval.evaluate_7cards
-        strength = np.array([[7463 - ev(c1, c2, *bc) for c1, c2 in hc] for bc in (boards[b] for b in river)],
-                            dtype=np.int32).reshape(len(river), len(union))
-        cards = np.array([boards[b] for b in river], dtype=np.int64).reshape(len(river), 5)
-        held = HAND_CARDS[union]
-        blocked = (cards[:, :, None, None] == held[None, None, :, :]).any(axis=(1, 3))
-        strength[blocked] = -1
+        strength = river_strengths([boards[b] for b in river], union)
         out = []
         for p in (0, 1):
             s = strength[:, np.searchsorted(union, self.hands[p])]
@@ -544,39 +535,44 @@ def _round(v) -> float | None:
     return None if not np.isfinite(v) else round(float(v), 6)
 
 
-def _runout_strengths(board, deck, hands):
-    """[(runout cards, strength per player's hands or -1 if blocked)] for every way to deal the
-    board to 5 cards from ``deck`` (phevaluator; larger is better)."""
-    from itertools import combinations
+def river_strengths(boards, hands: np.ndarray) -> np.ndarray:
+    """int32[len(boards), len(hands)]: each hand's strength on each 5-card board (``7463 -
+    phevaluator rank``: larger is better, equal splits), -1 where the board holds a card of it."""
+    from phevaluator import _pheval  # phevaluator's native 7-card evaluator, without its argument checks
 
-    from phevaluator import evaluate_cards
-
-    rest = [c for c in deck if c not in board]
-    out = []
-    for extra in combinations(rest, 5 - len(board)):
-        full = [int(c) for c in (*board, *extra)]
-        dead = set(full)
-        st = []
-        for h in hands:
-            st.append(np.array([-1 if (int(a) in dead or int(b) in dead) else 7463 - evaluate_cards(int(a), int(b), *full)
-                                for a, b in HAND_CARDS[h]], dtype=np.int32))
-        out.append((extra, st))
+    ev = _pheval.evaluate_7cards
+    hc = HAND_CARDS[hands].tolist()
+    out = np.array([[7463 - ev(c1, c2, *bc) for c1, c2 in hc] for bc in boards],
+                   dtype=np.int32).reshape(len(boards), len(hands))
+    cards = np.array(boards, dtype=np.int64).reshape(len(boards), 5)
+    out[(cards[:, :, None, None] == HAND_CARDS[hands][None, None, :, :]).any(axis=(1, 3))] = -1
     return out
 
 
-def _equity(runouts, compat, p, opp_w) -> np.ndarray:
+def _runout_strengths(board, deck, hands) -> list[np.ndarray]:
+    """Per player, int32[runouts, hands]: :func:`river_strengths` on every way to deal the board
+    to 5 cards from ``deck``."""
+    from itertools import combinations
+
+    rest = [c for c in deck if c not in board]
+    runouts = [tuple(int(c) for c in (*board, *extra)) for extra in combinations(rest, 5 - len(board))]
+    union = np.union1d(hands[0], hands[1])
+    st = river_strengths(runouts, union)
+    return [st[:, np.searchsorted(union, h)] for h in hands]
+
+
+def _equity(st, compat, p, opp_w, chunk: int = 64) -> np.ndarray:
     """Player p's showdown equity per hand against weights ``opp_w`` over the other's hands
     (``compat``: which pairs share no card), averaged over runouts avoiding both hands (each
-    equally likely)."""
-    q = 1 - p
+    equally likely); ``st``: :func:`_runout_strengths`, taken ``chunk`` runouts at a time."""
+    sp_all, sq_all = st[p], st[1 - p]
     num = np.zeros(compat.shape[0])
     den = np.zeros(compat.shape[0])
-    for _, st in runouts:
-        sp, sq = st[p], st[q]
-        ok = compat & (sp[:, None] >= 0) & (sq[None, :] >= 0)
-        share = np.where(sp[:, None] > sq[None, :], 1.0, np.where(sp[:, None] == sq[None, :], 0.5, 0.0))
-        num += (ok * share) @ opp_w
-        den += ok @ opp_w
+    for r in range(0, len(sp_all), chunk):
+        sp, sq = sp_all[r:r + chunk, :, None], sq_all[r:r + chunk, None, :]
+        ok = compat[None] & (sp >= 0) & (sq >= 0)
+        num += (ok * ((sp > sq) + 0.5 * (sp == sq))).sum(axis=0) @ opp_w
+        den += ok.sum(axis=0) @ opp_w
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
