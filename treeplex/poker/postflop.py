@@ -391,9 +391,11 @@ class PostflopGame(HandsGame):
             with np.errstate(invalid="ignore", divide="ignore"):
                 ev = np.where(norm > 0, cfv / np.where(norm > 0, norm, 1.0), np.nan) + self.pot / 2
             b = self.tree.boards[self.tree.board[v]]
-            if b not in runouts:
-                runouts[b] = _runout_strengths(b, self.deck, self.hands)
-            out[v] = {"ev": ev, "equity": _equity(runouts[b], compat, p, opp) * np.where(mass > 0, 1.0, np.nan),
+            if (b, p) not in runouts:
+                if b not in runouts:
+                    runouts[b] = _runout_strengths(b, self.deck, self.hands)
+                runouts[b, p] = _showdown_counts(runouts[b], compat, p)
+            out[v] = {"ev": ev, "equity": _equity(runouts[b, p], opp) * np.where(mass > 0, 1.0, np.nan),
                       "mass": mass}
         return out
 
@@ -561,18 +563,26 @@ def _runout_strengths(board, deck, hands) -> list[np.ndarray]:
     return [st[:, np.searchsorted(union, h)] for h in hands]
 
 
-def _equity(st, compat, p, opp_w, chunk: int = 64) -> np.ndarray:
-    """Player p's showdown equity per hand against weights ``opp_w`` over the other's hands
-    (``compat``: which pairs share no card), averaged over runouts avoiding both hands (each
-    equally likely); ``st``: :func:`_runout_strengths`, taken ``chunk`` runouts at a time."""
+def _showdown_counts(st, compat, p, chunk: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    """(won, dealt) float[n_p, n_q]: over the runouts of ``st`` (:func:`_runout_strengths`)
+    that avoid both hands of a compatible pair, the pot shares player p's hand wins (ties
+    half) and their number; ``chunk`` runouts at a time."""
     sp_all, sq_all = st[p], st[1 - p]
-    num = np.zeros(compat.shape[0])
-    den = np.zeros(compat.shape[0])
+    won = np.zeros(compat.shape)
+    dealt = np.zeros(compat.shape)
     for r in range(0, len(sp_all), chunk):
         sp, sq = sp_all[r:r + chunk, :, None], sq_all[r:r + chunk, None, :]
-        ok = compat[None] & (sp >= 0) & (sq >= 0)
-        num += (ok * ((sp > sq) + 0.5 * (sp == sq))).sum(axis=0) @ opp_w
-        den += ok.sum(axis=0) @ opp_w
+        ok = (sp >= 0) & (sq >= 0)
+        won += ((sp > sq) & ok).sum(axis=0) + 0.5 * ((sp == sq) & ok).sum(axis=0)
+        dealt += ok.sum(axis=0)
+    return won * compat, dealt * compat
+
+
+def _equity(counts, opp_w) -> np.ndarray:
+    """A hand's showdown equity against weights ``opp_w`` over the other's hands, every runout
+    avoiding both hands equally likely; ``counts``: :func:`_showdown_counts`."""
+    won, dealt = counts
+    num, den = won @ opp_w, dealt @ opp_w
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
