@@ -194,6 +194,8 @@ def _limited(cmd):
     "postflop(board=QsJh2h,pot=10,stack=1000,bet=25%,50%,75%,raise=2x,3x,4x)",
     # ... and with a raise cap of 5 (1.88 GB used before the refusal)
     "postflop(board=QsJh2h,pot=10,stack=1000,bet=25%,50%,75%,raise=2x,3x,4x,raise_cap=5)",
+    # issue 31, Low: one-chip raises (a street of about 1,000 raises; the builder has no recursion)
+    "postflop(board=QsJh2h,pot=10,stack=1000,bet=1c,raise=1c,range0=AA,range1=KK)",
 ])
 def test_huge_betting_trees_are_refused_while_counting(spot):
     out = _limited(["info", spot, "--max-memory", "1G"])
