@@ -28,8 +28,8 @@ import io
 import statistics
 import time
 
-from treeplex.compile import compile_game
-from treeplex.driver import make_solver, solve
+from treeplex.model.compile import compile_game
+from treeplex.run.driver import make_solver, solve
 from treeplex.games import load_game, make_game
 
 DEFAULT_GAMES = ["kuhn", "leduc", "leduc(suited=True)", "leduc(ranks=5)", "openspiel:leduc_poker",

@@ -14,7 +14,7 @@
 2. Overhead per spot on tiny spots (kuhn by LP, ~1 ms of solving): one worker, a batch of 1
    spot and a batch of N; overhead = (T_N - T_1) / (N - 1) - the mean time in the worker's
    solve_spot. T_1 is the start-up (pool or Ray cluster, imports, numba's cached kernels).
-3. Split solve of one flop spot (:mod:`treeplex.split`; QsJh2h, ranges as above, 50% bets,
+3. Split solve of one flop spot (:mod:`treeplex.scale.split`; QsJh2h, ranges as above, 50% bets,
    2.5x raises, no isomorphism: 26.9M sequences) with 2 workers against one process: CFR+
    seconds per iteration and bytes per iteration, memory per worker (``--split-iters``;
    ``--only-split`` runs this part alone).
@@ -36,8 +36,8 @@ import sys
 import tempfile
 import time
 
-from treeplex.batch import read_rows, run_batch
-from treeplex.flops import flop_subset
+from treeplex.scale.batch import read_rows, run_batch
+from treeplex.scale.flops import flop_subset
 
 RANGES = {"range0": "AA-TT,AK,AQ,KQ", "range1": "99-66,AJ,KJ,QJ,JT"}
 
@@ -188,9 +188,9 @@ def split_flop(iters: int, engines: list[str]) -> None:
 
     import numba
 
-    from treeplex.driver import make_solver
-    from treeplex.memory import show
-    from treeplex.split import SplitSolver, load_split_game
+    from treeplex.run.driver import make_solver
+    from treeplex.core.memory import show
+    from treeplex.scale.split import SplitSolver, load_split_game
 
     print("\n| flop spot, CFR+ | workers | setup s | s/iteration | bytes/iteration | memory per worker |")
     print("|---|---|---|---|---|---|")

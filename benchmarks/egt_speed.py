@@ -17,8 +17,8 @@ import time
 
 import numpy as np
 
-from treeplex.compile import compile_game
-from treeplex.driver import make_solver
+from treeplex.model.compile import compile_game
+from treeplex.run.driver import make_solver
 from treeplex.games import make_game
 
 ALGORITHMS = ("cfr+", "egt-as", "egt", "mirror-prox")

@@ -6,7 +6,7 @@ best-response lower bound against time.
 
 GAME defaults to ``openspiel:liars_dice(numdice=2,dice_sides=6)`` (two dice per player: the
 betting tree alone has 2^24 sequences per roll, far beyond this machine's memory once
-compiled). External-sampling MCCFR runs in lazy storage (:mod:`treeplex.lazy_sampling`) for
+compiled). External-sampling MCCFR runs in lazy storage (:mod:`treeplex.run.lazy_sampling`) for
 ``--time-limit`` seconds of solver time; every ``--report`` seconds a row records iterations,
 traversals, nodes touched, infosets and actions allocated, the table's bytes and the
 process's peak RSS. At ``--evals`` geometric points the sampled BR lower bound on the
@@ -27,8 +27,8 @@ import time
 import numpy as np
 
 from treeplex.games import load_game
-from treeplex.lazy_sampling import LazyMCCFR
-from treeplex.memory import COMPILE_BYTES_PER_HISTORY, estimate_histories
+from treeplex.run.lazy_sampling import LazyMCCFR
+from treeplex.core.memory import COMPILE_BYTES_PER_HISTORY, estimate_histories
 
 
 def rss_mib() -> float:

@@ -4,7 +4,7 @@ benchmarks/postflop.py: solver seconds to exploitability 1% and 0.5% of the star
     .venv/bin/python benchmarks/pcs.py --spot TURN --time-limit 60
     .venv/bin/python benchmarks/pcs.py --spot TURN --solvers cfr+,pcs:cfr,pcs:lcfr --seeds 0,1
 
-Each solver runs in this process on one problem built once (``treeplex.driver.solve`` with
+Each solver runs in this process on one problem built once (``treeplex.run.driver.solve`` with
 ``--time-limit`` seconds of solver time, gap checks every ``--check-every`` seconds-ish: the
 iteration interval is set per solver from a short probe). The times are the solver seconds
 (gap checks excluded) at the first check at or below each target, from the trace; ">T" when
@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from postflop import SPOTS
 
-from treeplex.driver import solve
+from treeplex.run.driver import solve
 from treeplex.poker.postflop import load_postflop_spec
 from treeplex.solvers import ALGORITHMS
 

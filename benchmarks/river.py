@@ -32,11 +32,11 @@ import time
 
 import numpy as np
 
-from treeplex.driver import make_solver, solve
-from treeplex.lp import solve_lp
-from treeplex.metrics import evaluate, to_mbb
+from treeplex.run.driver import make_solver, solve
+from treeplex.model.lp import solve_lp
+from treeplex.model.metrics import evaluate, to_mbb
 from treeplex.poker.river import PAPER_ENDGAMES, RiverGame, generated_endgame
-from treeplex.problem import Problem, SparsePayoff
+from treeplex.model.problem import Problem, SparsePayoff
 
 
 def peak_mb() -> float:
@@ -221,8 +221,8 @@ def main():
     except ImportError:
         print("\nOpenSpiel cross-check: skipped (pyspiel not installed)")
         return
-    from treeplex.compile import compile_game
-    from treeplex.openspiel import OpenSpielGame
+    from treeplex.model.compile import compile_game
+    from treeplex.io.openspiel import OpenSpielGame
     from treeplex.poker.openspiel import load_universal_poker
 
     g = RiverGame(pot=1000, board="7s8h9dTc2s", range0="AA,KK:0.5,QJs,66,T9o:0.3,32",

@@ -47,11 +47,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from treeplex.compile import compile_game
-from treeplex.driver import make_solver, solve
+from treeplex.model.compile import compile_game
+from treeplex.run.driver import make_solver, solve
 from treeplex.games import load_game
-from treeplex.metrics import exploitability
-from treeplex.problem import SparsePayoff
+from treeplex.model.metrics import exploitability
+from treeplex.model.problem import SparsePayoff
 
 BATTLESHIP = ("battleship(board_width=2,board_height={h},ship_sizes=[2],ship_values=[2],num_shots=3,"
               "allow_repeated_shots=False)")
@@ -170,7 +170,7 @@ def tie_noise(exact: ExactCFRPlus, problem, solver) -> float:
 
 
 def exact_table(n: int, lines: list, spec: str = BATTLESHIP.format(h=2)) -> None:
-    from treeplex.openspiel import plans_from_policy
+    from treeplex.io.openspiel import plans_from_policy
 
     game = load_game("openspiel:" + spec)
     problem = compile_game(game)

@@ -17,11 +17,11 @@ from __future__ import annotations
 import argparse
 import os
 
-from treeplex.compile import compile_game
-from treeplex.driver import solve
+from treeplex.model.compile import compile_game
+from treeplex.run.driver import solve
 from treeplex.games import make_game
-from treeplex.plot import plot_traces
-from treeplex.progress import write_trace
+from treeplex.io.plot import plot_traces
+from treeplex.run.progress import write_trace
 
 ALGORITHMS = ["cfr", "cfr-rm+", "cfr+", "lcfr", "dcfr", "pcfr+", "pdcfr+", "hedge", "dual-averaging"]
 RESTARTED = ["cfr+", "dcfr", "pcfr+"]

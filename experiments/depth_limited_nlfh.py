@@ -39,7 +39,7 @@ import os
 import sys
 import time
 
-from treeplex.compile import compile_game
+from treeplex.model.compile import compile_game
 from treeplex.depth_limited.arena import Agent, exact_match_value, play_duplicate
 from treeplex.depth_limited.blueprint import compute_blueprint
 from treeplex.depth_limited.evaluation import exploitability, plan_of
@@ -50,7 +50,7 @@ from treeplex.depth_limited.sets import bias_table, self_generative_table
 from treeplex.depth_limited.translation import rpat_bracket, rpat_plan
 from treeplex.errors import InputError
 from treeplex.poker.nlfh import NLFH, frac_label
-from treeplex.strategy import behavioral_from_dict
+from treeplex.model.strategy import behavioral_from_dict
 
 
 def offtree_size(G: NLFH, Gx: NLFH, size: float) -> float:

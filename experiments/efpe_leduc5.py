@@ -26,9 +26,10 @@ import time
 import numpy as np
 
 from treeplex import compile_game, make_game
-from treeplex.driver import gradient_grid, make_solver
-from treeplex.metrics import evaluate
-from treeplex.refine.efpe import make_efpe_solver, perturbation, perturbed_gap
+from treeplex.run.driver import gradient_grid, make_solver
+from treeplex.model.metrics import evaluate
+from treeplex.model.metrics import perturbed_gap
+from treeplex.refine.efpe import make_efpe_solver, perturbation
 from treeplex.refine.infoset_regret import InfosetRegret
 from treeplex.refine.lp import solve_lp_perturbed
 

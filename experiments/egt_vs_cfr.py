@@ -24,11 +24,11 @@ import argparse
 import os
 import time
 
-from treeplex.compile import compile_game
-from treeplex.driver import make_solver, solve
+from treeplex.model.compile import compile_game
+from treeplex.run.driver import make_solver, solve
 from treeplex.games import make_game
-from treeplex.plot import plot_traces
-from treeplex.progress import write_trace
+from treeplex.io.plot import plot_traces
+from treeplex.run.progress import write_trace
 
 ALGORITHMS = {"cfr": "CFR(RM)", "cfr-rm+": "CFR(RM+)", "cfr+": "CFR+", "egt": "EGT", "egt-as": "EGT/as"}
 

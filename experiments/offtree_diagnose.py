@@ -27,7 +27,7 @@ import time
 
 import numpy as np
 
-from treeplex.compile import compile_game
+from treeplex.model.compile import compile_game
 from treeplex.depth_limited.blueprint import Blueprint, compute_blueprint
 from treeplex.depth_limited.evaluation import exploitability, plan_of
 from treeplex.depth_limited.index import NLFHIndex
@@ -38,7 +38,7 @@ from treeplex.depth_limited.nlfh_subgames import reach
 from treeplex.depth_limited.sets import self_generative_table
 from treeplex.depth_limited.translation import translate
 from treeplex.poker.nlfh import NLFH
-from treeplex.strategy import behavioral_dict
+from treeplex.model.strategy import behavioral_dict
 
 from offtree_sweep import offtree_game  # noqa: E402  (this folder)
 

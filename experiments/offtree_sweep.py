@@ -21,7 +21,7 @@ import os
 import sys
 import time
 
-from treeplex.compile import compile_game
+from treeplex.model.compile import compile_game
 from treeplex.depth_limited.blueprint import compute_blueprint
 from treeplex.depth_limited.evaluation import exploitability, plan_of
 from treeplex.depth_limited.index import NLFHIndex
@@ -31,7 +31,7 @@ from treeplex.depth_limited.sets import bias_table, self_generative_table
 from treeplex.depth_limited.translation import rpat_bracket, rpat_plan
 from treeplex.errors import InputError
 from treeplex.poker.nlfh import NLFH, frac_label
-from treeplex.strategy import behavioral_from_dict
+from treeplex.model.strategy import behavioral_from_dict
 
 SIZES = [0.6, 0.7, 0.8, 0.9, 0.95, 1.5, 3, 6, 12, 20]
 

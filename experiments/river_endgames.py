@@ -28,8 +28,8 @@ import csv
 import os
 
 
-from treeplex.driver import gradient_grid, make_solver
-from treeplex.metrics import evaluate, to_mbb
+from treeplex.run.driver import gradient_grid, make_solver
+from treeplex.model.metrics import evaluate, to_mbb
 from treeplex.poker.river import PAPER_ENDGAMES, generated_endgame
 
 ALGORITHMS = {  # registry name -> label (the paper's names where it has them)

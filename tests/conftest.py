@@ -22,6 +22,6 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(autouse=True)
 def _numpy_budget_spent(monkeypatch):
-    from treeplex import driver
+    from treeplex.run import driver
 
     monkeypatch.setattr(driver, "NUMPY_BUDGET", 0.0)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from treeplex.game import ExplicitGame, chance, decision, terminal
+from treeplex.model.game import ExplicitGame, chance, decision, terminal
 
 
 def random_game(seed, max_depth: int = 4, max_actions: int = 3, n_signals: int = 2) -> ExplicitGame:

@@ -16,11 +16,11 @@ import numba
 import pytest
 
 import treeplex as tp
-from treeplex.batch import load_strategy, read_rows, run_batch, solver_version
+from treeplex.scale.batch import load_strategy, read_rows, run_batch, solver_version
 from treeplex.cli import main
-from treeplex.flops import TEXTURES, flop_subset, texture, write_flop_specs
-from treeplex.report import write_report
-from treeplex.strategy import profile_dict
+from treeplex.scale.flops import TEXTURES, flop_subset, texture, write_flop_specs
+from treeplex.scale.report import write_report
+from treeplex.model.strategy import profile_dict
 
 FLOP = {"board": "KsQhTd", "pot": 20, "stack": 30, "deck": "TJQKA", "bet": "a",
         "range0": "AsKh,QdJd,TsTc", "range1": "AcAd,JsTs,KdQs"}
@@ -52,7 +52,7 @@ def batch(tmp_path_factory):
 
 
 def _direct(spot):
-    """The same spot solved here, without treeplex.batch, on one thread as the workers (the
+    """The same spot solved here, without treeplex.scale.batch, on one thread as the workers (the
     threaded operator's partial sums change the iterates by rounding)."""
     threads = numba.get_num_threads()
     numba.set_num_threads(1)
@@ -200,7 +200,7 @@ def test_flop_counts():
 def test_spot_sizes_and_the_order_of_a_pool():
     """spot_size counts the boards the public tree deals (suit isomorphisms included); a pool
     takes spots of unknown size first, then the largest."""
-    from treeplex.batch import Spot, longest_first, spot_size
+    from treeplex.scale.batch import Spot, longest_first, spot_size
     from treeplex.poker.postflop import PostflopGame
 
     for board in ("KsQhTd", "KsKhTd", "KsQsTs", "KsQhTdJc"):

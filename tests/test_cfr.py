@@ -5,10 +5,10 @@ import pytest
 from random_games import random_game
 
 import treeplex as tp
-from treeplex.driver import solve
-from treeplex.schedule import toward_target
+from treeplex.run.driver import solve
+from treeplex.run.schedule import toward_target
 from treeplex.solvers import ALGORITHMS
-from treeplex.strategy import behavioral_dict
+from treeplex.model.strategy import behavioral_dict
 
 CFR_FAMILY = ["cfr", "cfr-rm+", "cfr+", "lcfr", "dcfr", "dcfr+", "pcfr+", "sapcfr+", "pdcfr+", "hedge", "dual-averaging"]
 
@@ -362,7 +362,7 @@ def test_restarting_cfr_plus_on_leduc(games):
 def test_gradient_grid_stops_at_budget_and_passes_every_grid_point():
     # CFR+ makes exactly 2 products per iteration, so with budget 100 it stops at 100, and
     # the yields fall at the first even counts >= each point of the log grid 4..100.
-    from treeplex.driver import gradient_grid, make_solver
+    from treeplex.run.driver import gradient_grid, make_solver
 
     p = tp.compile_game(tp.make_game("kuhn"))
     s = make_solver(p, "cfr+")

@@ -13,8 +13,9 @@ import pytest
 
 import treeplex as tp
 from treeplex.cli import main
-from treeplex.driver import solve
-from treeplex.strategy import load_profile, profile_dict
+from treeplex.run.driver import solve
+from treeplex.io.profiles import load_profile
+from treeplex.model.strategy import profile_dict
 
 
 def run_cli(capsys, *argv):

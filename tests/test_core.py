@@ -10,7 +10,7 @@ from random_games import random_game
 
 import treeplex as tp
 from treeplex import chance, decision, terminal
-from treeplex.game import ExplicitGame, GameError
+from treeplex.model.game import ExplicitGame, GameError
 
 
 def lp_solution(name):
@@ -35,7 +35,7 @@ def test_kuhn_equilibrium_family():
     # Kuhn (1950): in every equilibrium player 0 never calls a bet with J, always calls with
     # K, and bets K at the root with 3x the probability it bluffs J.
     p, lp = lp_solution("kuhn")
-    from treeplex.strategy import behavioral_dict
+    from treeplex.model.strategy import behavioral_dict
 
     b0 = behavioral_dict(p.X, lp.x)
     assert b0["J:pb"]["b"] == pytest.approx(0, abs=1e-9)
@@ -152,6 +152,54 @@ def test_behavioral_round_trip_and_uniform():
     assert u[T.start[first]] == pytest.approx(0.5)
 
 
+def test_behavioral_from_plan_tiny_reach_with_all_zero_actions_is_unreached():
+    """A solver's plan (the exact LP's subgame plan, issue 27) can reach an infoset with
+    weight ~7e-8 while all its actions are exactly 0. That infoset is unreached (uniform, every
+    row a distribution, so a strategy file of it reads back); an infoset that the same tiny
+    weight reaches with nonzero actions keeps exactly the ratios it was built from."""
+    from treeplex.model.strategy import behavioral_dict, behavioral_from_dict
+    from treeplex.core.treeplex import UNREACHED_TOL
+
+    T = tp.compile_game(tp.make_game("leduc")).X
+    rng = np.random.default_rng(3)
+    b = rng.random(T.n_seqs)
+    for j in range(T.n_infosets):
+        b[T.start[j] : T.end[j]] /= b[T.start[j] : T.end[j]].sum()
+    b[0] = 1.0
+    # an action p, with infosets j (zeroed below) and j2 (kept) after it; p gets probability 7e-8
+    p = next(s for s in range(1, T.n_seqs) if np.count_nonzero(T.parent == s) >= 2)
+    j, j2 = np.flatnonzero(T.parent == p)[:2]
+    i = T.seq_infoset[p]
+    b[T.start[i] : T.end[i]] *= (1 - 6.7e-8) / (1 - b[p])
+    b[p] = 6.7e-8
+    x = T.plan_from_behavioral(b)
+    zero = set(range(T.start[j], T.end[j]))
+    for jj in range(T.n_infosets):  # infosets come top-down: j's whole subtree
+        if T.parent[jj] in zero:
+            zero.update(range(T.start[jj], T.end[jj]))
+    x[sorted(zero)] = 0.0
+    assert x[p] == pytest.approx(6.7e-8) and x[p] > UNREACHED_TOL * x[0]
+    got = T.behavioral_from_plan(x)
+    rows = [got[T.start[k] : T.end[k]] for k in range(T.n_infosets)]
+    assert all(np.all(r >= 0) and abs(r.sum() - 1.0) < 1e-12 for r in rows)
+    unreached = {k for k in range(T.n_infosets) if T.start[k] in zero or k == j}
+    for k in range(T.n_infosets):
+        want = 1.0 / (T.end[k] - T.start[k]) if k in unreached else b[T.start[k] : T.end[k]]
+        np.testing.assert_allclose(rows[k], want, rtol=1e-12, atol=0)
+    assert j2 not in unreached and x[T.start[j2]] < 1e-7  # reached with tiny weight: kept exactly
+    np.testing.assert_allclose(behavioral_from_dict(T, behavioral_dict(T, x), 0), got, atol=1e-15)
+    # the stated tolerance: actions carrying <= UNREACHED_TOL * x[0] in all are unreached,
+    # more is reached and keeps its ratios (also with round-off negatives counted as 0)
+    y = T.plan_from_behavioral(b)
+    n = T.end[j] - T.start[j]
+    y[T.start[j] : T.end[j]] = 0.9 * UNREACHED_TOL / n
+    y[T.start[j]] = -1e-20
+    np.testing.assert_allclose(T.behavioral_from_plan(y)[T.start[j] : T.end[j]], 1.0 / n)
+    y[T.start[j] : T.end[j]] = 3 * UNREACHED_TOL * np.arange(1, n + 1)
+    np.testing.assert_allclose(T.behavioral_from_plan(y)[T.start[j] : T.end[j]],
+                               np.arange(1, n + 1) / (n * (n + 1) / 2), rtol=1e-12)
+
+
 def test_check_plan_names_the_infoset():
     p = tp.compile_game(tp.make_game("kuhn"))
     x = p.X.uniform()
@@ -179,7 +227,7 @@ def test_problem_tree_counts_and_uniform_value(name):
     # The history tree of a compiled game has the compiler's node counts, its child lists
     # tile each subtree, and the expected payoff of uniform play, summed over its terminals
     # with reach = chance x 1/(number of actions) per decision, equals x^T A y.
-    from treeplex.tree import CHANCE, TERMINAL
+    from treeplex.core.tree import CHANCE, TERMINAL
 
     p = tp.compile_game(tp.make_game(name))
     t = p.tree

@@ -17,7 +17,7 @@ from treeplex.depth_limited.sets import BIAS, bias_table, self_generative_table
 from treeplex.depth_limited.subgame import solve_subgame
 from treeplex.depth_limited.translation import rpat_plan, rpat_probability
 from treeplex.poker.nlfh import NLFH
-from treeplex.strategy import behavioral_dict, behavioral_from_dict
+from treeplex.model.strategy import behavioral_dict, behavioral_from_dict
 
 TINY = dict(ranks=3, suits=2, hole=1, flop=1, stack=1000)  # 9946 histories: LP in well under a second
 
@@ -177,7 +177,7 @@ def test_offtree_response_is_complete_and_exactly_evaluated(tiny, offtree):
     d1 = dict(tiny.dicts[1])
     d1.update(resp.strategy)
     m, e = exploitability(Px, tiny.dicts[0], d1, Gx.big_blind)  # raises if a reached infoset is missing
-    # best responses are exact: the gap is the sum of both players' gains (treeplex.metrics)
+    # best responses are exact: the gap is the sum of both players' gains (treeplex.model.metrics)
     assert e.gap == pytest.approx(e.br0 - e.br1) and m == pytest.approx(e.gap / 2 / Gx.big_blind * 1000)
     # the safe subgame solved to the end after the bet is the exact minimizer of player 0's
     # best-response value over all of player 1's strategies below the bet (the resolve gadget

@@ -1,6 +1,7 @@
 """``python -m treeplex.depth_limited``: states the cost of a subgame solve; bad input exits 2."""
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -36,3 +37,22 @@ def test_bad_input_is_one_line_exit_2(args, msg):
                        if "--game" not in args else [sys.executable, "-m", "treeplex.depth_limited", *args],
                        capture_output=True, text=True, env=env)
     assert p.returncode == 2 and msg in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_readme_command_on_a_small_deck():
+    """The README's ``treeplex depth-limited --bet 0.75 --k 8`` (it crashed on main, issue 27),
+    on a 4-rank deck. The response only changes play after the off-tree bet, which the
+    blueprint never makes: the bettor's best response in the game with the bet is at least
+    its best response in the abstraction, and the responder's against the blueprint is the
+    same, so the printed exploitability is at least the blueprint's (both gap / 2, mbb/g)."""
+    env = dict(os.environ, PYTHONPATH=os.getcwd())
+    game = "nlfh(ranks=4, suits=2, hole=1, flop=1, stack=1000)"
+    p = subprocess.run([sys.executable, "-m", "treeplex.cli", "depth-limited", "--bet", "0.75", "--k", "8",
+                        "--game", game], capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    out = dict(line.split(None, 1) for line in p.stdout.splitlines())
+    assert out["off_tree_bet"].startswith("p0.75 at ''")
+    assert out["leaf_states_x_k"].endswith(" x 8")
+    e, bp = float(out["exploitability_mbb"]), float(out["blueprint_mbb"])
+    assert 0.0 <= bp <= 1.0  # compute_blueprint's target
+    assert math.isfinite(e) and e >= bp - 1e-3  # both printed to 4 decimals

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize, root
 
-from treeplex.compile import compile_game
-from treeplex.dilated_entropy import (
+from treeplex.model.compile import compile_game
+from treeplex.core.dilated_entropy import (
     DilatedEntropy,
     dgf_value,
     dilated_weights,
@@ -27,7 +27,7 @@ from treeplex.dilated_entropy import (
 )
 from treeplex.errors import InputError
 from treeplex.games import make_game
-from treeplex.treeplex import Treeplex
+from treeplex.core.treeplex import Treeplex
 
 
 def random_treeplex(seed: int, max_infosets: int = 5, max_actions: int = 3) -> Treeplex:

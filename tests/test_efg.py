@@ -1,4 +1,4 @@
-"""Gambit .efg reader and writer (treeplex.efg)."""
+"""Gambit .efg reader and writer (treeplex.io.efg)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from treeplex import GameError, chance, compile_game, decision, make_game, solve_lp, terminal
-from treeplex.efg import parse_efg, read_efg, write_efg
-from treeplex.game import Decision, ExplicitGame
+from treeplex.io.efg import parse_efg, read_efg, write_efg
+from treeplex.model.game import Decision, ExplicitGame
 
 DATA = Path(__file__).parent / "data"
 KUHN_VALUE = -1 / 18

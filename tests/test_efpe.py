@@ -1,6 +1,6 @@
 """Approximate EFPE: the perturbed game Gamma_xi solved by EGT, EGT/as, perturbed CFR+ and LP.
 
-Expected numbers: the unperturbed LP (treeplex.lp) at xi = 0, closed forms computed by
+Expected numbers: the unperturbed LP (treeplex.model.lp) at xi = 0, closed forms computed by
 hand for the threat game, and the exact perturbed LP as the independent reference for the
 iterative routes.
 """
@@ -12,10 +12,11 @@ import pytest
 from test_infoset_regret import threat_game
 
 from treeplex import InputError, compile_game, make_game, solve_lp
-from treeplex.driver import solve
-from treeplex.refine.efpe import make_efpe_solver, perturbation, perturbed_gap, solve_efpe
+from treeplex.run.driver import solve
+from treeplex.model.metrics import perturbed_gap
+from treeplex.refine.efpe import make_efpe_solver, perturbation, solve_efpe
 from treeplex.refine.infoset_regret import InfosetRegret
-from treeplex.refine.perturbed import PerturbedTreeplex
+from treeplex.core.perturbed import PerturbedTreeplex
 from treeplex.refine.lp import solve_lp_perturbed
 
 XI = 0.01
@@ -133,7 +134,7 @@ def test_egt_with_theorem_weights_reaches_the_perturbed_lp(weights):
 def test_tuning_happens_at_xi_zero():
     # Section 4: the DGF weight is tuned with EGT at xi = 0; every perturbed run then starts
     # from the mu of the tuned unperturbed run.
-    from treeplex.driver import make_solver
+    from treeplex.run.driver import make_solver
 
     p = compile_game(make_game("leduc"))
     for algorithm in ("egt", "egt-as"):

@@ -1,6 +1,6 @@
 """EGT, EGT/as and mirror prox with the dilated entropy.
 
-Expected numbers come from outside the solvers: the LP value (treeplex.lp.solve_lp) and the
+Expected numbers come from outside the solvers: the LP value (treeplex.model.lp.solve_lp) and the
 known game values, Nesterov's bounds (excessive gap condition => gap <= mu_x Omega_X +
 mu_y Omega_Y; EGT rate 4 ||A|| / (T+1) sqrt(Omega_X Omega_Y / (phi_X phi_Y)); mirror prox
 gap <= (mu_x Omega_X + mu_y Omega_Y) / T), and raw calls to the payoff operator for the
@@ -14,14 +14,14 @@ import numpy as np
 import pytest
 
 from treeplex.cli import main as cli_main
-from treeplex.compile import compile_game
-from treeplex.dilated_entropy import DilatedEntropy, prox, smoothed_best_response
-from treeplex.driver import make_solver, solve
+from treeplex.model.compile import compile_game
+from treeplex.core.dilated_entropy import DilatedEntropy, prox, smoothed_best_response
+from treeplex.run.driver import make_solver, solve
 from treeplex.errors import InputError
 from treeplex.games import make_game
-from treeplex.lp import solve_lp
-from treeplex.metrics import evaluate
-from treeplex.problem import PayoffOperator, Problem
+from treeplex.model.lp import solve_lp
+from treeplex.model.metrics import evaluate
+from treeplex.model.problem import PayoffOperator, Problem
 from treeplex.solvers.egt import TUNE_ITERS, TUNE_SCALES, theory_mu
 
 KUHN_VALUE = -1.0 / 18.0  # player 0's value of Kuhn poker (Kuhn 1950)

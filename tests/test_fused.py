@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 import treeplex as tp
-from treeplex.driver import make_solver
+from treeplex.run.driver import make_solver
 from treeplex.errors import InputError
-from treeplex.metrics import evaluate
+from treeplex.model.metrics import evaluate
 from treeplex.poker.postflop import PostflopGame
 
 TURN_RANGES = dict(range0="AsKh,QdJd,TsTc,AhJh", range1="AcAd,9s9h,KdQs,JsTs,Jc9c")

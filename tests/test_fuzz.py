@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from random_games import random_game
 from treeplex.cli import main
-from treeplex.efg import write_efg
+from treeplex.io.efg import write_efg
 
 HANG_SECONDS = 20
 EXAMPLES = int(os.environ.get("TREEPLEX_FUZZ_EXAMPLES", 150))  # more (and random) for a longer hunt

@@ -5,9 +5,9 @@ import json
 import pytest
 
 from treeplex.cli import main
-from treeplex.compile import compile_game
+from treeplex.model.compile import compile_game
 from treeplex.errors import GameError
-from treeplex.game import ExplicitGame, chance, decision, terminal
+from treeplex.model.game import ExplicitGame, chance, decision, terminal
 
 
 def run_cli(capsys, *argv):
@@ -143,7 +143,7 @@ def test_lp_ignores_rounding_residue(tmp_path, capsys):
 
 
 def test_lp_never_exact_above_tolerance(monkeypatch):
-    import treeplex.lp as lp
+    import treeplex.model.lp as lp
     from treeplex import make_game, solve
 
     calls = []
@@ -284,7 +284,7 @@ def test_checkpoint_carries_dict_state(tmp_path):
     import numpy as np
 
     from treeplex import make_game
-    from treeplex.checkpoint import load_checkpoint, save_checkpoint
+    from treeplex.run.checkpoint import load_checkpoint, save_checkpoint
 
     problem = compile_game(make_game("kuhn"))
     rng = np.random.default_rng(7)
@@ -322,7 +322,7 @@ def test_checkpoint_write_is_atomic_and_cleans_up(tmp_path, monkeypatch):
 
     import numpy as np
 
-    from treeplex import files
+    from treeplex.io import files
 
     target = tmp_path / "ck.npz"
     stale = [tmp_path / "ck.npz.tmp", tmp_path / "ck.npz.999999999.x1y2.tmp"]  # old fixed name; dead process
@@ -360,7 +360,7 @@ def test_checkpoint_write_is_atomic_and_cleans_up(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("flag", ["--out", "--trace"])
 def test_output_paths_checked_before_solving(tmp_path, capsys, monkeypatch, flag):
-    import treeplex.driver as driver
+    import treeplex.run.driver as driver
 
     monkeypatch.setattr(driver, "solve", lambda *a, **k: pytest.fail("solved before checking the output path"))
     base = ["solve", "leduc", "--algorithm", "cfr+", "--max-iters", 10]
@@ -394,7 +394,7 @@ def test_failed_write_prints_result_and_names_file(tmp_path, capsys):
 
 def test_history_estimate_matches_the_compiled_games():
     from treeplex import make_game
-    from treeplex.memory import estimate_histories
+    from treeplex.core.memory import estimate_histories
 
     for spec in ("kuhn", "leduc(suited=True)", "nlfh(ranks=3, suits=4, hole=1, flop=1, stack=300, bets='1')"):
         n, exact = estimate_histories(make_game(spec))
@@ -499,8 +499,8 @@ def test_refused_in_one_line(capsys, argv, needle):
 
 
 def test_target_alone_is_capped(monkeypatch):
-    import treeplex.driver as driver
-    import treeplex.schedule as schedule
+    import treeplex.run.driver as driver
+    import treeplex.run.schedule as schedule
     from treeplex import make_game
 
     assert schedule.TARGET_ONLY_ITERS == 1_000_000  # as the --target help says

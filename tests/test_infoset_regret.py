@@ -16,7 +16,7 @@ import pytest
 from random_games import random_game
 
 from treeplex import compile_game, make_game, solve_lp
-from treeplex.game import ExplicitGame, decision, terminal
+from treeplex.model.game import ExplicitGame, decision, terminal
 from treeplex.refine.infoset_regret import BAYES, FALLBACK, InfosetRegret
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import treeplex as tp
-from treeplex.jit import JitClock, compile_aside
+from treeplex.core.jit import JitClock, compile_aside
 from treeplex.solvers import Solver
 
 

@@ -1,4 +1,4 @@
-"""Lazy-storage MCCFR (issue 13, treeplex.lazy_sampling): the same iterates as the compiled
+"""Lazy-storage MCCFR (issue 13, treeplex.run.lazy_sampling): the same iterates as the compiled
 mccfr-es with the same seed, convergence on Kuhn, a table that grows only with the infosets
 visited, seed determinism, checkpoint/resume bit for bit, the sampled BR bound below the
 exact best-response values, and the CLI."""
@@ -10,8 +10,8 @@ import pytest
 
 import treeplex as tp
 from treeplex.cli import main
-from treeplex.lazy_sampling import LazyMCCFR, LazyTable
-from treeplex.metrics import evaluate
+from treeplex.run.lazy_sampling import LazyMCCFR, LazyTable
+from treeplex.model.metrics import evaluate
 from treeplex.solvers import ALGORITHMS
 
 KUHN_VALUE = -1.0 / 18.0
@@ -82,7 +82,7 @@ def test_outcome_sampling_same_iterates_as_compiled(kuhn, leduc, name, variant):
 def test_same_iterates_as_compiled_openspiel():
     """Through the OpenSpiel adapter too (OpenSpiel's Kuhn)."""
     pytest.importorskip("pyspiel")
-    from treeplex.openspiel import load_openspiel
+    from treeplex.io.openspiel import load_openspiel
 
     game = load_openspiel("openspiel:kuhn_poker")
     problem = tp.compile_game(game)

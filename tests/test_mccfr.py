@@ -8,8 +8,8 @@ import pytest
 
 import treeplex as tp
 from treeplex.cli import main
-from treeplex.driver import solve
-from treeplex.metrics import exploitability
+from treeplex.run.driver import solve
+from treeplex.model.metrics import exploitability
 from treeplex.solvers import ALGORITHMS
 from treeplex.solvers.mccfr import ES, OS
 

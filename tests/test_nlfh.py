@@ -45,7 +45,7 @@ def test_game_value_equals_openspiel_universal_poker(ranks, suits, hole, flop, s
     # fcpa abstraction (fold, call, pot, all-in) is the same game as our bets "1,allin". The
     # last case deals physical 2-card hands with flushes possible.
     pyspiel = pytest.importorskip("pyspiel")
-    from treeplex.openspiel import OpenSpielGame
+    from treeplex.io.openspiel import OpenSpielGame
 
     params = {"betting": "nolimit", "numPlayers": 2, "numRounds": 2, "blind": "50 100", "firstPlayer": "1 2",
               "numSuits": suits, "numRanks": ranks, "numHoleCards": hole, "numBoardCards": f"0 {flop}",

@@ -25,7 +25,7 @@ def test_value_equals_openspiel_gambit_export(name):
     # by treeplex's .efg reader.
     from open_spiel.python.algorithms.gambit import export_gambit
 
-    from treeplex.efg import read_efg
+    from treeplex.io.efg import read_efg
 
     ours = tp.solve_lp(tp.compile_game(tp.load_game(f"openspiel:{name}"))).value
     efg = tp.solve_lp(tp.compile_game(read_efg(export_gambit(pyspiel.load_game(name))))).value
@@ -79,7 +79,7 @@ def test_exported_policy_has_openspiels_exploitability(solved):
     # exported TabularPolicy equals treeplex's gap / 2.
     from open_spiel.python.algorithms.exploitability import exploitability
 
-    from treeplex.openspiel import to_tabular_policy
+    from treeplex.io.openspiel import to_tabular_policy
 
     game, problem, res = solved
     pol = to_tabular_policy(game, problem, res.x, res.y)
@@ -89,7 +89,7 @@ def test_exported_policy_has_openspiels_exploitability(solved):
 
 def test_imported_openspiel_policy_has_openspiels_exploitability(solved):
     # The other way: OpenSpiel's own (C++) CFR+ average policy, imported as plans.
-    from treeplex.openspiel import plans_from_policy
+    from treeplex.io.openspiel import plans_from_policy
 
     game, problem, _ = solved
     cfr = pyspiel.CFRPlusSolver(game.spiel_game)
@@ -104,7 +104,7 @@ def test_imported_openspiel_policy_has_openspiels_exploitability(solved):
 def test_cli_policy_file_round_trip(suffix, tmp_path, capsys):
     from open_spiel.python.algorithms.exploitability import exploitability
 
-    from treeplex.openspiel import load_policy, plans_from_policy
+    from treeplex.io.openspiel import load_policy, plans_from_policy
 
     out = tmp_path / f"policy.{suffix}"
     assert main(["solve", "openspiel:kuhn_poker", "--algorithm", "cfr+", "--max-iters", "50", "--json",

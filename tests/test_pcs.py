@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import treeplex as tp
-from treeplex.driver import solve
+from treeplex.run.driver import solve
 from treeplex.poker.postflop import PostflopGame
 from treeplex.solvers import ALGORITHMS
 from treeplex.solvers.pcs import PublicChanceSampling

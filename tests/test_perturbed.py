@@ -2,7 +2,7 @@
 
 Expected numbers come from finite differences of the functions' definitions (Lemma 1 and
 the dilated conjugate), brute force over the vertices of Q^xi, hand computation (weights on
-Kuhn's treeplex), and the unperturbed DGF of :mod:`treeplex.dilated_entropy` at xi = 0.
+Kuhn's treeplex), and the unperturbed DGF of :mod:`treeplex.core.dilated_entropy` at xi = 0.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 from random_games import random_game
 
 from treeplex import InputError, compile_game, make_game
-from treeplex.dilated_entropy import DilatedEntropy
-from treeplex.refine.perturbed import (
+from treeplex.core.dilated_entropy import DilatedEntropy
+from treeplex.core.perturbed import (
     PerturbedDilatedEntropy, PerturbedTreeplex, lower_bounds, perturbed_entropy, perturbed_entropy_conjugate,
     perturbed_entropy_conjugate_grad, perturbed_weights, phi, phi_inverse,
 )

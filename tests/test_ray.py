@@ -14,7 +14,7 @@ from test_batch import SPOTS, _write_specs  # noqa: E402
 from test_split import SPEC  # noqa: E402
 
 from treeplex.cli import main  # noqa: E402
-from treeplex.split import SplitSolver  # noqa: E402
+from treeplex.scale.split import SplitSolver  # noqa: E402
 
 
 @pytest.fixture(scope="module", autouse=True)

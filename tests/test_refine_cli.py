@@ -13,7 +13,7 @@ import pytest
 from test_infoset_regret import threat_game
 
 from treeplex.cli import main
-from treeplex.efg import write_efg
+from treeplex.io.efg import write_efg
 
 
 def run_cli(capsys, *argv):

@@ -17,7 +17,7 @@ from treeplex.poker.betting import ALL_IN, BettingAbstraction, PlayerBetting, bu
 from treeplex.poker.cards import HAND_INDEX, hand_strength, parse_board, parse_card
 from treeplex.poker.ranges import make_range, parse_range
 from treeplex.poker.river import RiverGame
-from treeplex.problem import Problem, SparsePayoff
+from treeplex.model.problem import Problem, SparsePayoff
 
 BOARD = "2c7d9hJsKd"
 
@@ -222,7 +222,7 @@ def test_cfr_plus_reaches_the_lp_value():
 
     if "cfr+" not in ALGORITHMS:
         pytest.skip("CFR+ is not registered")
-    from treeplex.driver import solve
+    from treeplex.run.driver import solve
 
     g = RiverGame(abstraction="fcpa", **SMALL[0])
     p = g.problem()
@@ -263,7 +263,7 @@ def test_bad_river_input():
 
 def test_openspiel_universal_poker_same_value():
     pytest.importorskip("pyspiel")
-    from treeplex.openspiel import OpenSpielGame
+    from treeplex.io.openspiel import OpenSpielGame
     from treeplex.poker.openspiel import load_universal_poker
 
     # OpenSpiel's own rules, payoffs, hand evaluator and infosets, compiled and solved by LP,
@@ -318,7 +318,7 @@ def test_game_name_with_a_board_python_cannot_parse():
 
 def test_reach_weights_full_game_units():
     # weights="reach": deal (h0, h1) has weight w0 w1 / N (N = card-disjoint pairs), not / Z.
-    from treeplex.driver import solve
+    from treeplex.run.driver import solve
     from treeplex.poker.cards import HAND_CARDS
     from treeplex.poker.operator import _normalizer
 

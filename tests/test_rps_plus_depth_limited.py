@@ -52,14 +52,14 @@ def test_three_pure_continuations_recover_040_040_020():
     assert sol.cost["leaves"] == 3 and sol.cost["k"] == 3
 
 
-def test_readme_example(capsys):
-    # the README's RPS+ block runs and prints what its comments say
+def test_guide_example(capsys):
+    # the depth-limited guide's RPS+ block runs and prints what its comments say
     import pathlib
     import re
 
-    readme = (pathlib.Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    block = next(b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "RPSPlus" in b)
-    exec(compile(block, "README.md", "exec"), {})
+    guide = (pathlib.Path(__file__).parent.parent / "docs" / "guide" / "depth-limited.md").read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"```python\n(.*?)```", guide, re.S) if "RPSPlus" in b)
+    exec(compile(block, "docs/guide/depth-limited.md", "exec"), {})
     printed = capsys.readouterr().out.splitlines()
     assert printed == ["{'R': 1.0, 'P': 0.0, 'S': 0.0}", "{'R': 0.4, 'P': 0.4, 'S': 0.2}"]
     assert all(f"# {line}" in block for line in printed)  # the comments show the same numbers

@@ -1,4 +1,4 @@
-"""One postflop spot split across workers (treeplex.split): the same iterates as one process."""
+"""One postflop spot split across workers (treeplex.scale.split): the same iterates as one process."""
 
 import json
 
@@ -6,10 +6,10 @@ import numba
 import numpy as np
 import pytest
 
-from treeplex.driver import make_solver
+from treeplex.run.driver import make_solver
 from treeplex.errors import InputError
-from treeplex.metrics import evaluate
-from treeplex.split import SplitSolver, load_split_game
+from treeplex.model.metrics import evaluate
+from treeplex.scale.split import SplitSolver, load_split_game
 
 # A turn spot on a short deck: 28,225 + 35,281 sequences, all-in runouts below the river deal.
 SPEC = dict(board="KsQh9d8c", deck="89TJQKA", pot=20, stack=30, bet="50%", range0="AA:0.7,KK,QJ:0.6,T9:0.9,88:0.3",

@@ -8,7 +8,7 @@ import pytest
 import treeplex as tp
 from treeplex.cli import main
 from treeplex.errors import InputError
-from treeplex.targets import target_gap
+from treeplex.run.targets import target_gap
 
 RIVER = "river(pot=1000,board=KsQd7h4c2s,abstraction=fcpa)"
 RANGES = ["--range0", "AA,KK,QJs,76s", "--range1", "QQ,JJ,AKo,98s"]

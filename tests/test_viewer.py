@@ -20,7 +20,7 @@ import pytest
 
 from treeplex.cli import main
 from treeplex.poker.show import class_grid
-from treeplex.strategy import FORMAT_VERSION
+from treeplex.model.strategy import FORMAT_VERSION
 
 from cdp import find_chromium
 

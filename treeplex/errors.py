@@ -1,6 +1,9 @@
 """Error types (``InputError`` means the user's input is wrong; the message says where) and checks of input values."""
 
+import argparse
 import math
+import os
+import sys
 
 
 class InputError(ValueError):
@@ -77,3 +80,32 @@ def defaults_of(func) -> dict:
     import inspect
 
     return {n: p.default for n, p in inspect.signature(func).parameters.items() if p.default is not p.empty}
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (and a pointer to --help), exit code 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def guarded(func, *args) -> int:
+    """``func(*args)`` with every error as one line on stderr: exit 2 for bad input, 1 otherwise."""
+    try:
+        return func(*args)
+    except (InputError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
+        print(f"treeplex: error: {e}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("treeplex: error: out of memory; the size estimate was too low for this machine: "
+              "give a smaller --max-memory or a smaller game", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("treeplex: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # e.g. `treeplex solve leduc | head`: the reader left, not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 0
+    except Exception as e:  # noqa: BLE001 - last line of defence: one line, exit 1
+        print(f"treeplex: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1

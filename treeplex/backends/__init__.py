@@ -1,4 +1,4 @@
-"""Backends: where the treeplex passes run. A :class:`~treeplex.problem.Problem` owns one
+"""Backends: where the treeplex passes run. A :class:`~treeplex.model.problem.Problem` owns one
 (``problem.backend``, numba unless chosen otherwise), and every solver makes its passes
 through it, never through a kernel of its own.
 
@@ -17,7 +17,7 @@ the lower bounds of a xi-perturbed treeplex (EFPE paper) as an optional argument
 - ``best_response(p, g, lower)``: (max_x <g, x>, the maximizing plan);
 - ``lerp(a, b, tau)``: (1 - tau) a + tau b (EGT's interpolations);
 - ``asarray``, ``to_numpy``: moving arrays to and from where the backend keeps them;
-- ``name``, and ``auto``: whether :func:`treeplex.driver.solve` picked it itself.
+- ``name``, and ``auto``: whether :func:`treeplex.run.driver.solve` picked it itself.
 
 Backends: ``numba`` (:mod:`.numba_backend`, the reference) and the level-vectorized array
 backend (:mod:`.array_backend`) on NumPy (``array``) or on CuPy on a CUDA device (``gpu``).
@@ -29,27 +29,8 @@ Gradient computations are counted by the operator alone: products go through
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-
-import numpy as np
-
 from ..errors import InputError
-
-
-@dataclass
-class RegretState:
-    """One player's CFR state (flat arrays over its sequences)."""
-
-    b: np.ndarray  # local (behavioral) strategy to play next
-    R: np.ndarray  # cumulative (discounted) regrets
-    x: np.ndarray  # its realization plan
-    xsum: np.ndarray  # weighted sum of the plans played
-    logprior: np.ndarray  # log of Hedge's prior per sequence (empty: uniform)
-
-
-def flat_state(players) -> dict:
-    """{FIELDp: array} of per-player state dataclasses, for checkpoints."""
-    return {f"{f.name}{p}": getattr(s, f.name) for p, s in enumerate(players) for f in fields(s)}
+from .state import RegretState, first_play, flat_state, host_bounds  # noqa: F401  (re-exported)
 
 
 BACKENDS = ("numba", "array", "gpu")
@@ -57,42 +38,18 @@ TIER_UP = 1.0  # solver seconds on NumPy after which a run moves onto numba (abo
 
 
 def starts_on_numpy(problem) -> bool:
-    """Whether :func:`treeplex.driver.solve` starts ``problem`` on the array backend on NumPy:
+    """Whether :func:`treeplex.run.driver.solve` starts ``problem`` on the array backend on NumPy:
     it has no backend yet (or only the one a previous such run started it on), its operator's products are NumPy (a small CSR game, or a small
     river spot's dense products) and its treeplexes small enough that NumPy's passes cost about what
     numba's start-up does (importing numba and loading or compiling its kernels takes 1-1.5 s
     warm, 4-5 s on a first run; a NumPy CFR iteration on Leduc takes about 1 ms). The driver
     moves a longer run onto numba after ``TIER_UP`` seconds: paying start-up only when it is
     worth it, like a ski rental, costs at most about twice the better of the two."""
-    from ..treeplex import NUMPY_SEQS
+    from ..core.treeplex import NUMPY_SEQS
 
     chosen = problem._backend is not None and not problem._backend.auto
     return (not chosen and problem.A.numpy_products
             and max(T.n_seqs for T in problem.treeplexes) <= NUMPY_SEQS)
-
-
-def host_bounds(treeplexes, lower) -> tuple:
-    """Per player, None or (l per sequence, L = sum of l per infoset) as float64 NumPy, for
-    lower bounds ``lower`` = (l_X, l_Y) or None; backends move them where their passes run."""
-    if lower is None:
-        return (None, None)
-    out = []
-    for T, l in zip(treeplexes, lower):
-        l = np.ascontiguousarray(l, dtype=np.float64)
-        out.append((l, np.add.reduceat(l, T.start) if T.n_infosets else np.zeros(0)))
-    return tuple(out)
-
-
-def first_play(T, lower=None) -> tuple[np.ndarray, np.ndarray]:
-    """(b, x) in float64 NumPy: uniform local strategies, or l + (1 - L) uniform on a
-    perturbed treeplex (``lower`` = (l, L) of :func:`host_bounds`), and their plan."""
-    sizes = T.end - T.start
-    b = np.ones(T.n_seqs)
-    b[1:] = 1.0 / np.repeat(sizes, sizes)
-    if lower is not None:
-        l, L = lower
-        b[1:] = l[1:] + np.repeat(1.0 - L, sizes) * b[1:]
-    return b, T.plan_from_behavioral(b)
 
 
 def make_backend(name: str, problem):

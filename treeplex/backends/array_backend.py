@@ -18,7 +18,7 @@ dependency (one pass over the groups, one scatter). The regret update goes furth
 sequence, with the sums inside an infoset as ``bincount`` over the sequences' infosets.
 
 The arithmetic is that of the numba kernels (:mod:`.numba_regret`,
-:mod:`treeplex.dilated_entropy_kernels`, :mod:`treeplex.refine.perturbed`) operation for operation,
+:mod:`treeplex.core.dilated_entropy_kernels`, :mod:`treeplex.core.perturbed`) operation for operation,
 and on NumPy in the same order too: sums inside an infoset left to right (:func:`_rowsum`,
 up to 16 actions) and the scatter into parents in numba's infoset order (``np.add.at``), so
 NumPy runs reproduce numba's iterates to the last bit or nearly (exact ties, e.g. all regrets
@@ -38,9 +38,10 @@ namespace would need ``index_add_`` there and ``array_api_compat`` for the names
 Products. Solvers take gradients from ``problem.A`` as before. On the CPU the operator is
 used as is. On the device, a CSR operator (``A.csr``) is copied to the device once, as two
 ``cupyx.scipy.sparse.csr_matrix`` (A and A^T, cuSPARSE products), and counted on the host
-operator; a structured operator (the poker engines' fold/showdown sweeps) stays on the host
-for now: its products copy the vector to the host and the result back (the prefix-sum
-rewrite of the sorted showdown sweep for the device is not done).
+operator; the poker operators (river, streets, suit-symmetric) run as sorted prefix sums
+per board batched over terminal groups (:mod:`treeplex.poker.device_operator`), on the
+device; any other structured operator stays on the host, its products copying the vector
+to the host and the result back.
 
 Iterates stay where the backend keeps them (regrets, plans, sums, SBR outputs);
 ``to_numpy`` is called only for averages, checkpoints and gap checks.
@@ -59,7 +60,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from . import RegretState, first_play, host_bounds
+from .state import RegretState, first_play, host_bounds
 
 TINY = 2.2250738585072014e-308
 
@@ -194,6 +195,21 @@ class _Rows:
         """Per row, the sum of its cells' values, left to right."""
         return self.xp.bincount(self.row, weights=cells, minlength=self.n)
 
+    def max(self, cells):
+        """Each row's largest cell (exact, so any order gives the same bits): ``reduceat`` on
+        NumPy; CuPy has no ``reduceat``, so ``maximum.at`` into a row vector there."""
+        xp = self.xp
+        if xp is np:
+            return np.maximum.reduceat(cells, self.first)
+        out = xp.full(self.n, -xp.inf, dtype=cells.dtype)
+        try:
+            xp.maximum.at(out, self.row, cells)
+        except (AttributeError, NotImplementedError):  # CuPy before ufunc.at
+            import cupyx
+
+            cupyx.scatter_max(out, self.row, cells)
+        return out
+
 
 def _scatter_add(xp, v, idx, vals):
     """v[idx[i]] += vals[i] one after another in order (``idx`` may repeat): the one scatter
@@ -299,7 +315,7 @@ class ArrayBackend:
             q = eta * (kappa * acc + lam * inst)
             if s.logprior.shape[0]:
                 q = q + s.logprior[W.seq]
-            e = xp.exp(q - xp.maximum.reduceat(q, W.first)[W.row]) if W.n else q
+            e = xp.exp(q - W.max(q)[W.row]) if W.n else q
             Bn = e / W.sums(e)[W.row]
         else:
             q = xp.maximum(acc if simple else kappa * acc + lam * inst, 0.0)
@@ -385,13 +401,13 @@ class ArrayBackend:
 class ArrayDilatedEntropy:
     """The dilated entropy (EGT paper, section 4) on a treeplex, or the perturbed dilated
     entropy on Q^l (EFPE paper) when ``lower`` = (l, L) is given, with the interface of
-    :class:`treeplex.dilated_entropy.DilatedEntropy`: ``sbr``, ``prox``, ``value``,
+    :class:`treeplex.core.dilated_entropy.DilatedEntropy`: ``sbr``, ``prox``, ``value``,
     ``gradient``, ``omega``, ``modulus``, ``center``, ``beta``. Weights, modulus and omega
     are computed once on the host (setup); the passes run on the backend's arrays.
     """
 
     def __init__(self, backend: ArrayBackend, p: int, weights: str = "egt", lower=None):
-        from ..dilated_entropy import DilatedEntropy
+        from ..core.dilated_entropy import DilatedEntropy
 
         self.bk, self.xp, self.P = backend, backend.xp, backend.plex[p]
         T = self.T = backend.treeplexes[p]
@@ -402,7 +418,7 @@ class ArrayDilatedEntropy:
             beta, self.modulus, self.omega = host.beta, host.modulus, host.omega
             self.center = backend.asarray(host.center)
         else:
-            from ..refine.perturbed import PerturbedDilatedEntropy
+            from ..core.perturbed import PerturbedDilatedEntropy
 
             host = PerturbedDilatedEntropy(T, backend.to_numpy(lower[0]), "thm3" if weights == "kroer2017" else weights)
             beta, self.modulus, self.omega = host.beta, host.modulus, host.omega
@@ -503,7 +519,8 @@ class ArrayDilatedEntropy:
 
 class DeviceOperator:
     """A payoff operator whose products take and give device arrays: a CSR operator's A and
-    A^T moved to the device once (cuSPARSE), any other operator on the host with copies.
+    A^T moved to the device once (cuSPARSE), a poker operator (river, streets, suit-symmetric)
+    as :class:`~treeplex.poker.device_operator.PokerArrayOperator`, any other on the host with copies.
     Host (NumPy) arguments go to the host operator, so metrics run unchanged. Products are
     counted on the host operator (``gradients`` is its counter)."""
 
@@ -512,8 +529,10 @@ class DeviceOperator:
             host = host.host
         self.host, self.xp = host, xp
         self.shape = host.shape
-        self._dev = None
-        if host.csr is not None:
+        self._dev = self._poker = None
+        if host.csr is None:  # an operator with its own device form (poker: prefix sums), or None
+            self._poker = host.on_device(xp)
+        else:
             import cupyx.scipy.sparse as csp
 
             # cuSPARSE takes int32 indices (2^31 nonzeros at most)
@@ -533,7 +552,7 @@ class DeviceOperator:
         self.host.gradients = value
 
     def _product(self, which, v, count, out):
-        if isinstance(v, np.ndarray):
+        if type(v) is np.ndarray:  # a host array (a device array is not one)
             f = self.host.matvec if which == 0 else self.host.rmatvec
             return f(v, count=count, out=out)
         if count:
@@ -541,6 +560,8 @@ class DeviceOperator:
         v = v.astype(self.xp.float64, copy=False)
         if self._dev is not None:
             r = self._dev[which] @ v
+        elif self._poker is not None:
+            r = self._poker.matvec(v) if which == 0 else self._poker.rmatvec(v)
         else:
             f = self.host.matvec if which == 0 else self.host.rmatvec
             r = self.xp.asarray(f(self.xp.asnumpy(v), count=False))

@@ -1,7 +1,7 @@
 """The numba backend: every treeplex pass on NumPy arrays in this process.
 
 Kernels: :mod:`.numba_regret` (regret update, written once), the dilated entropies of
-:mod:`treeplex.dilated_entropy` and :mod:`treeplex.refine.perturbed`, the treeplex's own
+:mod:`treeplex.core.dilated_entropy` and :mod:`treeplex.core.perturbed`, the treeplex's own
 passes (plans, best response). Treeplexes larger than ``PARALLEL_SEQS`` sequences update
 one part of independent subtrees per thread; smaller problems on a CSR matrix run a whole
 CFR iteration in one numba call (no Python between the products and the passes).
@@ -12,9 +12,9 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..jit import compile_aside
-from ..threads import PARALLEL_SEQS
-from . import RegretState, first_play, host_bounds
+from ..core.jit import compile_aside
+from ..core.threads import PARALLEL_SEQS
+from .state import RegretState, first_play, host_bounds
 from .numba_regret import (
     _plan_runs,
     counterfactual_values,
@@ -121,7 +121,7 @@ class NumbaBackend:
     def _compile_aside(self, players, coef, avg, plain, lower) -> None:
         """On a first run (numba's cache empty), the regret update compiles in a second process
         while this one compiles the plan pass it calls (which the other process then loads from
-        the cache) and the products (on their first call): :func:`~treeplex.jit.compile_aside`."""
+        the cache) and the products (on their first call): :func:`~treeplex.core.jit.compile_aside`."""
         calls = [self._update_args(p, self._g[p], s, coef, avg, plain, lower[p]) for p, s in enumerate(players)]
         self._aside = compile_aside(update_parts, *calls) or False
         if self._aside:
@@ -142,10 +142,10 @@ class NumbaBackend:
         """The dilated entropy DGF of player p's treeplex (EGT paper, section 3), or the
         perturbed dilated entropy on Q^l (EFPE paper, section 3) when ``lower`` is given."""
         if lower is None:
-            from ..dilated_entropy import DilatedEntropy
+            from ..core.dilated_entropy import DilatedEntropy
 
             return DilatedEntropy(self.treeplexes[p], weights)
-        from ..refine.perturbed import PerturbedDilatedEntropy
+        from ..core.perturbed import PerturbedDilatedEntropy
 
         return PerturbedDilatedEntropy(self.treeplexes[p], lower[0], "thm3" if weights == "kroer2017" else weights)
 
@@ -153,7 +153,7 @@ class NumbaBackend:
         """max_x <g, x> over player p's treeplex (or Q^l): (value, maximizing plan)."""
         if lower is None:
             return self.treeplexes[p].best_response(g)
-        from ..refine.perturbed import PerturbedTreeplex
+        from ..core.perturbed import PerturbedTreeplex
 
         return PerturbedTreeplex(self.treeplexes[p], lower[0]).best_response(g)
 

@@ -51,8 +51,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .. import threads  # noqa: F401  (before any parallel kernel runs)
-from ..csr_kernels import csr_matvec as _csr_matvec
+from ..core import threads  # noqa: F401  (before any parallel kernel runs)
+from ..core.csr_kernels import csr_matvec as _csr_matvec
 
 
 def kernel_args(coef, plain: bool = False) -> tuple:
@@ -348,7 +348,7 @@ _plan_mixed, _plan_run2, _plan_run3, _plan_run4, _plan_run5 = (_plan_run(k) for 
 
 
 def runs(T, parts: int, min_run: int = 8) -> tuple:
-    """(lo, hi, size, ptr): :meth:`~treeplex.treeplex.Treeplex.subtree_parts` with each run's
+    """(lo, hi, size, ptr): :meth:`~treeplex.core.treeplex.Treeplex.subtree_parts` with each run's
     number of actions, where consecutive runs shorter than ``min_run`` infosets are merged
     into one of size 0 (each infoset's own number of actions). Long runs of one size get
     loops unrolled for that size; short ones are not worth a dispatch each (Leduc's 144

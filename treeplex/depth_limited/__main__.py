@@ -20,7 +20,7 @@ import math
 import sys
 import time
 
-from ..compile import compile_game
+from ..model.compile import compile_game
 from ..errors import InputError, check_params, defaults_of
 from ..games import parse_game_name
 from ..poker.nlfh import NLFH, SMALL, frac_label
@@ -32,7 +32,7 @@ from .sets import bias_table, self_generative_table
 
 
 def main(argv=None) -> int:
-    from ..cli import OneLineParser, guarded
+    from ..errors import OneLineParser, guarded
 
     ap = OneLineParser(prog="treeplex depth-limited", description=__doc__.split("\n")[0])
     ap.add_argument("--game", default=None, help="nlfh(...) spec; default: the small member " + str(SMALL))

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..metrics import to_mbb
+from ..model.metrics import to_mbb
 from ..poker.nlfh import NLFH
-from ..problem import Problem
-from ..strategy import behavioral_dict
+from ..model.problem import Problem
+from ..model.strategy import behavioral_dict
 
 
 @dataclass

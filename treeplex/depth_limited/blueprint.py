@@ -2,7 +2,7 @@
 
 The paper ran 1,000 iterations of CFR+, "less than 1 mbb/g of exploitability within the
 action abstraction". :func:`compute_blueprint` runs a CFR-family solver through
-:func:`treeplex.driver.solve` for at least ``min_iters`` iterations and until the
+:func:`treeplex.run.driver.solve` for at least ``min_iters`` iterations and until the
 exploitability (gap / 2) is below ``target_mbb``.
 """
 
@@ -13,12 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..compile import compile_game
-from ..driver import make_solver, solve
-from ..metrics import to_mbb
+from ..model.compile import compile_game
+from ..run.driver import make_solver, solve
+from ..model.metrics import to_mbb
 from ..poker.nlfh import NLFH
-from ..problem import Problem
-from ..strategy import behavioral_dict
+from ..model.problem import Problem
+from ..model.strategy import behavioral_dict
 from .index import NLFHIndex
 
 

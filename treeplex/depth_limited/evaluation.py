@@ -2,7 +2,7 @@
 
 A strategy given by infoset key (blueprint, subgame solutions, translated play) becomes a
 realization plan of the compiled game; the exploitability is then exact: gap / 2 of the
-profile, the sum of both players' best-response gains over two (treeplex.metrics), in chips
+profile, the sum of both players' best-response gains over two (treeplex.model.metrics), in chips
 and in mbb/g. A plan (e.g. RPAT's mixture) can be passed instead of a dict.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..metrics import Evaluation, evaluate, to_mbb
-from ..problem import Problem
-from ..strategy import plan_from_dict
+from ..model.metrics import Evaluation, evaluate, to_mbb
+from ..model.problem import Problem
+from ..model.strategy import plan_from_dict
 
 
 def plan_of(problem: Problem, player: int, strategy) -> np.ndarray:

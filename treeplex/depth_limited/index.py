@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..game import GameError
+from ..model.game import GameError
 from ..poker.nlfh import NLFH, PublicNode
-from ..problem import Problem
-from ..treeplex import Treeplex
+from ..model.problem import Problem
+from ..core.treeplex import Treeplex
 
 
 class NLFHIndex:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..poker.nlfh import NLFH, PublicNode
-from ..treeplex import Treeplex
+from ..core.treeplex import Treeplex
 from .blueprint import Blueprint
 from .leaves import LeafTable, first_offtree, bracket, leaf_nodes, offtree_leaf_values
 from .nlfh_subgames import nlfh_subgame, reach

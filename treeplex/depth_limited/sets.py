@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from ..strategy import behavioral_from_dict
+from ..model.strategy import behavioral_from_dict
 from .index import NLFHIndex, renormalize
 from .leaves import LeafEvaluator, LeafTable
 from .nlfh_subgames import nlfh_subgame

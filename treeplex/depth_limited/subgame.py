@@ -1,6 +1,6 @@
 """Depth-limited subgames with multi-valued leaves (Brown, Sandholm & Amos 2018, section 4).
 
-A depth-limited subgame is any game (the state interface of :mod:`treeplex.game`) cut at
+A depth-limited subgame is any game (the state interface of :mod:`treeplex.model.game`) cut at
 *leaf* states. At a leaf the opponent ``chooser`` picks one of k continuation strategies and
 the game ends with payoff v_i(s, sigma*_i, sigma^j_{-i}): the value of state s when the
 solving player i plays the blueprint beyond the leaf and the opponent plays its j-th
@@ -25,10 +25,10 @@ from typing import Callable, Hashable, Sequence
 
 import numpy as np
 
-from ..compile import compile_game
-from ..game import Chance, Decision, Terminal
-from ..metrics import evaluate
-from ..strategy import behavioral_dict
+from ..model.compile import compile_game
+from ..model.game import Chance, Decision, Terminal
+from ..model.metrics import evaluate
+from ..model.strategy import behavioral_dict
 
 LEAF_TAG = "#leaf"
 GADGET_TAG = "#gadget"
@@ -163,9 +163,9 @@ class SubgameSolution:
 def solve_subgame(game, *, solver: str = "lp", k: int = 1, leaf_table_bytes: int = 0, **solve_kw) -> SubgameSolution:
     """Compile ``game`` and solve it with the LP (``solver="lp"``) or a registered solver.
 
-    ``solve_kw`` go to :func:`treeplex.driver.solve` (``target_gap``, ``max_iters``...).
+    ``solve_kw`` go to :func:`treeplex.run.driver.solve` (``target_gap``, ``max_iters``...).
     """
-    from ..driver import solve
+    from ..run.driver import solve
 
     t0 = time.perf_counter()
     problem = compile_game(game)

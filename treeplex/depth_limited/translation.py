@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..game import GameError
+from ..model.game import GameError
 from ..poker.nlfh import NLFH, PublicNode
-from ..treeplex import Treeplex
+from ..core.treeplex import Treeplex
 
 
 def nearest_label(label: str, src: PublicNode, dst: PublicNode) -> str:

@@ -8,7 +8,7 @@ import os
 import re
 
 from ..errors import check_params, defaults_of, read_json
-from ..game import GameError
+from ..model.game import GameError
 
 # name -> "module:class", imported when the game is made (the poker engines import numba)
 GAMES = {
@@ -104,13 +104,13 @@ def make_game(spec: str, **overrides):
 
 def load_game(spec: str, **overrides):
     """The game ``spec`` names: a built-in name (``"leduc(ranks=5)"``), ``"openspiel:NAME(k=v,...)"``
-    (any two-player zero-sum pyspiel game, :mod:`treeplex.openspiel`), a Gambit ``.efg`` path,
+    (any two-player zero-sum pyspiel game, :mod:`treeplex.io.openspiel`), a Gambit ``.efg`` path,
     or a ``.json``/``.toml`` spec file (``"game": "postflop"``, else a river endgame).
 
     ``overrides`` (e.g. ``range0``/``range1`` from the command line) replace game parameters.
     """
     if spec.startswith("openspiel:"):
-        from ..openspiel import load_openspiel
+        from ..io.openspiel import load_openspiel
 
         if overrides:
             raise GameError(f"{spec}: options {sorted(overrides)} do not apply to OpenSpiel games")
@@ -128,7 +128,7 @@ def load_game(spec: str, **overrides):
                             f"not a {type(data).__name__}")
         return load_spec({**data, **overrides}, where=spec)
     if spec.endswith(".efg") or os.path.exists(spec):
-        from ..efg import read_efg
+        from ..io.efg import read_efg
 
         _check_file(spec)
         return read_efg(spec)
@@ -150,3 +150,16 @@ def _read_toml(path: str) -> dict:
             return tomllib.load(f)
     except (ValueError, UnicodeDecodeError) as e:
         raise GameError(f"{path}: bad TOML ({e})") from None
+
+
+def load_problem(spec: str, max_memory: str | None = None, **overrides):
+    """The Problem of the game ``spec`` names (:meth:`Game.problem <treeplex.model.game.Game.problem>`)."""
+    return problem_for(load_game(spec, **overrides), spec, max_memory)
+
+
+def problem_for(game, spec: str, max_memory: str | None = None):
+    """``game.problem(max_memory)``, named ``spec`` for .efg files."""
+    problem = game.problem(max_memory)
+    if spec.endswith(".efg"):
+        problem.name = spec
+    return problem

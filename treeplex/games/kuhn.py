@@ -7,7 +7,7 @@ Game value for player 0: -1/18 (Kuhn 1950).
 
 from __future__ import annotations
 
-from ..game import Game, RulesState
+from ..model.game import Game, RulesState
 
 CARDS = "JQK"
 

@@ -14,7 +14,7 @@ for standard Leduc). Game value for player 0 (standard Leduc): -0.0856064 chips.
 
 from __future__ import annotations
 
-from ..game import Game, RulesState
+from ..model.game import Game, RulesState
 
 RAISE = (2, 4)
 MAX_RAISES = 2

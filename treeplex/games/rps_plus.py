@@ -7,7 +7,7 @@ players, with value 0 (ibid.).
 
 from __future__ import annotations
 
-from ..game import Game, RulesState
+from ..model.game import Game, RulesState
 
 BEATS = {"R": "S", "P": "R", "S": "P"}
 

@@ -8,7 +8,7 @@ P(J,J) = P(Q,Q) = 1/6, P(J,Q) = P(Q,J) = 1/3.
 
 from __future__ import annotations
 
-from ..game import Game, RulesState
+from ..model.game import Game, RulesState
 
 
 class SimplePokerState(RulesState):

@@ -66,7 +66,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from .. import threads  # noqa: F401  (sets the thread pool up before any parallel kernel)
+from ..core import threads  # noqa: F401  (sets the thread pool up before any parallel kernel)
 from ..backends.numba_regret import rm_block
 from .cards import HAND_CARDS
 from .isomorphism import hand_orbits

@@ -35,7 +35,7 @@ from functools import lru_cache
 from itertools import combinations
 
 from ..errors import InputError
-from ..game import Game, GameError, RulesState
+from ..model.game import Game, GameError, RulesState
 from .betting import ALL_IN
 from .sizes import raise_to
 from .handeval import hand_value

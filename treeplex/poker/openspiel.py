@@ -8,7 +8,7 @@ refer to the blind, not the pot (checked: a check-check showdown then pays the b
 therefore also set both blinds to pot / 2, which makes the two agree; the pot must be an even
 number of chips.
 
-:class:`treeplex.openspiel.OpenSpielGame` wraps the pyspiel game in treeplex's rules interface
+:class:`treeplex.io.openspiel.OpenSpielGame` wraps the pyspiel game in treeplex's rules interface
 (zero-probability deals dropped), so :func:`treeplex.compile_game` and the LP give OpenSpiel's
 game value from OpenSpiel's own rules, payoffs and infosets.
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from ..openspiel import pyspiel
+from ..io.openspiel import pyspiel
 from .cards import HAND_CARDS, N_HANDS
 
 

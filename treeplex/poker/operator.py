@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..problem import PayoffOperator
-from ..threads import PARALLEL_SEQS
+from ..model.problem import PayoffOperator
+from ..core.threads import PARALLEL_SEQS
 
 DENSE_PAIRS = 4096  # showdown="auto": the dense products up to this many n0 x n1 hand pairs (NumPy, no numba)
 
@@ -228,6 +228,12 @@ class RiverPayoff(PayoffOperator):
             vals.append(M[i, j])
         A = sp.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=self.shape)
         return A.tocsr()
+
+    def on_device(self, xp):
+        """Products on ``xp`` arrays as prefix sums per board (:mod:`treeplex.poker.device_operator`)."""
+        from .device_operator import PokerArrayOperator, supports
+
+        return PokerArrayOperator(self, xp) if supports(self) else None
 
 
 def compatible(cards_a: np.ndarray, cards_b: np.ndarray) -> np.ndarray:

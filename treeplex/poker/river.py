@@ -14,7 +14,7 @@ zero-sum and a fold at once loses pot/2); also in mbb/g (big blind = ``big_blind
 The sequence form is laid out as public betting node x hand: player p's betting nodes in
 depth-first order, and within node v the infoset of hand h (index into p's hands, the
 range's hands not blocked by the board and with weight > 0, weakest first) owns sequences
-``base_v + h * k_v + a``. :class:`RiverGame` builds that :class:`~treeplex.problem.Problem`
+``base_v + h * k_v + a``. :class:`RiverGame` builds that :class:`~treeplex.model.problem.Problem`
 with the structured :class:`~.operator.RiverPayoff`; it is also a rules game (a chance node
 dealing every pair, then the betting) that :func:`treeplex.compile_game` turns into the same
 game with an explicit matrix, for small instances and cross-checks.
@@ -28,7 +28,7 @@ import time
 import numpy as np
 
 from ..errors import InputError, read_json
-from ..game import RulesState
+from ..model.game import RulesState
 from .betting import build_tree, make_abstraction
 from .cards import HAND_CARDS, board_mask, card_name, hand_name, hand_strength, parse_board
 from .hands_game import HandsGame, HandsProblem

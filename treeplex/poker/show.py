@@ -18,7 +18,7 @@ ORDER = RANKS[::-1]  # A K Q ... 2
 
 
 def load_solution(path: str) -> dict:
-    from ..strategy import read_solution
+    from ..model.strategy import read_solution
 
     data = read_solution(path)
     if "nodes" not in data:

@@ -28,8 +28,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..threads import PARALLEL_SEQS  # (importing threads first also sets up the parallel kernels)
-from ..problem import PayoffOperator
+from ..core.threads import PARALLEL_SEQS  # (importing threads first also sets up the parallel kernels)
+from ..model.problem import PayoffOperator
 from .operator import _normalizer, _same_combo, compatible
 
 FOLD, SHOWDOWN = 0, 1
@@ -143,6 +143,12 @@ class StreetsPayoff(PayoffOperator):
                   *self.same, self.boards, *(a for o in self.order for a in o), *(a for g in self._groups for a in g),
                   *self._parts, *self._partials]
         return sum(a.nbytes for a in arrays)
+
+    def on_device(self, xp):
+        """Products on ``xp`` arrays as prefix sums per board (:mod:`treeplex.poker.device_operator`)."""
+        from .device_operator import PokerArrayOperator, supports
+
+        return PokerArrayOperator(self, xp) if supports(self) else None
 
 
 def _groups(board, base, stride):

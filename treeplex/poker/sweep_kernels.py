@@ -3,7 +3,7 @@
 import numba as nb
 import numpy as np
 
-from ..threads import PARALLEL_SEQS  # noqa: F401  (importing it sets the thread pool up before any parallel kernel)
+from ..core.threads import PARALLEL_SEQS  # noqa: F401  (importing it sets the thread pool up before any parallel kernel)
 
 LANES = 16  # groups swept together, one per SIMD lane of the per-hand loops
 

@@ -8,10 +8,11 @@ measure of refinement (their section 4).
 - :class:`InfosetRegret`: per-infoset regrets, their max, and the largest possible (:meth:`InfosetRegret.bound`).
 """
 
-from .efpe import make_efpe_solver, perturbation, perturbed_evaluation, perturbed_gap, solve_efpe
+from ..model.metrics import perturbed_evaluation, perturbed_gap
+from .efpe import make_efpe_solver, perturbation, solve_efpe
 from .infoset_regret import InfosetRegret, InfosetRegrets
 from .lp import solve_lp_perturbed
-from .perturbed import PerturbedDilatedEntropy, PerturbedTreeplex, lower_bounds
+from ..core.perturbed import PerturbedDilatedEntropy, PerturbedTreeplex, lower_bounds
 
 __all__ = [
     "InfosetRegret", "InfosetRegrets", "PerturbedDilatedEntropy", "PerturbedTreeplex", "lower_bounds",

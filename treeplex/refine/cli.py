@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ..errors import InputError
-from .efpe import make_efpe_solver, perturbation, perturbed_gap, solve_efpe
+from ..model.metrics import perturbed_gap
+from .efpe import make_efpe_solver, perturbation, solve_efpe
 from .infoset_regret import InfosetRegret
 
 DEFAULT_XI = 0.01  # the paper's best range is xi in [0.005, 0.01] (section 4)
@@ -12,7 +13,7 @@ _UNSUPPORTED = {"checkpoint": "--checkpoint", "resume": "--resume", "restart": "
 
 def solve_refined(args, problem, params: dict, stop: dict):
     """Solve the xi-perturbed game; returns (driver Result, extra JSON fields)."""
-    from ..driver import solve
+    from ..run.driver import solve
 
     xi = DEFAULT_XI if args.xi is None else args.xi
     for key, flag in _UNSUPPORTED.items():

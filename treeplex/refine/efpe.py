@@ -6,7 +6,7 @@ An EFPE is a limit of Nash equilibria of Gamma_l as the perturbation l vanishes 
 max_{x in X^xi} min_{y in Y^xi} x^T A y is the paper's approximate EFPE. Three routes:
 
 - ``egt`` / ``egt-as``: EGT and EGT/as of :mod:`treeplex.solvers.egt` with the perturbed
-  dilated entropy (:class:`~.perturbed.PerturbedDilatedEntropy`, section 3) as DGF;
+  dilated entropy (:class:`~treeplex.core.perturbed.PerturbedDilatedEntropy`, section 3) as DGF;
 - the regret-matching CFR family (``cfr+`` and its relatives): regret matching on the
   lower-bounded simplices, b = l + (1 - L) RM(R) (Farina, Kroer & Sandholm, ICML 2017,
   "Regret minimization in behaviorally-constrained zero-sum games"): a regret minimizer for
@@ -17,8 +17,8 @@ both are the ordinary solvers given ``lower`` (the backend's passes take lower b
 optional argument); :func:`efpe_algorithms` lists the solvers that declare ``supports_lower``;
 - ``lp``: the exact equilibrium of Gamma_xi (:func:`~.lp.solve_lp_perturbed`).
 
-All return plans in X^xi x Y^xi; :func:`perturbed_gap` is the saddle-point gap *inside*
-Gamma_xi, while :func:`treeplex.metrics.evaluate` keeps measuring the unperturbed game.
+All return plans in X^xi x Y^xi; :func:`~treeplex.model.metrics.perturbed_gap` is the saddle-point gap *inside*
+Gamma_xi, while :func:`treeplex.model.metrics.evaluate` keeps measuring the unperturbed game.
 Sign convention as everywhere: player 0 maximizes x^T A y.
 """
 
@@ -27,10 +27,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from ..metrics import Evaluation, dot
-from ..problem import Problem
+from ..model.problem import Problem
+from ..core.perturbed import lower_bounds
 from ..solvers import ALGORITHMS, Solver
-from .perturbed import PerturbedTreeplex, lower_bounds
+
 
 def perturbation(problem: Problem, xi) -> tuple[np.ndarray, np.ndarray]:
     """Per-sequence lower bounds (l_X, l_Y) from ``xi``: one specification for both players
@@ -43,20 +43,6 @@ def perturbation(problem: Problem, xi) -> tuple[np.ndarray, np.ndarray]:
     return lower_bounds(problem.X, xi0, player=0), lower_bounds(problem.Y, xi1, player=1)
 
 
-def perturbed_evaluation(problem: Problem, lower: tuple[np.ndarray, np.ndarray], x, y) -> Evaluation:
-    """Value and best-response values of (x, y) inside Gamma_l (player 0's payoff units)."""
-    Ay = problem.A.matvec(y, count=False)
-    ATx = problem.A.rmatvec(x, count=False)
-    br0, _ = PerturbedTreeplex(problem.X, lower[0]).best_response(Ay)
-    neg, _ = PerturbedTreeplex(problem.Y, lower[1]).best_response(-ATx)
-    return Evaluation(value=dot(x, Ay), br0=float(br0), br1=float(-neg))
-
-
-def perturbed_gap(problem: Problem, lower: tuple[np.ndarray, np.ndarray], x, y) -> float:
-    """Saddle-point gap of (x, y) in the perturbed game Gamma_l (zero at its equilibria)."""
-    return perturbed_evaluation(problem, lower, x, y).gap
-
-
 def efpe_algorithms() -> list[str]:
     """Registered algorithms that can run on the perturbed polytopes (``supports_lower``)."""
     return sorted(n for n, c in ALGORITHMS.items() if c.supports_lower)
@@ -65,7 +51,7 @@ def efpe_algorithms() -> list[str]:
 def make_efpe_solver(problem: Problem, algorithm: str, xi, **params) -> Solver:
     """A solver for Gamma_xi: ``algorithm`` is ``egt``, ``egt-as`` or a regret-matching CFR
     variant (``cfr+``, ...); ``xi`` as in :func:`perturbation`; ``params`` go to the solver."""
-    from ..driver import check_solver_params, construct
+    from ..run.driver import check_solver_params, construct
 
     if algorithm not in ALGORITHMS:
         raise InputError(f"unknown algorithm {algorithm!r} for --refine efpe; choose from: lp, "
@@ -77,15 +63,15 @@ def make_efpe_solver(problem: Problem, algorithm: str, xi, **params) -> Solver:
 
 
 def solve_efpe(problem: Problem, algorithm: str = "egt", xi=0.01, **kwargs):
-    """Approximate EFPE: run ``algorithm`` on Gamma_xi with :func:`treeplex.driver.solve`.
+    """Approximate EFPE: run ``algorithm`` on Gamma_xi with :func:`treeplex.run.driver.solve`.
 
     ``kwargs`` are the driver's stop rules (``target_gap``, ``max_iters``, ...) and solver
     parameters. The result's gap and trace are in the *unperturbed* game; the trace's
     ``gap_perturbed`` column is the gap inside Gamma_xi. ``algorithm="lp"`` solves Gamma_xi
     exactly.
     """
-    from ..driver import Result, solve
-    from ..metrics import evaluate
+    from ..run.driver import Result, solve
+    from ..model.metrics import evaluate
     from .lp import solve_lp_perturbed
 
     if algorithm == "lp":

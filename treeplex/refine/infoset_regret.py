@@ -36,9 +36,9 @@ import numba as nb
 import numpy as np
 
 from ..errors import InputError
-from ..problem import Problem
-from ..tree import CHANCE, TERMINAL
-from ..treeplex import Treeplex
+from ..model.problem import Problem
+from ..core.tree import CHANCE, TERMINAL
+from ..core.treeplex import Treeplex
 
 BAYES, FALLBACK, UNREACHABLE = 0, 1, 2  # how each infoset's beliefs were formed
 

@@ -6,7 +6,7 @@ X^l = {x : E x = e, G_X x >= 0} with one row x_a - l_a x_{p_j} >= 0 per sequence
 
     max_{x, v, w}  f^T v   s.t.  F^T v + G_Y^T w = A^T x,  w >= 0,  E x = e,  G_X x >= 0,
 
-and player 1's problem is the mirror image. With l = 0 this is :mod:`treeplex.lp`'s LP.
+and player 1's problem is the mirror image. With l = 0 this is :mod:`treeplex.model.lp`'s LP.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import time
 
 import numpy as np
 
-from ..lp import Coo, LPError, LPResult, constraint_matrix, highs, scaled_payoffs
-from ..problem import Problem
-from ..treeplex import Treeplex
+from ..model.lp import Coo, LPError, LPResult, constraint_matrix, highs, scaled_payoffs
+from ..model.problem import Problem
+from ..core.treeplex import Treeplex
 
 
 def lower_bound_matrix(T: Treeplex, lower: np.ndarray) -> Coo:

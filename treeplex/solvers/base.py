@@ -28,7 +28,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..errors import InputError
-from ..problem import Problem
+from ..model.problem import Problem
 
 _REGISTER = re.compile(r"^@register\((.*)\)\s*$", re.M)
 _NAME = re.compile(r"""["']([^"']+)["']""")  # the quoted names in a @register line
@@ -133,7 +133,7 @@ class Solver:
         """Algorithm-specific numbers for the trace; on a perturbed treeplex, the gap there."""
         if self.lower is None:
             return {}
-        from ..refine.efpe import perturbed_gap
+        from ..model.metrics import perturbed_gap
 
         return {"gap_perturbed": perturbed_gap(self.problem, self.lower, *self.average())}
 
@@ -167,8 +167,6 @@ class Solver:
         arrays of another shape or dtype or with non-finite entries, scalars of another type.
         An empty array named ``NAMEp`` (an optional one, e.g. ``logprior0``) may also be
         player p's full size."""
-        from ..checkpoint import check_array
-
         own = self.state_dict()
         if set(state) != set(own):
             diff = sorted(set(own) ^ set(state))
@@ -208,3 +206,12 @@ def average_plan(backend, xsum, fallback) -> np.ndarray:
     empty), as a float64 NumPy array."""
     xsum, fallback = backend.to_numpy(xsum), backend.to_numpy(fallback)
     return xsum / np.float64(xsum[0]) if xsum[0] > 0.0 else np.array(fallback, dtype=np.float64)
+
+
+def check_array(name: str, a, shape: tuple, dtype: np.dtype) -> None:
+    """Refuse a checkpoint array of another shape or dtype, or with non-finite numbers."""
+    if not isinstance(a, np.ndarray) or a.dtype != dtype or a.shape != shape:
+        found = f"{a.dtype} {a.shape}" if isinstance(a, np.ndarray) else type(a).__name__
+        raise InputError(f"checkpoint array {name} is {found}, expected {dtype} {shape}")
+    if a.dtype.kind == "f" and not np.isfinite(a).all():
+        raise InputError(f"checkpoint array {name} has non-finite entries")

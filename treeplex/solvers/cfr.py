@@ -28,7 +28,7 @@ import numpy as np
 
 from ..backends import flat_state
 from ..errors import InputError, nonnegative
-from ..problem import Problem
+from ..model.problem import Problem
 from .base import Solver, average_plan, load_players, register
 
 TINY = 1e-300  # floor for log(prior) in Hedge recentering
@@ -154,7 +154,7 @@ class RegretSolver(Solver):
         computed: NaN), or None on the sequence-form path."""
         if self.engine is None:
             return None
-        from ..metrics import Evaluation
+        from ..model.metrics import Evaluation
 
         br0, br1 = self.engine.best_response(self.players, which)
         return Evaluation(value=math.nan, br0=br0, br1=br1)

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..backends import flat_state
 from ..errors import InputError
-from ..problem import Problem
+from ..model.problem import Problem
 from .base import load_players, register
 from .cfr import RegretSolver, _discount
 

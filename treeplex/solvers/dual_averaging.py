@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError, nonnegative
-from ..problem import Problem
+from ..model.problem import Problem
 from ..backends import flat_state
 from .base import Solver, average_plan, load_players, register
 from .cfr import RegretSolver
@@ -74,7 +74,7 @@ class DualAveraging(Solver):
         x_{t+1} = argmax_{x in X} <sum_{tau <= t} A y_tau, x> - mu_t d(x),
 
     "fictitious play with a smoothed best response" (the unified view), computed bottom-up
-    by log-sum-exp (:class:`~treeplex.dilated_entropy.DilatedEntropy`). The reported strategy
+    by log-sum-exp (:class:`~treeplex.core.dilated_entropy.DilatedEntropy`). The reported strategy
     is the uniform average of the played plans. Step size 1/mu_t with mu_t = mu sqrt(t)
     (``schedule="sqrt"``) or mu (``"constant"``); ``mu`` is in payoff units, default
     0.1 V / sqrt(max weight) with V as in :func:`value_scale`.

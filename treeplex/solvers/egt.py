@@ -21,7 +21,7 @@ mu_x grad d(x_m) = A y + E^T lambda, and E^T lambda is constant on the treeplex.
 x~ = argmax <A y + tau/(1-tau) A y^, x'> - mu_x d(x') = argmax <A y+, x'> - mu_x+ d(x'),
 the smoothed best response to the new y+ at the new mu_x+: no logarithms (nor their
 underflow near the boundary), and its value is the phi(y+) the excessive gap check needs.
-(:func:`treeplex.dilated_entropy.prox`, the shifted-gradient form of section 4, gives the
+(:func:`treeplex.core.dilated_entropy.prox`, the shifted-gradient form of section 4, gives the
 same point; the tests compare the two.)
 
 Gradient computations (products A y or A^T x) per step: A^T x_m, A y^, A^T x~. Both
@@ -62,8 +62,8 @@ import numpy as np
 
 from ..backends import flat_state
 from ..errors import InputError
-from ..metrics import evaluate
-from ..problem import Problem
+from ..model.metrics import evaluate
+from ..model.problem import Problem
 from .base import Solver, load_players, register
 
 TUNE_SCALES = (1.0, 0.1, 0.05, 0.01, 0.005)
@@ -167,7 +167,7 @@ class EGT(_DilatedFOM):
     """Excessive gap technique with the dilated entropy (EGT paper, Algorithms 1-4).
 
     Parameters: ``mu`` ("tune", "theory", a number or a pair (mu_x, mu_y)); ``weights``
-    ("egt" or "kroer2017", see :mod:`treeplex.dilated_entropy`); ``balance``: step on the
+    ("egt" or "kroer2017", see :mod:`treeplex.core.dilated_entropy`); ``balance``: step on the
     player with the larger mu (section 5, default) instead of alternating (Algorithm 1).
     ``average()`` and ``current()`` both return the EGT iterate (x^t, y^t).
     """

@@ -75,7 +75,7 @@ Liar's Dice after 718k iterations cfr 8.4e-3, cfr+ 1.6e-2, cfr-rm+ 2.1e-2 (lcfr 
 368k, dcfr 2.5e-2 and pcfr+ 2.8e-2 after 235k; cfr was at 1e-2 after 575k). Sampled values
 are noisy: RM+ and the discounting variants forget and re-learn that noise.
 
-Storage: the compiled Problem's :class:`~treeplex.tree.GameTree` (flat arrays in DFS
+Storage: the compiled Problem's :class:`~treeplex.core.tree.GameTree` (flat arrays in DFS
 preorder) with a numba traversal; a problem without a tree (the structured poker games) is
 refused. External sampling walks its own copy (:func:`_es_layout`, 36 bytes per history):
 the nodes renumbered so that siblings are consecutive, one 16-byte row per node (kind and
@@ -107,7 +107,7 @@ import numpy as np
 from ..backends import flat_state
 from ..backends.numba_regret import kernel_args, regret_match_infoset
 from ..errors import InputError, nonnegative
-from ..problem import Problem
+from ..model.problem import Problem
 from .base import Solver, load_players, register
 from .cfr import _discount
 

@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.resources import files
 
 from ..errors import InputError
-from ..strategy import read_solution
+from ..model.strategy import read_solution
 
 
 def kind(data: dict) -> str:

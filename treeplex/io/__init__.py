@@ -1,0 +1,1 @@
+"""Files in and out: Gambit ``.efg``, OpenSpiel games and policies, atomic writes, plots."""

@@ -1,0 +1,43 @@
+"""``treeplex batch --engine ray``: spots as Ray tasks (``pip install 'treeplex[distributed]'``).
+
+With no ``--address`` a local Ray cluster of ``--workers`` CPUs is started for the batch and
+stopped after it; with one (``auto``, ``ray://host:10001``, ``host:6379``) the running
+cluster is used and ``--workers`` defaults to its CPUs. Each spot is one task of one CPU;
+the workers need treeplex installed, and game files at the same paths.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import os
+
+from ..errors import InputError
+
+
+class RayEngine:
+    """The engine interface of :class:`treeplex.scale.batch.LocalEngine` (``workers``, ``submit``, ``close``) on Ray."""
+
+    def __init__(self, task, workers: int | None, address: str | None = None, threads: int = 1):
+        """``task(spec, base, threads)`` solves one spot (:func:`treeplex.scale.batch.solve_spot`) on a worker."""
+        try:
+            import ray
+        except ImportError:
+            raise InputError("--engine ray needs Ray: pip install 'treeplex[distributed]'") from None
+        self.ray, self.threads = ray, threads
+        self.started = not ray.is_initialized()
+        if self.started:
+            local_cpus = None if address else (workers or os.cpu_count() or 1) * threads
+            try:
+                ray.init(address=address, num_cpus=local_cpus, include_dashboard=False, log_to_driver=False,
+                         logging_level="ERROR")
+            except ConnectionError as e:
+                raise InputError(f"--address {address}: cannot connect to a Ray cluster ({e})") from None
+        self.workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)) // threads)
+        self.task = ray.remote(num_cpus=threads, max_retries=0)(task)
+
+    def submit(self, spec: dict, base: str) -> cf.Future:
+        return self.task.remote(spec, base, self.threads).future()
+
+    def close(self, cancel: bool = False) -> None:
+        if self.started:
+            self.ray.shutdown()
