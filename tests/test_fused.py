@@ -137,3 +137,35 @@ def test_fused_refusals():
     with pytest.raises(InputError, match="sequence form"):
         s.restart()
     assert make_solver(P, "cfr+").engine is None  # the default path
+
+
+def test_postflop_solver_dcfr_schedule():
+    """dcfr-ps restates postflop-solver's DiscountParams (c = t - 1): positive regrets by
+    (c-1)^1.5 / ((c-1)^1.5 + 1), negative by 0.5, the average by ((c - p)/(c - p + 1))^3 with p
+    the largest power of 4 <= c: a fresh average at c = 1, 4, 16, 64; and it converges to the
+    LP value on the fused path."""
+    P = _spot("turn").problem()
+    s = make_solver(P, "dcfr-ps", fused=True)
+    for t in range(1, 80):
+        c = t - 1
+        p = max((4 ** k for k in range(5) if 4 ** k <= c), default=0)
+        assert s.averaging(t) == (pytest.approx(((c - p) / (c - p + 1)) ** 3), 1.0)
+        a = max(c - 1, 0) ** 1.5
+        assert s.regrets(t)[:2] == (pytest.approx(a / (a + 1)), 0.5)
+    assert [t - 1 for t in range(1, 80) if s.averaging(t)[0] == 0.0] == [0, 1, 4, 16, 64]
+    lp = tp.solve_lp(P)
+    res = tp.solve(P, "dcfr-ps", target_gap=1e-3, max_iters=5000, fused=True)
+    assert res.gap <= 1e-3 and abs(res.value - lp.value) <= res.gap
+
+
+def test_cheap_checks_are_spaced_to_a_tenth_of_the_solver_time():
+    """A check that costs as much as an iteration is followed by the next at least 10
+    iterations later; a free one leaves the geometric schedule alone."""
+    from treeplex.run.schedule import CHECK_SHARE, Schedule
+
+    P = _spot("river").problem()
+    s = Schedule(P, 0, None, 1000, None, None)
+    s.checked(20, 1.0, seconds=2.0, cost=0.1)  # 0.1 s per iteration, a check of 0.1 s
+    assert s.next_check >= 20 + round(1 / CHECK_SHARE)
+    s.checked(20, 1.0, seconds=2.0, cost=0.0)
+    assert s.next_check == 22  # max(min_step, it // 10)
