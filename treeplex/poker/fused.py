@@ -69,7 +69,6 @@ import numpy as np
 from ..core import threads  # noqa: F401  (sets the thread pool up before any parallel kernel)
 from ..backends.numba_regret import rm_block
 from .cards import HAND_CARDS
-from .isomorphism import hand_orbits
 from .operator import _normalizer, _same_combo
 from .public_tree import CHANCE, DECISION, TERMINAL
 from .streets_operator import apply_groups_into, scratch
@@ -128,15 +127,15 @@ class FusedTree:
             p = tree.actor[v]
             k = len(tree.actions[v])
             if red is None:
-                key = (p, ())
+                orb = None
                 self.sbase[v] = game.bases[p][v]
-            else:
-                key = (p, tuple(tree.stabilizer(tree.board[v])))
+            else:  # the reduction's hand orbits at v (one array per player and stabilizer)
+                orb = red.orbits[p][v]
                 self.sbase[v] = red.rbase[p][v]
+            key = (p, id(orb))
             if key not in tab_of:
-                orb = (np.arange(self.n[p]) if red is None else hand_orbits(game.hands[p], list(key[1])))
                 tab_of[key] = len(tables[p])
-                tables[p].append(orb)
+                tables[p].append(np.arange(self.n[p]) if orb is None else orb)
             self.tab[v] = tab_of[key]
             self.m[v] = int(tables[p][self.tab[v]].max()) + 1 if self.n[p] else 0
             self.off[v] = size[p]
@@ -229,6 +228,8 @@ class FusedTree:
         self.n_first = int(seg_cptr[1]) if nseg else 0
         self.items = np.array(items, dtype=np.int64).reshape(-1, 2)
         self.work = np.array([work[seg_of[c]] for _, c in items], dtype=np.float64)
+        # the kernels' T: 0 kind, 1-2 children (CSR), 3 actor, 4 storage offset, 5 orbits, 6 orbit table,
+        # 7-9 terminal kind, value, board, 10 boards' cards, 11 chance index in its segment, 12 first terminal id
         self.static = (self.kind, self.cptr, self.child, self.actor, self.off, self.m, self.tab, self.tkind,
                        self.tval, self.tboard, self.boards, cidx, np.array([tb], dtype=np.int64))
 
@@ -248,12 +249,6 @@ class FusedTree:
         if predictive:
             _uniform(self.static, p, P)
         return FusedPlayer(R=np.zeros(n, dtype=dtype), S=np.zeros(n, dtype=dtype), P=P, root=np.zeros(1))
-
-    @property
-    def nbytes(self) -> int:
-        arrays = [*self.static, self.sbase, *self.orbit, *self.rep, self.items, self.work, *self.G[:9], *self.G[9],
-                  *self.G[10], *self.G[11:]]
-        return sum(a.nbytes for a in arrays) + sum(a.nbytes for h in self.hands for a in h)
 
 
 @nb.njit(cache=True)
