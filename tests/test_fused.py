@@ -136,7 +136,7 @@ def test_fused_refusals():
     s = make_solver(P, "cfr+", fused=True)
     with pytest.raises(InputError, match="sequence form"):
         s.restart()
-    assert make_solver(P, "cfr+").engine is None  # the default path
+    assert s.cheap_checks and not make_solver(P, "cfr+").cheap_checks  # the default path: sequence form
 
 
 def test_postflop_solver_dcfr_schedule():

@@ -204,7 +204,7 @@ def solve(
             if on_check is not None:
                 on_check(solver, row)
             stopped_by = schedule.checked(solver.iteration, gap, seconds,
-                                          cost if getattr(solver, "engine", None) is not None else 0.0)
+                                          cost if getattr(solver, "cheap_checks", False) else 0.0)
             run.check_seconds += time.perf_counter() - t1 - (jit.seconds - j1)
             if checkpoint is not None:
                 save_run(checkpoint, problem, solver, params, run, schedule)

@@ -148,6 +148,12 @@ class RegretSolver(Solver):
             return self.engine.plans(self.players, "current")
         return tuple(np.array(self.backend.to_numpy(s.x), dtype=np.float64) for s in self.players)
 
+    @property
+    def cheap_checks(self) -> bool:
+        """Whether a gap check is one walk (the fused engine): the driver then spaces checks
+        to at most ``run.schedule.CHECK_SHARE`` of the solver time."""
+        return self.engine is not None
+
     def evaluate_profile(self, which: str):
         """The :class:`~treeplex.metrics.Evaluation` of the ``"average"`` or ``"current"``
         profile by one best-response walk of the fused engine (no products; ``value`` is not
