@@ -257,3 +257,77 @@ def test_ray_engine_on_a_local_cluster(tmp_path):
     for spot in spots:
         _, res = _direct(spot)
         assert rows[_hash(spot)]["value"] == pytest.approx(res.value, abs=1e-9)
+
+
+# ------------------------------------------------------------------ the per-spot watchdog (issue 31, High 3)
+
+CLI = [sys.executable, "-m", "treeplex.cli"]
+ENV = {**os.environ, "PYTHONPATH": os.getcwd()}
+
+
+def _workers_of(pid: int) -> list[int]:
+    """The spawn worker processes whose parent is ``pid`` (not the resource tracker)."""
+    found = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                with open(f"/proc/{d}/cmdline", "rb") as f:
+                    cmd = f.read()
+            except (OSError, IndexError, ValueError):
+                continue
+            if ppid == pid and b"spawn_main" in cmd:
+                found.append(int(d))
+    return found
+
+
+def test_a_spot_past_its_wall_clock_limit_fails_and_the_batch_goes_on(tmp_path):
+    """A spot that would run for ever (10^9 CFR iterations, no time_limit) is ended at
+    --spot-time-limit and recorded failed with one line; the other worker's spot is solved."""
+    specs = _write_specs(tmp_path / "s.jsonl", [{"game": "leduc", "algorithm": "cfr", "max_iters": 10**9},
+                                                {"game": "kuhn"}])
+    db = str(tmp_path / "r.sqlite")
+    out = subprocess.run(CLI + ["batch", specs, "--db", db, "--workers", "2", "--spot-time-limit", "15"],
+                         capture_output=True, text=True, timeout=600, env=ENV)
+    assert out.returncode == 0, out.stderr
+    rows = {json.loads(r["spec"])["game"]: r for r in read_rows(db)}
+    assert rows["kuhn"]["status"] == "done" and abs(rows["kuhn"]["value"] + 1 / 18) < 1e-6
+    assert rows["leduc"]["status"] == "failed" and "wall-clock limit of 15 s" in rows["leduc"]["error"]
+    assert "line 1: ran past its wall-clock limit" in out.stderr and "1 solved, 1 failed" in out.stdout
+
+
+def test_killing_one_worker_fails_only_its_spot(tmp_path):
+    """SIGKILL of one of two busy workers (as the kernel's OOM killer would): its spot is
+    failed as 'the worker died', the other worker's spot is solved, the driver exits 0."""
+    specs = _write_specs(tmp_path / "s.jsonl", [{"game": "leduc", "algorithm": a, "time_limit": 10}
+                                                for a in ("cfr", "cfr+")])
+    db = str(tmp_path / "r.sqlite")
+    proc = subprocess.Popen(CLI + ["batch", specs, "--db", db, "--workers", "2", "--no-progress"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    try:
+        for _ in range(1200):
+            workers = _workers_of(proc.pid)
+            if len(workers) == 2 or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert len(workers) == 2
+        os.kill(workers[0], signal.SIGKILL)
+        out, err = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    status = sorted((r["status"], r["error"] or "") for r in read_rows(db))
+    assert [s for s, _ in status] == ["done", "failed"]
+    assert "the worker died (killed by signal 9" in status[1][1]
+    assert "1 solved, 1 failed" in out
+
+
+def test_spot_time_limit_arguments(tmp_path, capsys):
+    specs = _write_specs(tmp_path / "s.jsonl", [{"game": "kuhn"}])
+    for bad in ("0", "-1", "inf", "nan"):
+        assert main(["batch", specs, "--db", str(tmp_path / "r.sqlite"), "--spot-time-limit", bad]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "--spot-time-limit must be a positive number" in err
+    assert not os.path.exists(tmp_path / "r.sqlite")
