@@ -519,3 +519,36 @@ def test_plot_refusals(tmp_path, capsys):
     nan = tmp_path / "nan.csv"
     nan.write_text("iteration,gradients,gap_average\n1,2,nan\n")
     refused(capsys, "plot", nan, "-o", tmp_path / "x.png", needle="no positive finite gap")
+
+
+# ------------------------------------------------------------ issue 31: batches, split solves, Ray addresses
+
+
+def _closed_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("address, needle", [
+    ("garbage", "expected auto, HOST:PORT"), ("ray://", "expected auto, HOST:PORT"),
+    ("ray://x:99999", "port 1..65535"), ("h:0", "port 1..65535"), ("CLOSED", "no Ray cluster answers there"),
+    ("ray://CLOSED", "no Ray cluster answers there")])
+@pytest.mark.parametrize("command", ["batch", "split-solve"])
+def test_ray_addresses_are_refused_before_ray_starts(tmp_path, capsys, command, address, needle):
+    """Checked before Ray is imported (it is not installed in the dev venv: this is the path
+    that needs no cluster); ray.init used to retry 127.0.0.1:1 for minutes."""
+    address = address.replace("CLOSED", f"127.0.0.1:{_closed_port()}")
+    if command == "batch":
+        specs = tmp_path / "s.jsonl"
+        specs.write_text('{"game": "kuhn"}\n')
+        argv = ["batch", specs, "--db", tmp_path / "r.sqlite"]
+    else:
+        spec = tmp_path / "spot.json"
+        spec.write_text(json.dumps({"board": "KsQh9d8c", "deck": "89TJQKA", "pot": 20, "stack": 30}))
+        argv = ["split-solve", spec]
+    refused(capsys, *argv, "--engine", "ray", "--address", address, needle=needle)
+    assert not (tmp_path / "r.sqlite").exists()

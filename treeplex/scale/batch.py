@@ -505,6 +505,10 @@ def run_batch(specs_path: str, db: str, engine: str = "local", workers: int | No
     eng_args = (engine, workers, address, threads, spot_time_limit)
     if engine == "local":
         make_engine(*eng_args)  # check the arguments before touching the database (starts no process)
+    elif engine == "ray":
+        from .ray_engine import check_address
+
+        check_address(address)
     if parquet:
         check_parquet(parquet)
     base = os.path.dirname(os.path.abspath(specs_path))

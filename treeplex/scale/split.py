@@ -492,6 +492,9 @@ def make_split_engine(engine: str, spec: dict, workers: int, storage: str, addre
     if engine == "process":
         return ProcessSplit(spec, workers, storage, threads)
     if engine == "ray":
+        from .ray_engine import check_address
+
+        check_address(address)
         return RaySplit(spec, workers, storage, address, threads)
     raise InputError(f"unknown engine {engine!r}; use local, process or ray")
 
