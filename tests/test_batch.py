@@ -331,3 +331,35 @@ def test_spot_time_limit_arguments(tmp_path, capsys):
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "--spot-time-limit must be a positive number" in err
     assert not os.path.exists(tmp_path / "r.sqlite")
+
+
+def test_flop_template_by_name_keeps_pot_stack_and_sizes(tmp_path):
+    """A batch line whose game is a postflop(...) name: every key but the board is kept (pot,
+    stack and sizes used to be dropped, so every spot failed), and the specs solve."""
+    name = "postflop(board=2c3c4c,pot=20,stack=30,deck='TJQKA',bet='50%',raise='2x')"
+    template = tmp_path / "t.json"
+    template.write_text(json.dumps({"game": name, "range0": FLOP["range0"], "range1": FLOP["range1"],
+                                    "algorithm": "cfr+", "max_iters": 5}))
+    out = tmp_path / "flops.jsonl"
+    assert write_flop_specs("monotone", str(template), str(out)) == math.comb(5, 3)
+    lines = [json.loads(t) for t in out.read_text().splitlines()]
+    want = {"pot": 20, "stack": 30, "deck": "TJQKA", "bet": "50%", "raise": "2x"}
+    assert all({k: s["game"][k] for k in want} == want and s["max_iters"] == 5 for s in lines)
+    with open(out) as f:
+        one = tmp_path / "one.jsonl"
+        one.write_text(f.readline())
+    c = run_batch(str(one), str(tmp_path / "r.sqlite"), workers=1)
+    assert c["done"] == 1, c["errors"]
+
+
+@pytest.mark.parametrize("template, needle", [
+    ({"game": "postflop", "board": "2c3c4c", "stack": 30}, "no pot"),
+    ({"board": "2c3c4c"}, "no pot and no stack"),
+    ({"game": "postflop(board=2c3c4c,pot=20)"}, "no stack"),
+    ({"game": "leduc", "pot": 3}, "must be a postflop spec")])
+def test_flop_template_without_pot_or_stack_is_refused(tmp_path, capsys, template, needle):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(template))
+    assert main(["batch", "--flops", "monotone", "--template", str(path), "-o", str(tmp_path / "o.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and needle in err
