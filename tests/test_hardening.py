@@ -552,3 +552,28 @@ def test_ray_addresses_are_refused_before_ray_starts(tmp_path, capsys, command, 
         argv = ["split-solve", spec]
     refused(capsys, *argv, "--engine", "ray", "--address", address, needle=needle)
     assert not (tmp_path / "r.sqlite").exists()
+
+
+def test_lazy_honors_the_ranges(capsys):
+    """--lazy with --range0/--range1 solves the game with those ranges (it used to drop them
+    and solve the full-range river): its table never holds more infosets per player than the
+    compiled game with the ranges has (counted by ``info``, another code path)."""
+    game = "river(pot=100,board=AsKd7h2c3s)"
+    ranges = ["--range0", "AA,KK", "--range1", "QQ,JJ"]
+    code, out, err = run_cli(capsys, "info", game, *ranges, "--json")
+    assert code == 0, err
+    compiled = json.loads(out)["infosets"]
+    code, out, err = run_cli(capsys, "solve", game, *ranges, "--lazy", "--max-iters", "200", "--param",
+                             "evaluation=sampled", "--param", "br_iters=5", "--param", "playouts=5", "--json")
+    assert code == 0, err
+    seen = json.loads(out)["memory"]["infosets_per_player"]
+    assert 0 < seen[0] <= compiled[0] and 0 < seen[1] <= compiled[1]
+
+
+@pytest.mark.parametrize("param, needle", [("playouts=0", "playouts must be a whole number >= 1"),
+                                           ("br_iters=-5", "br_iters must be a whole number >= 1"),
+                                           ("br_iters=1.5", "br_iters must be a whole number >= 1"),
+                                           ("report_every=0", "report_every must be a number of seconds > 0"),
+                                           ("report_every=-1", "report_every must be a finite number >= 0")])
+def test_lazy_parameters_are_refused(capsys, param, needle):
+    refused(capsys, "solve", "kuhn", "--lazy", "--max-iters", "5", "--param", param, needle=needle)
