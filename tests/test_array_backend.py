@@ -40,12 +40,18 @@ def _run(game, backend, make, iters=ITERS):
     return tuple(np.asarray(a) for a in s.average()) + tuple(np.asarray(a) for a in s.current()), s.gradients
 
 
-def _agree(game, make, iters=ITERS):
+# NumPy's exp/log (AVX-512 on CPUs that have it) and numba's differ in the last ulp, and
+# EGT's smoothed best responses amplify that by about 10x per 3 iterations on Leduc (1e-16 at
+# 5 iterations, 3e-10 at 20, 0.08 at 60, measured): the EGT family is compared at 1e-7.
+TRANSCENDENTAL_ATOL = 1e-7
+
+
+def _agree(game, make, iters=ITERS, atol=1e-9):
     ref, gref = _run(game, "numba", make, iters)
     got, ggot = _run(game, "array", make, iters)
     assert ggot == gref
     for a, b in zip(ref, got):
-        np.testing.assert_allclose(b, a, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(b, a, rtol=0, atol=atol)
 
 
 @pytest.mark.parametrize("game", ["kuhn", "leduc", "random", "random2"])
@@ -64,7 +70,8 @@ def test_tuned_mu_agrees(games, algorithm):
 @pytest.mark.parametrize("algorithm", ["cfr+", "dcfr", "pcfr+", "egt", "egt-as"])
 def test_efpe_lower_bounds_agree(games, game, algorithm):
     mu = {"mu": 0.5} if algorithm.startswith("egt") else {}
-    _agree(games[game], lambda p: make_efpe_solver(p, algorithm, 0.05, **mu))
+    atol = TRANSCENDENTAL_ATOL if algorithm.startswith("egt") else 1e-9
+    _agree(games[game], lambda p: make_efpe_solver(p, algorithm, 0.05, **mu), atol=atol)
 
 
 @pytest.mark.parametrize("game", ["kuhn", "leduc", "random"])
@@ -95,7 +102,7 @@ def test_passes_agree(games, game):
                     xa, va = da.sbr(g, mu)
                     xn, vn = dn.sbr(g, mu)
                     np.testing.assert_allclose(xa, xn, atol=1e-12)
-                    assert va == pytest.approx(vn, rel=1e-12, abs=1e-12)
+                    assert va == pytest.approx(vn, rel=1e-10, abs=1e-12)  # exp/log ulps (see above)
                     np.testing.assert_allclose(da.prox(xn, g, mu), dn.prox(xn, g, mu), atol=1e-10)
                 np.testing.assert_allclose(da.gradient(xn), dn.gradient(xn), rtol=1e-12, atol=1e-12)
                 assert da.value(xn) == pytest.approx(dn.value(xn), rel=1e-12, abs=1e-12)

