@@ -121,6 +121,67 @@ def test_serves_on_loopback_only(files):
         proc.wait(timeout=10)
 
 
+def test_csp_names_the_page_script_by_hash(files, tmp_path):
+    """No 'unsafe-inline' script: the CSP's sha256 source is the hash of the page's one script
+    element (recomputed here from the page), and forms and <base> are forbidden."""
+    import base64
+    import hashlib
+
+    out = tmp_path / "page.html"
+    assert view(files["kuhnA"], "--html", out)[0] == 0
+    html = out.read_text()
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', html).group(1)
+    policy = dict((d.split()[0], d.split()[1:]) for d in csp.split(";"))
+    scripts = re.findall(r"<script>(.*?)</script>", html, re.S)
+    assert len(scripts) == 1
+    digest = base64.b64encode(hashlib.sha256(scripts[0].encode()).digest()).decode()
+    assert policy["script-src"] == [f"'sha256-{digest}'"]
+    assert policy["default-src"] == ["'none'"] and policy["form-action"] == ["'none'"]
+    assert policy["base-uri"] == ["'none'"] and "unsafe-inline" not in " ".join(policy["script-src"])
+
+
+def _serve(path, *flags):
+    proc = subprocess.Popen([sys.executable, "-m", "treeplex.cli", "view", str(path), "--no-open", *flags],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    return proc, re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+
+
+def test_server_refuses_a_foreign_host_header(files):
+    """DNS rebinding: a page of evil.example resolved to 127.0.0.1 sends Host: evil.example:PORT."""
+    import http.client
+
+    proc, m = _serve(files["kuhnA"])
+    try:
+        port = int(m.group(1))
+        for host, status in ((f"evil.example:{port}", 421), (f"127.0.0.1:{port}", 200), (f"localhost:{port}", 200),
+                             ("127.0.0.1", 421), ("", 421)):
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            c.putrequest("GET", "/", skip_host=True)
+            if host:
+                c.putheader("Host", host)
+            c.endheaders()
+            assert c.getresponse().status == status, host
+            c.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.mark.parametrize("port, needle", [("99999", "--port must be 0 (a free port) or 1..65535"),
+                                          ("-1", "--port must be 0 (a free port) or 1..65535"),
+                                          ("BUSY", "cannot listen on 127.0.0.1:")])
+def test_bad_ports_are_refused(files, port, needle):
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = port.replace("BUSY", str(busy.getsockname()[1]))
+        code, err = view(files["kuhnA"], "--port", port, "--no-open")
+    assert code == 2 and err.count("\n") == 1 and needle in err
+
+
 # ------------------------------------------------------------------ in the browser
 
 
