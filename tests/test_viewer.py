@@ -314,3 +314,31 @@ def test_infoset_table_search_and_comparison(browser, files):
         pa, pb = a[player][key], b[player][key]
         assert float(delta) == pytest.approx(max(abs(pa[x] - pb[x]) for x in pa), abs=1e-4)
     assert sorted(k for _, k, _ in shown) == keys
+
+
+HOSTILE = ['<img src=x onerror="window.__pwn=1">', '</script><script>window.__pwn=2</script>',
+           '<b id="inj">x</b>', '<svg onload="window.__pwn=3">', '"><iframe src="javascript:window.__pwn=4">']
+
+
+def test_strings_from_a_hostile_file_are_text(browser, files, tmp_path):
+    """A solution file whose game name, algorithm, infoset and action labels (and file name)
+    are markup: the page shows them as text and no injected element or script exists."""
+    data = json.loads(files["kuhnA"].read_text())
+    data["game"], data["algorithm"] = HOSTILE[0], HOSTILE[3]
+    for k, (player, table) in enumerate(sorted(data["strategies"].items())):
+        data["strategies"][player] = {HOSTILE[(k + i) % len(HOSTILE)] + key:
+                                      {HOSTILE[(i + 2) % len(HOSTILE)] + a: p for a, p in probs.items()}
+                                      for i, (key, probs) in enumerate(table.items())}
+    path = tmp_path / '<img src=x onerror="window.__pwn=5">.json'
+    path.write_text(json.dumps(data))
+    open_page(browser, tmp_path, path)
+    assert browser.js("window.__pwn === undefined")
+    tags = "[...document.querySelectorAll('*')].map(e => e.tagName).sort().join()"
+    assert browser.js("document.querySelectorAll('img, svg, iframe, #inj, [onerror], [onload]').length") == 0
+    hostile_tags = browser.js(tags)
+    open_page(browser, tmp_path, files["kuhnA"])  # the same solution with plain labels: the same elements
+    assert browser.js(tags) == hostile_tags
+    open_page(browser, tmp_path, path)
+    assert browser.js("[...document.scripts].map(s => s.type || 'js')") == ["application/json", "js"]
+    text = browser.js("document.body.textContent")
+    assert HOSTILE[0] in text and HOSTILE[3] in text and path.name in text
