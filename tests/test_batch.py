@@ -363,3 +363,26 @@ def test_flop_template_without_pot_or_stack_is_refused(tmp_path, capsys, templat
     assert main(["batch", "--flops", "monotone", "--template", str(path), "-o", str(tmp_path / "o.jsonl")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and needle in err
+
+
+@pytest.mark.parametrize("line, needle", [
+    ('{"game": "kuhn", "range0": "\\ud800"}', "a string holds a lone surrogate escape"),
+    ('{"game": "kuhn", "weight": -3}', "weight must be >= 0, got -3"),
+    ('{"game": "kuhn", "max_iters": -5}', "max_iters must be >= 1"),
+    ('{"game": "kuhn", "time_limit": 0}', "time_limit must be > 0")])
+def test_bad_spot_values_are_refused(tmp_path, capsys, line, needle):
+    specs = tmp_path / "s.jsonl"
+    specs.write_text(line + "\n")
+    assert main(["batch", str(specs), "--db", str(tmp_path / "r.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "s.jsonl line 1: " + needle in err
+
+
+def test_report_refuses_a_corrupt_strategy_blob(tmp_path, capsys):
+    db = str(tmp_path / "r.sqlite")
+    run_batch(_write_specs(tmp_path / "s.jsonl", [{"game": "kuhn"}]), db, workers=1)
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE spots SET strategy = x'00112233'")
+    assert main(["report", db]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "its stored strategy is corrupt" in err

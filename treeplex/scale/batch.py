@@ -105,6 +105,15 @@ def check_spec(spec, where: str) -> None:
     for k, t in types.items():
         if k in spec and (not isinstance(spec[k], t) or isinstance(spec[k], bool)):
             raise InputError(f"{where}: {k} has the wrong type ({type(spec[k]).__name__})")
+    for k, low, what in (("weight", 0, ">= 0"), ("max_iters", 1, ">= 1")):
+        if k in spec and spec[k] < low:
+            raise InputError(f"{where}: {k} must be {what}, got {spec[k]}")
+    if "time_limit" in spec and spec["time_limit"] <= 0:
+        raise InputError(f"{where}: time_limit must be > 0 seconds, got {spec['time_limit']}")
+    try:
+        canonical(spec).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate escape such as \ud800: no UTF-8 text, no key
+        raise InputError(f"{where}: a string holds a lone surrogate escape (\\ud800-\\udfff), not text") from None
 
 
 # ------------------------------------------------------------------ one spot (in a worker)
@@ -244,9 +253,15 @@ def longest_first(todo: list[Spot]) -> list[Spot]:
     return [todo[i] for i in order]
 
 
-def load_strategy(blob: bytes) -> dict:
-    """The solution dict of a row's ``strategy`` column."""
-    return json.loads(zlib.decompress(blob))
+def load_strategy(blob: bytes, where: str = "a spot") -> dict:
+    """The solution dict of a row's ``strategy`` column; a corrupt blob is an InputError."""
+    try:
+        sol = json.loads(zlib.decompress(blob))
+    except (zlib.error, TypeError, ValueError) as e:
+        raise InputError(f"{where}: its stored strategy is corrupt ({e})") from None
+    if not isinstance(sol, dict):
+        raise InputError(f"{where}: its stored strategy is not a solution object")
+    return sol
 
 
 # ------------------------------------------------------------------ the table
