@@ -577,3 +577,8 @@ def test_lazy_honors_the_ranges(capsys):
                                            ("report_every=-1", "report_every must be a finite number >= 0")])
 def test_lazy_parameters_are_refused(capsys, param, needle):
     refused(capsys, "solve", "kuhn", "--lazy", "--max-iters", "5", "--param", param, needle=needle)
+
+
+def test_openspiel_parameters_that_break_the_first_state_are_refused(capsys):
+    pytest.importorskip("pyspiel")
+    refused(capsys, "info", "openspiel:liars_dice(numdice=-1)", needle="OpenSpiel cannot start 'liars_dice(numdice=-1)'")
