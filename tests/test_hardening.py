@@ -582,3 +582,27 @@ def test_lazy_parameters_are_refused(capsys, param, needle):
 def test_openspiel_parameters_that_break_the_first_state_are_refused(capsys):
     pytest.importorskip("pyspiel")
     refused(capsys, "info", "openspiel:liars_dice(numdice=-1)", needle="OpenSpiel cannot start 'liars_dice(numdice=-1)'")
+
+
+BASE_SPEC = {"game": "postflop", "board": "KsQh9d", "pot": 10, "stack": 100}
+
+
+@pytest.mark.parametrize("change, needle", [
+    ({"board": 12345}, "board: expected card text such as 'QsJh2h', got 12345"),
+    ({"range0": [[1, 2], [3]]}, "range0: expected a range string, a dict or 1326 numbers"),
+    ({"range1": ["a", "b"]}, "range1: expected a range string, a dict or 1326 numbers"),
+    ({"bet": "1e308%"}, "size '1e308%' is above"),
+    ({"bet": "50%", "raise": "1e308x"}, "size '1e308x' is above"),
+    ({"bet": "1e13c"}, "size '1e13c' is above")])
+def test_postflop_spec_values_are_refused(tmp_path, capsys, change, needle):
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps({**BASE_SPEC, **change}))
+    refused(capsys, "info", path, "--max-memory", "1G", needle=needle)
+
+
+@pytest.mark.parametrize("command", ["info", "view"])
+def test_deeply_nested_json_is_refused(tmp_path, capsys, command):
+    path = tmp_path / "deep.json"
+    path.write_text('{"game": "postflop", "x": ' + "[" * 5000 + "]" * 5000 + "}")
+    refused(capsys, command, path, *(["--html", tmp_path / "o.html"] if command == "view" else []),
+            needle="JSON nested too deeply")

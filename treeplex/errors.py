@@ -47,6 +47,8 @@ def parse_json(text: str, where: str):
         return json.loads(text, parse_float=finite, parse_int=_finite_int, parse_constant=constant)
     except ValueError as e:
         raise InputError(f"{where}: bad JSON ({e})") from None
+    except RecursionError:
+        raise InputError(f"{where}: JSON nested too deeply") from None
 
 
 def _finite_int(s: str) -> int:
