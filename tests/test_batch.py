@@ -257,3 +257,132 @@ def test_ray_engine_on_a_local_cluster(tmp_path):
     for spot in spots:
         _, res = _direct(spot)
         assert rows[_hash(spot)]["value"] == pytest.approx(res.value, abs=1e-9)
+
+
+# ------------------------------------------------------------------ the per-spot watchdog (issue 31, High 3)
+
+CLI = [sys.executable, "-m", "treeplex.cli"]
+ENV = {**os.environ, "PYTHONPATH": os.getcwd()}
+
+
+def _workers_of(pid: int) -> list[int]:
+    """The spawn worker processes whose parent is ``pid`` (not the resource tracker)."""
+    found = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                with open(f"/proc/{d}/cmdline", "rb") as f:
+                    cmd = f.read()
+            except (OSError, IndexError, ValueError):
+                continue
+            if ppid == pid and b"spawn_main" in cmd:
+                found.append(int(d))
+    return found
+
+
+def test_a_spot_past_its_wall_clock_limit_fails_and_the_batch_goes_on(tmp_path):
+    """A spot that would run for ever (10^9 CFR iterations, no time_limit) is ended at
+    --spot-time-limit and recorded failed with one line; the other worker's spot is solved."""
+    specs = _write_specs(tmp_path / "s.jsonl", [{"game": "leduc", "algorithm": "cfr", "max_iters": 10**9},
+                                                {"game": "kuhn"}])
+    db = str(tmp_path / "r.sqlite")
+    out = subprocess.run(CLI + ["batch", specs, "--db", db, "--workers", "2", "--spot-time-limit", "15"],
+                         capture_output=True, text=True, timeout=600, env=ENV)
+    assert out.returncode == 0, out.stderr
+    rows = {json.loads(r["spec"])["game"]: r for r in read_rows(db)}
+    assert rows["kuhn"]["status"] == "done" and abs(rows["kuhn"]["value"] + 1 / 18) < 1e-6
+    assert rows["leduc"]["status"] == "failed" and "wall-clock limit of 15 s" in rows["leduc"]["error"]
+    assert "line 1: ran past its wall-clock limit" in out.stderr and "1 solved, 1 failed" in out.stdout
+
+
+def test_killing_one_worker_fails_only_its_spot(tmp_path):
+    """SIGKILL of one of two busy workers (as the kernel's OOM killer would): its spot is
+    failed as 'the worker died', the other worker's spot is solved, the driver exits 0."""
+    specs = _write_specs(tmp_path / "s.jsonl", [{"game": "leduc", "algorithm": a, "time_limit": 10}
+                                                for a in ("cfr", "cfr+")])
+    db = str(tmp_path / "r.sqlite")
+    proc = subprocess.Popen(CLI + ["batch", specs, "--db", db, "--workers", "2", "--no-progress"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    try:
+        for _ in range(1200):
+            workers = _workers_of(proc.pid)
+            if len(workers) == 2 or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert len(workers) == 2
+        os.kill(workers[0], signal.SIGKILL)
+        out, err = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    status = sorted((r["status"], r["error"] or "") for r in read_rows(db))
+    assert [s for s, _ in status] == ["done", "failed"]
+    assert "the worker died (killed by signal 9" in status[1][1]
+    assert "1 solved, 1 failed" in out
+
+
+def test_spot_time_limit_arguments(tmp_path, capsys):
+    specs = _write_specs(tmp_path / "s.jsonl", [{"game": "kuhn"}])
+    for bad in ("0", "-1", "inf", "nan"):
+        assert main(["batch", specs, "--db", str(tmp_path / "r.sqlite"), "--spot-time-limit", bad]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "--spot-time-limit must be a positive number" in err
+    assert not os.path.exists(tmp_path / "r.sqlite")
+
+
+def test_flop_template_by_name_keeps_pot_stack_and_sizes(tmp_path):
+    """A batch line whose game is a postflop(...) name: every key but the board is kept (pot,
+    stack and sizes used to be dropped, so every spot failed), and the specs solve."""
+    name = "postflop(board=2c3c4c,pot=20,stack=30,deck='TJQKA',bet='50%',raise='2x')"
+    template = tmp_path / "t.json"
+    template.write_text(json.dumps({"game": name, "range0": FLOP["range0"], "range1": FLOP["range1"],
+                                    "algorithm": "cfr+", "max_iters": 5}))
+    out = tmp_path / "flops.jsonl"
+    assert write_flop_specs("monotone", str(template), str(out)) == math.comb(5, 3)
+    lines = [json.loads(t) for t in out.read_text().splitlines()]
+    want = {"pot": 20, "stack": 30, "deck": "TJQKA", "bet": "50%", "raise": "2x"}
+    assert all({k: s["game"][k] for k in want} == want and s["max_iters"] == 5 for s in lines)
+    with open(out) as f:
+        one = tmp_path / "one.jsonl"
+        one.write_text(f.readline())
+    c = run_batch(str(one), str(tmp_path / "r.sqlite"), workers=1)
+    assert c["done"] == 1, c["errors"]
+
+
+@pytest.mark.parametrize("template, needle", [
+    ({"game": "postflop", "board": "2c3c4c", "stack": 30}, "no pot"),
+    ({"board": "2c3c4c"}, "no pot and no stack"),
+    ({"game": "postflop(board=2c3c4c,pot=20)"}, "no stack"),
+    ({"game": "leduc", "pot": 3}, "must be a postflop spec")])
+def test_flop_template_without_pot_or_stack_is_refused(tmp_path, capsys, template, needle):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(template))
+    assert main(["batch", "--flops", "monotone", "--template", str(path), "-o", str(tmp_path / "o.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and needle in err
+
+
+@pytest.mark.parametrize("line, needle", [
+    ('{"game": "kuhn", "range0": "\\ud800"}', "a string holds a lone surrogate escape"),
+    ('{"game": "kuhn", "weight": -3}', "weight must be >= 0, got -3"),
+    ('{"game": "kuhn", "max_iters": -5}', "max_iters must be >= 1"),
+    ('{"game": "kuhn", "time_limit": 0}', "time_limit must be > 0")])
+def test_bad_spot_values_are_refused(tmp_path, capsys, line, needle):
+    specs = tmp_path / "s.jsonl"
+    specs.write_text(line + "\n")
+    assert main(["batch", str(specs), "--db", str(tmp_path / "r.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "s.jsonl line 1: " + needle in err
+
+
+def test_report_refuses_a_corrupt_strategy_blob(tmp_path, capsys):
+    db = str(tmp_path / "r.sqlite")
+    run_batch(_write_specs(tmp_path / "s.jsonl", [{"game": "kuhn"}]), db, workers=1)
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE spots SET strategy = x'00112233'")
+    assert main(["report", db]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "its stored strategy is corrupt" in err

@@ -183,3 +183,128 @@ def test_river_spec_files(capsys, workdir, data):
         json.dump(spec, f)
     argv = ["solve", path, "--algorithm", "cfr+", "--max-iters", "3", "--json", "--no-strategies"]
     check_invariant(argv, *run(capsys, argv))
+
+
+# ------------------------------------------------------------------ issue 31: the new inputs
+
+SMALL = max(8, EXAMPLES // 6)  # each example builds a tree or a page: a few seconds per test in all
+BAD = [None, True, -1, 0, 0.5, 1e308, -1e308, "", "x", "nan", "1e308%", "1c", [], [1, [2]], {"a": 1}, "\ud800"]
+POSTFLOP_VALUES = {
+    "board": ["KsQhTdJc9s", "KsQhTd", "KsQhTdJc", "AsAs9c9d8h", "Xx", 12345, ["Ks", "Qh", "Td"]],
+    "pot": [10, 0, -5, 1e308, "10"], "stack": [20, 0, 1e308, "big"],
+    "range0": ["AA,KK", "QQ+:0.5", "AKs", "", "ZZ", "AA:-1", "AA:nan", [0.5] * 3, {"AsAh": 1}],
+    "range1": ["QQ-TT", "KQ,JT", "random", "AA:1e308"],
+    "bet": ["50%", "a", "1c", "1e308%", "0%", "-50%", "50%,100%", "e", "e3", "x", "2x"],
+    "raise": ["2x", "1x", "1c", "1e308x", "a", "50%"],
+    "add_allin_threshold": [1.5, 0, -1, "x", 1e308], "force_allin_threshold": [0.15, -0.1, "nan"],
+    "raise_cap": [0, 1, 2, -1, 1e9, "3"], "deck": ["9TJQKA", "TJQKA", "", "AA", "23"],
+    "isomorphism": [True, False, 0, "yes"],
+}
+
+
+@settings(FUZZ, max_examples=SMALL)
+@given(data=st.data())
+def test_postflop_spec_files(capsys, workdir, data):
+    """A small river spot (short deck) with up to four keys replaced by good or bad values."""
+    spec = {"game": "postflop", "board": "KsQhTdJc9s", "deck": "9TJQKA", "pot": 10, "stack": 20,
+            "range0": "AA,KK", "range1": "QQ,JJ", "bet": "a"}
+    for key in data.draw(st.lists(st.sampled_from(sorted(POSTFLOP_VALUES)), max_size=4, unique=True)):
+        spec[key] = data.draw(st.sampled_from(POSTFLOP_VALUES[key] + BAD))
+    path = os.path.join(workdir, "postflop.json")
+    with open(path, "w") as f:
+        json.dump(spec, f)
+    argv = ["info", path, "--max-memory", "256M", "--json"]
+    check_invariant(argv, *run(capsys, argv))
+
+
+@settings(FUZZ, max_examples=SMALL)
+@given(data=st.data())
+def test_postflop_names(capsys, data):
+    parts = ["board=KsQhTdJc9s", "deck='9TJQKA'", "pot=10", "stack=20"]
+    for key in data.draw(st.lists(st.sampled_from(["bet", "raise", "raise_cap", "pot", "board"]), max_size=2,
+                                  unique=True)):
+        value = data.draw(st.sampled_from([str(v) for v in POSTFLOP_VALUES[key]] + ["(", ")", "'", ","]))
+        parts.append(f"{key}={value}")
+    argv = ["info", "postflop(" + ",".join(parts) + ")", "--max-memory", "256M"]
+    check_invariant(argv, *run(capsys, argv))
+
+
+SPOT_VALUES = {"game": ["kuhn", "leduc(ranks=2)", "nosuchgame", "", 5, {"board": "Ks"}, "postflop(board=Xx)"],
+               "algorithm": ["cfr+", "lp", "nope", 3], "max_iters": [5, 0, -5, 1.5, 10**30],
+               "time_limit": [1, 0, -1, "5"], "target": ["1%pot", "-1", "x", 0.1, []],
+               "params": [{}, {"alpha": 2}, {"nope": 1}, []], "weight": [1, -3, 0.5, "w"],
+               "range0": ["AA", 5], "extra": [1]}
+
+
+@settings(FUZZ, max_examples=SMALL)
+@given(data=st.data())
+def test_batch_spec_lines(capsys, workdir, data):
+    """A batch line, as JSON with fuzzed keys or as raw text: refused by read_specs in one line,
+    or solved in-process by solve_spot into a done row or a failed row with one line."""
+    from treeplex.errors import InputError
+    from treeplex.scale.batch import read_specs, solve_spot
+
+    if data.draw(st.booleans()):
+        spot = {"game": "kuhn", "max_iters": 5}
+        for key in data.draw(st.lists(st.sampled_from(sorted(SPOT_VALUES)), max_size=3, unique=True)):
+            spot[key] = data.draw(st.sampled_from(SPOT_VALUES[key]))
+        text = json.dumps(spot)
+    else:
+        text = "".join(data.draw(st.lists(st.sampled_from(WEIRD + ['{"game": "kuhn"', "\\ud800", "[]"]),
+                                          max_size=6)))
+    path = os.path.join(workdir, "specs.jsonl")
+    with open(path, "w", encoding="utf-8", errors="surrogatepass") as f:
+        f.write(text + "\n")
+    try:
+        spots = read_specs(path)
+    except InputError as e:
+        assert "\n" not in str(e) and str(e)
+        return
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(HANG_SECONDS)
+    try:
+        row = solve_spot(spots[0].spec, workdir)
+    except Hang:
+        pytest.fail(f"hang: batch line {text!r}")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert row["status"] in ("done", "failed")
+    if row["status"] == "failed":
+        assert row["error"] and "\n" not in row["error"]
+    else:
+        assert math.isfinite(row["value"]) and row["gap"] >= -1e-9
+
+
+@pytest.fixture(scope="module")
+def kuhn_solution(workdir):
+    path = os.path.join(workdir, "kuhn_solution.json")
+    assert main(["solve", "kuhn", "--out", path, "--no-strategies", "--json"]) == 0
+    with open(path) as f:
+        return json.load(f)
+
+
+def _mutate(data, obj, depth=0):
+    """``obj`` with some values (anywhere in it) replaced by bad ones."""
+    if isinstance(obj, dict):
+        return {k: (data.draw(st.sampled_from(BAD)) if data.draw(st.integers(0, 5)) == 0 else _mutate(data, v, depth + 1))
+                for k, v in obj.items() if data.draw(st.integers(0, 12)) > 0}
+    if isinstance(obj, list):
+        return [_mutate(data, v, depth + 1) for v in obj]
+    return obj
+
+
+@settings(FUZZ, max_examples=SMALL)
+@given(data=st.data())
+def test_solution_files_for_view_and_show(capsys, workdir, kuhn_solution, data):
+    """A solve --out file with keys dropped and values replaced: view --html and show exit 0 or 2."""
+    sol = _mutate(data, kuhn_solution)
+    if data.draw(st.booleans()):  # a minimal or broken poker solution
+        sol["nodes"] = data.draw(st.sampled_from([[], [{}], [{"history": "", "actions": ["c"], "hands": {}}],
+                                                  [{"history": "", "actions": ["c"], "hands": {"AsAh": ["x"]},
+                                                    "weight": {"AsAh": float("nan")}}], "x", None]))
+    path = os.path.join(workdir, "sol.json")
+    with open(path, "w", encoding="utf-8", errors="surrogatepass") as f:
+        json.dump(sol, f)
+    for argv in (["view", path, "--html", os.path.join(workdir, "page.html")], ["show", path]):
+        check_invariant(argv, *run(capsys, argv))

@@ -519,3 +519,90 @@ def test_plot_refusals(tmp_path, capsys):
     nan = tmp_path / "nan.csv"
     nan.write_text("iteration,gradients,gap_average\n1,2,nan\n")
     refused(capsys, "plot", nan, "-o", tmp_path / "x.png", needle="no positive finite gap")
+
+
+# ------------------------------------------------------------ issue 31: batches, split solves, Ray addresses
+
+
+def _closed_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("address, needle", [
+    ("garbage", "expected auto, HOST:PORT"), ("ray://", "expected auto, HOST:PORT"),
+    ("ray://x:99999", "port 1..65535"), ("h:0", "port 1..65535"), ("CLOSED", "no Ray cluster answers there"),
+    ("ray://CLOSED", "no Ray cluster answers there")])
+@pytest.mark.parametrize("command", ["batch", "split-solve"])
+def test_ray_addresses_are_refused_before_ray_starts(tmp_path, capsys, command, address, needle):
+    """Checked before Ray is imported (it is not installed in the dev venv: this is the path
+    that needs no cluster); ray.init used to retry 127.0.0.1:1 for minutes."""
+    address = address.replace("CLOSED", f"127.0.0.1:{_closed_port()}")
+    if command == "batch":
+        specs = tmp_path / "s.jsonl"
+        specs.write_text('{"game": "kuhn"}\n')
+        argv = ["batch", specs, "--db", tmp_path / "r.sqlite"]
+    else:
+        spec = tmp_path / "spot.json"
+        spec.write_text(json.dumps({"board": "KsQh9d8c", "deck": "89TJQKA", "pot": 20, "stack": 30}))
+        argv = ["split-solve", spec]
+    refused(capsys, *argv, "--engine", "ray", "--address", address, needle=needle)
+    assert not (tmp_path / "r.sqlite").exists()
+
+
+def test_lazy_honors_the_ranges(capsys):
+    """--lazy with --range0/--range1 solves the game with those ranges (it used to drop them
+    and solve the full-range river): its table never holds more infosets per player than the
+    compiled game with the ranges has (counted by ``info``, another code path)."""
+    game = "river(pot=100,board=AsKd7h2c3s)"
+    ranges = ["--range0", "AA,KK", "--range1", "QQ,JJ"]
+    code, out, err = run_cli(capsys, "info", game, *ranges, "--json")
+    assert code == 0, err
+    compiled = json.loads(out)["infosets"]
+    code, out, err = run_cli(capsys, "solve", game, *ranges, "--lazy", "--max-iters", "200", "--param",
+                             "evaluation=sampled", "--param", "br_iters=5", "--param", "playouts=5", "--json")
+    assert code == 0, err
+    seen = json.loads(out)["memory"]["infosets_per_player"]
+    assert 0 < seen[0] <= compiled[0] and 0 < seen[1] <= compiled[1]
+
+
+@pytest.mark.parametrize("param, needle", [("playouts=0", "playouts must be a whole number >= 1"),
+                                           ("br_iters=-5", "br_iters must be a whole number >= 1"),
+                                           ("br_iters=1.5", "br_iters must be a whole number >= 1"),
+                                           ("report_every=0", "report_every must be a number of seconds > 0"),
+                                           ("report_every=-1", "report_every must be a finite number >= 0")])
+def test_lazy_parameters_are_refused(capsys, param, needle):
+    refused(capsys, "solve", "kuhn", "--lazy", "--max-iters", "5", "--param", param, needle=needle)
+
+
+def test_openspiel_parameters_that_break_the_first_state_are_refused(capsys):
+    pytest.importorskip("pyspiel")
+    refused(capsys, "info", "openspiel:liars_dice(numdice=-1)", needle="OpenSpiel cannot start 'liars_dice(numdice=-1)'")
+
+
+BASE_SPEC = {"game": "postflop", "board": "KsQh9d", "pot": 10, "stack": 100}
+
+
+@pytest.mark.parametrize("change, needle", [
+    ({"board": 12345}, "board: expected card text such as 'QsJh2h', got 12345"),
+    ({"range0": [[1, 2], [3]]}, "range0: expected a range string, a dict or 1326 numbers"),
+    ({"range1": ["a", "b"]}, "range1: expected a range string, a dict or 1326 numbers"),
+    ({"bet": "1e308%"}, "size '1e308%' is above"),
+    ({"bet": "50%", "raise": "1e308x"}, "size '1e308x' is above"),
+    ({"bet": "1e13c"}, "size '1e13c' is above")])
+def test_postflop_spec_values_are_refused(tmp_path, capsys, change, needle):
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps({**BASE_SPEC, **change}))
+    refused(capsys, "info", path, "--max-memory", "1G", needle=needle)
+
+
+@pytest.mark.parametrize("command", ["info", "view"])
+def test_deeply_nested_json_is_refused(tmp_path, capsys, command):
+    path = tmp_path / "deep.json"
+    path.write_text('{"game": "postflop", "x": ' + "[" * 5000 + "]" * 5000 + "}")
+    refused(capsys, command, path, *(["--html", tmp_path / "o.html"] if command == "view" else []),
+            needle="JSON nested too deeply")

@@ -165,3 +165,47 @@ def test_flop_spot_three_workers(one_thread):
         split.step()
     assert _close(ref.current(), split.current(), 0.0) and _close(ref.average(), split.average(), 0.0)
     assert split.evaluate().gap == evaluate(P, *ref.average()).gap
+
+
+def test_a_killed_process_worker_stops_the_driver_with_one_line(tmp_path):
+    """SIGKILL of one process worker mid-solve: the driver exits 1 with one line naming the
+    dead worker (it used to exit 0 with no output, the broken pipe taken for a closed stdout)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from test_batch import _workers_of
+
+    path = tmp_path / "spot.json"
+    path.write_text(json.dumps(SPEC))
+    proc = subprocess.Popen([sys.executable, "-m", "treeplex.cli", "split-solve", str(path), "--workers", "2",
+                             "--max-iters", str(10**9)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": os.getcwd()})
+    try:
+        for _ in range(2400):
+            workers = _workers_of(proc.pid)
+            if len(workers) == 2 or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert len(workers) == 2
+        os.kill(workers[1], signal.SIGKILL)
+        out, err = proc.communicate(timeout=300)  # bounded: the driver must not hang
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1 and out == ""
+    assert err.count("\n") == 1 and "split worker 1 died (killed by signal 9)" in err
+
+
+@pytest.mark.parametrize("flag, value", [("--check-every", "0"), ("--check-every", "-1"), ("--max-iters", "-5"),
+                                         ("--max-iters", "0"), ("--threads", "0")])
+def test_split_solve_counts_are_refused(tmp_path, capsys, flag, value):
+    from treeplex.cli import main
+
+    path = tmp_path / "spot.json"
+    path.write_text(json.dumps(SPEC))
+    assert main(["split-solve", str(path), "--engine", "local", "--target", "1%pot", flag, value]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{flag} must be a whole number >= 1, got {value}" in err

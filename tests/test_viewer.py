@@ -121,6 +121,67 @@ def test_serves_on_loopback_only(files):
         proc.wait(timeout=10)
 
 
+def test_csp_names_the_page_script_by_hash(files, tmp_path):
+    """No 'unsafe-inline' script: the CSP's sha256 source is the hash of the page's one script
+    element (recomputed here from the page), and forms and <base> are forbidden."""
+    import base64
+    import hashlib
+
+    out = tmp_path / "page.html"
+    assert view(files["kuhnA"], "--html", out)[0] == 0
+    html = out.read_text()
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', html).group(1)
+    policy = dict((d.split()[0], d.split()[1:]) for d in csp.split(";"))
+    scripts = re.findall(r"<script>(.*?)</script>", html, re.S)
+    assert len(scripts) == 1
+    digest = base64.b64encode(hashlib.sha256(scripts[0].encode()).digest()).decode()
+    assert policy["script-src"] == [f"'sha256-{digest}'"]
+    assert policy["default-src"] == ["'none'"] and policy["form-action"] == ["'none'"]
+    assert policy["base-uri"] == ["'none'"] and "unsafe-inline" not in " ".join(policy["script-src"])
+
+
+def _serve(path, *flags):
+    proc = subprocess.Popen([sys.executable, "-m", "treeplex.cli", "view", str(path), "--no-open", *flags],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    return proc, re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+
+
+def test_server_refuses_a_foreign_host_header(files):
+    """DNS rebinding: a page of evil.example resolved to 127.0.0.1 sends Host: evil.example:PORT."""
+    import http.client
+
+    proc, m = _serve(files["kuhnA"])
+    try:
+        port = int(m.group(1))
+        for host, status in ((f"evil.example:{port}", 421), (f"127.0.0.1:{port}", 200), (f"localhost:{port}", 200),
+                             ("127.0.0.1", 421), ("", 421)):
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            c.putrequest("GET", "/", skip_host=True)
+            if host:
+                c.putheader("Host", host)
+            c.endheaders()
+            assert c.getresponse().status == status, host
+            c.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.mark.parametrize("port, needle", [("99999", "--port must be 0 (a free port) or 1..65535"),
+                                          ("-1", "--port must be 0 (a free port) or 1..65535"),
+                                          ("BUSY", "cannot listen on 127.0.0.1:")])
+def test_bad_ports_are_refused(files, port, needle):
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = port.replace("BUSY", str(busy.getsockname()[1]))
+        code, err = view(files["kuhnA"], "--port", port, "--no-open")
+    assert code == 2 and err.count("\n") == 1 and needle in err
+
+
 # ------------------------------------------------------------------ in the browser
 
 
@@ -253,3 +314,31 @@ def test_infoset_table_search_and_comparison(browser, files):
         pa, pb = a[player][key], b[player][key]
         assert float(delta) == pytest.approx(max(abs(pa[x] - pb[x]) for x in pa), abs=1e-4)
     assert sorted(k for _, k, _ in shown) == keys
+
+
+HOSTILE = ['<img src=x onerror="window.__pwn=1">', '</script><script>window.__pwn=2</script>',
+           '<b id="inj">x</b>', '<svg onload="window.__pwn=3">', '"><iframe src="javascript:window.__pwn=4">']
+
+
+def test_strings_from_a_hostile_file_are_text(browser, files, tmp_path):
+    """A solution file whose game name, algorithm, infoset and action labels (and file name)
+    are markup: the page shows them as text and no injected element or script exists."""
+    data = json.loads(files["kuhnA"].read_text())
+    data["game"], data["algorithm"] = HOSTILE[0], HOSTILE[3]
+    for k, (player, table) in enumerate(sorted(data["strategies"].items())):
+        data["strategies"][player] = {HOSTILE[(k + i) % len(HOSTILE)] + key:
+                                      {HOSTILE[(i + 2) % len(HOSTILE)] + a: p for a, p in probs.items()}
+                                      for i, (key, probs) in enumerate(table.items())}
+    path = tmp_path / '<img src=x onerror="window.__pwn=5">.json'
+    path.write_text(json.dumps(data))
+    open_page(browser, tmp_path, path)
+    assert browser.js("window.__pwn === undefined")
+    tags = "[...document.querySelectorAll('*')].map(e => e.tagName).sort().join()"
+    assert browser.js("document.querySelectorAll('img, svg, iframe, #inj, [onerror], [onload]').length") == 0
+    hostile_tags = browser.js(tags)
+    open_page(browser, tmp_path, files["kuhnA"])  # the same solution with plain labels: the same elements
+    assert browser.js(tags) == hostile_tags
+    open_page(browser, tmp_path, path)
+    assert browser.js("[...document.scripts].map(s => s.type || 'js')") == ["application/json", "js"]
+    text = browser.js("document.body.textContent")
+    assert HOSTILE[0] in text and HOSTILE[3] in text and path.name in text

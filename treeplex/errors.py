@@ -10,6 +10,10 @@ class InputError(ValueError):
     """Bad user input (game file, parameters, ranges, options). CLI exit code 2."""
 
 
+class WorkerLost(RuntimeError):
+    """A worker process of a split solve died (killed, out of memory): CLI exit code 1, one line."""
+
+
 class GameError(InputError):
     """Bad game input. The message names the problem and where it is."""
 
@@ -43,6 +47,8 @@ def parse_json(text: str, where: str):
         return json.loads(text, parse_float=finite, parse_int=_finite_int, parse_constant=constant)
     except ValueError as e:
         raise InputError(f"{where}: bad JSON ({e})") from None
+    except RecursionError:
+        raise InputError(f"{where}: JSON nested too deeply") from None
 
 
 def _finite_int(s: str) -> int:
@@ -100,6 +106,9 @@ def guarded(func, *args) -> int:
         print("treeplex: error: out of memory; the size estimate was too low for this machine: "
               "give a smaller --max-memory or a smaller game", file=sys.stderr)
         return 2
+    except WorkerLost as e:
+        print(f"treeplex: error: {e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("treeplex: interrupted", file=sys.stderr)
         return 130

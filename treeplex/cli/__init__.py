@@ -379,7 +379,8 @@ def cmd_batch(args) -> int:
     check_output(args.db, "--db", inputs={args.specs: "the specs file"})
     show_bar = not args.no_progress and sys.stderr.isatty()
     c = run_batch(args.specs, args.db, engine=args.engine, workers=args.workers, address=args.address,
-                  threads=args.threads, parquet=args.parquet, progress=show_bar)
+                  threads=args.threads, parquet=args.parquet, progress=show_bar,
+                  spot_time_limit=args.spot_time_limit)
     for e in c["errors"][:10]:
         print(f"treeplex: spot failed: {e}", file=sys.stderr)
     print(f"{c['spots']} spots ({c['unique']} distinct): {c['done']} solved, {c['failed']} failed, "
@@ -518,6 +519,9 @@ def _batch_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--address", default=None, help="with --engine ray: a running cluster (default: start a local one)")
     sp.add_argument("--workers", type=int, default=None, help="spots solved at once (default: the CPUs)")
     sp.add_argument("--threads", type=int, default=1, help="numba threads per worker (default 1)")
+    sp.add_argument("--spot-time-limit", type=float, default=None, metavar="SECONDS",
+                    help="wall-clock limit of one spot, building its tree included: past it the spot is failed "
+                         "and its worker ended (default: a spot's time_limit plus max(60 s, time_limit); else none)")
     sp.add_argument("--parquet", default=None, metavar="DIR", help="also write DIR/spots.parquet (needs pyarrow)")
     sp.add_argument("--no-progress", action="store_true", help="no progress bar")
     sp.add_argument("--flops", default=None, metavar="SUBSET",

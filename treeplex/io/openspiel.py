@@ -88,6 +88,10 @@ def check_supported(game, name: str) -> None:
         raise GameError(f"{name}: its chance outcomes are sampled, not listed with probabilities")
     if not t.provides_information_state_string:
         raise GameError(f"{name}: it has no information-state strings to key infosets by")
+    try:  # OpenSpiel accepts some bad parameters (liars_dice(numdice=-1)) until a state is made
+        game.new_initial_state()
+    except Exception as e:  # noqa: BLE001 - SpielError, ValueError from C++: the first line
+        raise GameError(f"OpenSpiel cannot start {name!r}: {(str(e).strip().splitlines() or [''])[0]}") from None
 
 
 class OpenSpielGame(Game):

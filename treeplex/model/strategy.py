@@ -104,6 +104,8 @@ def read_solution(path: str) -> dict:
         raise InputError(f"{path}: cannot read ({e})") from None
     except ValueError as e:
         raise InputError(f"{path}: not a solution file: bad or truncated JSON ({e})") from None
+    except RecursionError:
+        raise InputError(f"{path}: not a solution file: JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise InputError(f"{path}: not a solution file (expected a JSON object written by treeplex solve --out)")
     version = data.get("format_version", 0)  # files from before format_version count as 0

@@ -143,6 +143,8 @@ class PostflopGame(HandsGame):
             raise InputError(f"postflop: unknown parameters {sorted(kw)}; allowed: {sorted(SPEC_KEYS - {'game'})}")
         if board is None:
             raise InputError("postflop: board is required (3, 4 or 5 cards, e.g. board=QsJh2h)")
+        if not isinstance(board, (str, list, tuple)):
+            raise InputError(f"board: expected card text such as 'QsJh2h', got {board!r}")
         cards = parse_cards(board, "board") if isinstance(board, str) else parse_board(board, len(board))
         if len(cards) not in (3, 4, 5):
             raise InputError(f"board: {board!r} has {len(cards)} cards; a postflop board has 3, 4 or 5")

@@ -134,7 +134,10 @@ def make_range(spec, name: str = "range") -> np.ndarray:
                 raise InputError(f"{name}: bad combo {combo!r}: {e}") from None
             w[h] = nonnegative(weight, f"{name}: the weight of combo {combo!r}")
         return w
-    w = np.asarray(spec, dtype=np.float64)
+    try:
+        w = np.asarray(spec, dtype=np.float64)
+    except (TypeError, ValueError):  # ragged nesting, strings: not 1,326 numbers
+        raise InputError(f"{name}: expected a range string, a dict or 1326 numbers") from None
     if w.shape != (N_HANDS,):
         raise InputError(f"{name}: expected {N_HANDS} weights (one per hand), got shape {w.shape}")
     bad = np.flatnonzero(~np.isfinite(w) | (w < 0))

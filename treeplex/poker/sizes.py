@@ -49,6 +49,9 @@ class Size:
         return "a"
 
 
+MAX_SIZE_NUMBER = 1e12  # the largest N of N%, Nx or Nc (any such size is past every stack)
+
+
 def parse_sizes(text, where: str, raise_sizes: bool = False) -> tuple[Size, ...]:
     """``"33%,75%,a"`` -> sizes; ``where`` names the field in errors (e.g. ``sizes.turn.bet``)."""
     if isinstance(text, (list, tuple)):
@@ -73,6 +76,8 @@ def parse_sizes(text, where: str, raise_sizes: bool = False) -> tuple[Size, ...]
             raise InputError(f"{where}: cannot read size {tok!r}; the number {num!r} is not a number") from None
         if not math.isfinite(v) or v < 0 or (v == 0 and kind != GEO) or (kind == GEO and v != int(v)):
             raise InputError(f"{where}: size {tok!r} must be a positive finite number")
+        if v > MAX_SIZE_NUMBER:  # times a pot or bet it overflows the chip rounding; all-in is 'a'
+            raise InputError(f"{where}: size {tok!r} is above {MAX_SIZE_NUMBER:g}; for all-in write a")
         if kind == PREV and not raise_sizes:
             raise InputError(f"{where}: {tok!r} (times the previous bet) is a raise size, not a bet size")
         if kind == PREV and v <= 1:

@@ -557,7 +557,15 @@ def cmd_lazy(args, solver_params) -> int:
     params.pop("algorithm", None)
     checkpoint, resume = params.pop("checkpoint", None), params.pop("resume", None)
     lazy = {k: params.pop(k) for k in ("evaluation", "br_iters", "playouts", "report_every") if k in params}
-    game = load_game(args.game)
+    for k in ("br_iters", "playouts"):
+        if k in lazy and (isinstance(lazy[k], bool) or not isinstance(lazy[k], int) or lazy[k] < 1):
+            raise InputError(f"--param {k} must be a whole number >= 1, got {lazy[k]!r}")
+    if "report_every" in lazy:
+        lazy["report_every"] = nonnegative(lazy["report_every"], "--param report_every")
+        if lazy["report_every"] == 0:
+            raise InputError("--param report_every must be a number of seconds > 0, got 0")
+    ranges = {k: v for k in ("range0", "range1") if (v := getattr(args, k, None)) is not None}
+    game = load_game(args.game, **ranges)  # the ranges as solve without --lazy takes them
     if resume:
         solver = LazyMCCFR.load(resume, game)
     else:

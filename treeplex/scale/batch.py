@@ -30,6 +30,7 @@ import multiprocessing
 import os
 import sqlite3
 import sys
+import threading
 import time
 import zlib
 from dataclasses import dataclass
@@ -104,6 +105,15 @@ def check_spec(spec, where: str) -> None:
     for k, t in types.items():
         if k in spec and (not isinstance(spec[k], t) or isinstance(spec[k], bool)):
             raise InputError(f"{where}: {k} has the wrong type ({type(spec[k]).__name__})")
+    for k, low, what in (("weight", 0, ">= 0"), ("max_iters", 1, ">= 1")):
+        if k in spec and spec[k] < low:
+            raise InputError(f"{where}: {k} must be {what}, got {spec[k]}")
+    if "time_limit" in spec and spec["time_limit"] <= 0:
+        raise InputError(f"{where}: time_limit must be > 0 seconds, got {spec['time_limit']}")
+    try:
+        canonical(spec).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate escape such as \ud800: no UTF-8 text, no key
+        raise InputError(f"{where}: a string holds a lone surrogate escape (\\ud800-\\udfff), not text") from None
 
 
 # ------------------------------------------------------------------ one spot (in a worker)
@@ -243,9 +253,15 @@ def longest_first(todo: list[Spot]) -> list[Spot]:
     return [todo[i] for i in order]
 
 
-def load_strategy(blob: bytes) -> dict:
-    """The solution dict of a row's ``strategy`` column."""
-    return json.loads(zlib.decompress(blob))
+def load_strategy(blob: bytes, where: str = "a spot") -> dict:
+    """The solution dict of a row's ``strategy`` column; a corrupt blob is an InputError."""
+    try:
+        sol = json.loads(zlib.decompress(blob))
+    except (zlib.error, TypeError, ValueError) as e:
+        raise InputError(f"{where}: its stored strategy is corrupt ({e})") from None
+    if not isinstance(sol, dict):
+        raise InputError(f"{where}: its stored strategy is not a solution object")
+    return sol
 
 
 # ------------------------------------------------------------------ the table
@@ -327,27 +343,119 @@ def check_parquet(folder: str) -> None:
 
 
 class LocalEngine:
-    """A process pool (spawn context) of ``workers`` processes on this machine."""
+    """``workers`` worker processes (spawn) on this machine, one spot at a time each, with a
+    wall-clock watchdog per spot: a spot still running at its deadline (:func:`spot_deadline`),
+    or whose worker dies (killed, out of memory), is failed with one line, its worker alone is
+    ended and replaced, and the other workers' spots go on. ``submit`` returns a future of the
+    spot's row; a thread per spot in flight waits on that worker's pipe."""
 
-    def __init__(self, workers: int | None, threads: int = 1):
+    def __init__(self, workers: int | None, threads: int = 1, spot_time_limit: float | None = None):
         self.workers = workers or os.cpu_count() or 1
         self.threads = threads
-        self.pool = self._pool()
-
-    def _pool(self):
-        return cf.ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                      initializer=_init_worker, initargs=(os.getpid(),))
+        self.spot_time_limit = spot_time_limit
+        self.ctx = multiprocessing.get_context("spawn")
+        self.lock = threading.Lock()
+        self.idle: list = []  # (process, pipe) pairs waiting for a spot
+        self.alive: set = set()  # every process started and not yet ended
 
     def submit(self, spec: dict, base: str) -> cf.Future:
+        fut: cf.Future = cf.Future()
+        threading.Thread(target=self._run, args=(fut, spec, base), daemon=True).start()
+        return fut
+
+    def _start(self):
+        here, there = self.ctx.Pipe()
+        proc = self.ctx.Process(target=_worker_main, args=(there, os.getpid()), daemon=True)
+        proc.start()
+        there.close()
+        with self.lock:
+            self.alive.add(proc)
+        return proc, here
+
+    def _end(self, worker) -> None:
+        proc, conn = worker
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+        conn.close()
+        with self.lock:
+            self.alive.discard(proc)
+
+    def _run(self, fut: cf.Future, spec: dict, base: str) -> None:
+        with self.lock:
+            worker = self.idle.pop() if self.idle else None
         try:
-            return self.pool.submit(solve_spot, spec, base, self.threads)
-        except cf.process.BrokenProcessPool:  # a worker died (killed, out of memory): a new pool
-            self.pool.shutdown(wait=False, cancel_futures=True)
-            self.pool = self._pool()
-            return self.pool.submit(solve_spot, spec, base, self.threads)
+            if worker is None:
+                worker = self._start()
+                if not worker[1].poll(WORKER_START_LIMIT) or worker[1].recv() != "ready":
+                    raise EOFError("no answer from a new worker")  # its imports, before the clock starts
+            conn = worker[1]
+            limit = spot_deadline(spec, self.spot_time_limit)
+            conn.send((spec, base, self.threads))
+            if conn.poll(limit):
+                row = conn.recv()
+                with self.lock:
+                    self.idle.append(worker)
+            else:
+                self._end(worker)
+                row = {"status": "failed", "error": f"ran past its wall-clock limit of {limit:g} s (its worker was ended)"}
+        except (EOFError, OSError) as e:  # the worker died under this spot
+            if worker:
+                self._end(worker)
+            code = worker[0].exitcode if worker else None
+            how = (f"killed by signal {-code}" + (" (out of memory?)" if code == -9 else "")
+                   if code is not None and code < 0 else f"exit code {code}" if code is not None else str(e))
+            row = {"status": "failed", "error": f"the worker died ({how})"}
+        except BaseException as e:  # noqa: BLE001 - the future must always get its row
+            row = {"status": "failed", "error": f"{type(e).__name__}: {e}"}
+        fut.set_result(row)
 
     def close(self, cancel: bool = False) -> None:
-        self.pool.shutdown(wait=not cancel, cancel_futures=cancel)
+        with self.lock:
+            idle, self.idle = self.idle, []
+            busy = [p for p in self.alive if all(p is not w[0] for w in idle)]
+        for proc, conn in idle:
+            try:
+                conn.send(None)  # stop
+            except OSError:
+                pass
+        for proc, conn in idle:
+            proc.join(5)
+            self._end((proc, conn))
+        if cancel:
+            for proc in busy:
+                proc.kill()
+                proc.join()
+
+
+WORKER_START_LIMIT = 300.0  # seconds a new worker may take to import (a loaded machine)
+
+
+def spot_deadline(spec: dict, spot_time_limit: float | None) -> float:
+    """The watchdog's wall-clock limit of one spot in seconds (loading and building its tree
+    included): ``--spot-time-limit`` if given; else, when the spot has a ``time_limit``, that
+    plus as much again and at least 60 s for building the tree and the final gap; else None: no limit."""
+    limits = [spot_time_limit] if spot_time_limit else []
+    if spec.get("time_limit"):
+        limits.append(spec["time_limit"] + max(60.0, spec["time_limit"]))
+    return min(limits) if limits else None
+
+
+def _worker_main(conn, parent: int) -> None:
+    """A worker: solve the spots the driver sends until it sends None or goes away."""
+    _init_worker(parent)
+    from ..games import load_game  # noqa: F401 - the imports every spot needs, before the clock
+    from ..run.driver import solve  # noqa: F401
+
+    conn.send("ready")
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):
+            break
+        if job is None:
+            break
+        conn.send(solve_spot(*job))
 
 
 def _init_worker(parent: int) -> None:
@@ -378,17 +486,23 @@ def _quick_exit() -> None:
     os._exit(0)
 
 
-def make_engine(engine: str, workers: int | None, address: str | None, threads: int):
+def make_engine(engine: str, workers: int | None, address: str | None, threads: int,
+                spot_time_limit: float | None = None):
     if workers is not None and workers < 1:
         raise InputError(f"--workers must be at least 1, got {workers}")
     if threads < 1:
         raise InputError(f"--threads must be at least 1, got {threads}")
+    if spot_time_limit is not None and not (0 < spot_time_limit < float("inf")):
+        raise InputError(f"--spot-time-limit must be a positive number of seconds, got {spot_time_limit}")
     if engine == "local":
         if address is not None:
             raise InputError("--address applies to --engine ray only")
-        return LocalEngine(workers, threads)
+        return LocalEngine(workers, threads, spot_time_limit)
     if engine == "ray":
         from .ray_engine import RayEngine
+
+        if spot_time_limit is not None:
+            raise InputError("--spot-time-limit applies to --engine local only (no watchdog on Ray yet)")
 
         return RayEngine(solve_spot, workers, address, threads)
     raise InputError(f"unknown engine {engine!r}; use local or ray")
@@ -399,10 +513,17 @@ def make_engine(engine: str, workers: int | None, address: str | None, threads: 
 
 def run_batch(specs_path: str, db: str, engine: str = "local", workers: int | None = None,
               address: str | None = None, threads: int = 1, parquet: str | None = None,
-              progress: bool = False) -> dict:
+              progress: bool = False, spot_time_limit: float | None = None) -> dict:
     """Solve the spots of ``specs_path`` not yet done in ``db``; returns the counts
     (``spots``, ``skipped``, ``done``, ``failed``) and the errors of this run's failures."""
     spots = read_specs(specs_path)
+    eng_args = (engine, workers, address, threads, spot_time_limit)
+    if engine == "local":
+        make_engine(*eng_args)  # check the arguments before touching the database (starts no process)
+    elif engine == "ray":
+        from .ray_engine import check_address
+
+        check_address(address)
     if parquet:
         check_parquet(parquet)
     base = os.path.dirname(os.path.abspath(specs_path))
@@ -418,7 +539,7 @@ def run_batch(specs_path: str, db: str, engine: str = "local", workers: int | No
                   "failed": 0, "errors": []}
         counts["skipped"] = counts["unique"] - len(todo)
         if todo:
-            _drive(todo, store, make_engine(engine, workers, address, threads), base, counts, progress)
+            _drive(todo, store, make_engine(*eng_args), base, counts, progress)
         if parquet:
             counts["parquet"] = write_parquet(store.rows(), parquet)
     finally:

@@ -91,15 +91,26 @@ def flop_subset(subset: str, deck=None) -> list[tuple[str, int]]:
 def write_flop_specs(subset: str, template_path: str, output: str) -> int:
     """Write one batch line per flop of ``subset`` to ``output``: the template with its board
     replaced. The template is a postflop spec (JSON object with the PostflopGame keys, no
-    board or a 3-card one) or a batch line whose ``game`` is such an object. Returns the count."""
+    board or a 3-card one) or a batch line whose ``game`` is such an object or a ``postflop(...)``
+    name; it must give pot and stack. Returns the count."""
     from .batch import check_spec
     from ..poker.postflop import parse_deck
 
     template = read_json(template_path, "template")
     if not isinstance(template, dict):
         raise InputError(f"{template_path}: the template is a JSON object (a postflop spec or a batch line)")
-    line = dict(template) if isinstance(template.get("game"), dict) else {"game": template}
+    inner = template.get("game")
+    if isinstance(inner, str) and inner.replace(" ", "").startswith("postflop("):  # a batch line, game by name
+        from ..games import parse_game_name
+
+        inner = parse_game_name(inner)[1]
+    elif inner is not None and not isinstance(inner, dict) and inner != "postflop":
+        raise InputError(f"{template_path}: the template's game must be a postflop spec, got {inner!r}")
+    line = {**template, "game": inner} if isinstance(inner, dict) else {"game": template}
     game = {k: v for k, v in line["game"].items() if k != "game"}
+    missing = [k for k in ("pot", "stack") if k not in game]
+    if missing:
+        raise InputError(f"{template_path}: the template has no {' and no '.join(missing)} (a postflop spec needs both)")
     board = game.get("board")
     if board is not None and (not isinstance(board, str) or len(parse_cards(board, "board")) != 3):
         raise InputError(f"{template_path}: the template's board must be a flop (3 cards) or absent, got {board!r}")

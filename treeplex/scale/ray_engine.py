@@ -10,8 +10,30 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import os
+import socket
 
 from ..errors import InputError
+
+
+PROBE_SECONDS = 5.0  # how long the reachability probe of --address waits for a TCP connection
+
+
+def check_address(address: str | None) -> None:
+    """Refuse a Ray ``--address`` in one line before Ray is imported or started (``ray.init``
+    retries an unreachable address for minutes): it must be ``auto``, ``local``, ``HOST:PORT``
+    or ``ray://HOST:PORT`` with a port in 1..65535, and for the last two something must accept
+    a TCP connection there within :data:`PROBE_SECONDS`."""
+    if address is None or address in ("auto", "local"):
+        return
+    rest = address[len("ray://"):] if address.startswith("ray://") else address
+    host, sep, port = rest.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise InputError(f"--address {address!r}: expected auto, HOST:PORT or ray://HOST:PORT (port 1..65535)")
+    try:
+        socket.create_connection((host, int(port)), timeout=PROBE_SECONDS).close()
+    except OSError as e:
+        raise InputError(f"--address {address}: no Ray cluster answers there ({e.strerror or e})") from None
 
 
 class RayEngine:
@@ -19,6 +41,7 @@ class RayEngine:
 
     def __init__(self, task, workers: int | None, address: str | None = None, threads: int = 1):
         """``task(spec, base, threads)`` solves one spot (:func:`treeplex.scale.batch.solve_spot`) on a worker."""
+        check_address(address)
         try:
             import ray
         except ImportError:

@@ -38,7 +38,7 @@ def spot_rows(db: str) -> list[dict]:
     for r in read_rows(db):
         if r["status"] != "done":
             continue
-        sol = load_strategy(r["strategy"])
+        sol = load_strategy(r["strategy"], f"{db}: spot {r['hash'][:12]}")
         spec = json.loads(r["spec"])
         row = {"spot": r["hash"][:12], "game": r["game"], "board": sol.get("board", ""), "texture": "",
                "high_card": "", "weight": spec.get("weight", 1), "pot": sol.get("pot"), "algorithm": r["algorithm"],

@@ -39,7 +39,7 @@ import numba as nb
 import numpy as np
 
 from ..backends.numba_regret import _plan_runs, _regret_runs, kernel_args
-from ..errors import InputError
+from ..errors import InputError, WorkerLost
 from ..core.memory import limit_bytes, show
 from ..model.metrics import Evaluation, dot
 from ..poker.postflop import BYTES_PER_PUBLIC_NODE, bytes_per_seq
@@ -370,20 +370,50 @@ class ProcessSplit:
             a, b = ctx.Pipe()
             proc = ctx.Process(target=_serve, args=(b, spec, k, workers, storage, threads), daemon=True)
             proc.start()
+            b.close()  # only the worker holds its end: its death reads as EOF here, not as a hang
             self.pipes.append(a)
             self.procs.append(proc)
-        for a in self.pipes:
-            _answer(a)
+        try:
+            for k in range(workers):
+                self._answer(k)
+        except BaseException:
+            self.close()
+            raise
 
     def call(self, method, args):
-        for a, arg in zip(self.pipes, args):
-            a.send((method, arg))
-        return [_answer(a) for a in self.pipes]
+        for k, arg in enumerate(args):
+            try:
+                self.pipes[k].send((method, arg))
+            except OSError:  # BrokenPipeError, ConnectionResetError: the worker is gone
+                self._lost(k)
+        return [self._answer(k) for k in range(len(self.pipes))]
+
+    def _answer(self, k):
+        try:
+            return _answer(self.pipes[k])
+        except (EOFError, OSError):
+            self._lost(k)
+
+    def _lost(self, k):
+        """Raise :class:`WorkerLost` for worker ``k`` (dead or dying), saying how it ended."""
+        proc = self.procs[k]
+        proc.join(timeout=5)
+        code = proc.exitcode
+        how = (f"killed by signal {-code}" if code is not None and code < 0 else
+               f"exit code {code}" if code is not None else "its pipe closed")
+        raise WorkerLost(f"split worker {k} died ({how}); the solve is stopped") from None
 
     def close(self):
         for a, proc in zip(self.pipes, self.procs):
-            a.send(None)
+            try:
+                a.send(None)
+            except OSError:
+                pass
+        for proc in self.procs:
             proc.join(timeout=10)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
 
 
 def _serve(pipe, spec, part, parts, storage, threads):
@@ -393,7 +423,13 @@ def _serve(pipe, spec, part, parts, storage, threads):
     except Exception as e:  # noqa: BLE001 - reported to the driver
         pipe.send(("error", f"{type(e).__name__}: {e}"))
         return
-    while (msg := pipe.recv()) is not None:
+    while True:
+        try:
+            msg = pipe.recv()
+        except (EOFError, OSError):  # the driver is gone
+            return
+        if msg is None:
+            return
         try:
             pipe.send(("ok", _dispatch(worker, *msg)))
         except Exception as e:  # noqa: BLE001
@@ -456,6 +492,9 @@ def make_split_engine(engine: str, spec: dict, workers: int, storage: str, addre
     if engine == "process":
         return ProcessSplit(spec, workers, storage, threads)
     if engine == "ray":
+        from .ray_engine import check_address
+
+        check_address(address)
         return RaySplit(spec, workers, storage, address, threads)
     raise InputError(f"unknown engine {engine!r}; use local, process or ray")
 
@@ -464,6 +503,9 @@ def split_solve(spec: dict, workers: int, iterations: int, target_gap: float | N
                 check_every: int = 50, **kw) -> dict:
     """Run a split solve for ``iterations`` (or to ``target_gap``, checked every
     ``check_every``); returns the result with bytes per iteration and memory per worker."""
+    for name, v in (("--max-iters", iterations), ("--check-every", check_every), ("--threads", kw.get("threads", 1))):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise InputError(f"{name} must be a whole number >= 1, got {v!r}")
     t0 = time.perf_counter()
     solver = SplitSolver(spec, workers, **kw)
     setup = time.perf_counter() - t0

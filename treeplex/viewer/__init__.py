@@ -1,9 +1,14 @@
 """``treeplex view FILE [--compare B.json] [--html OUT.html]``: a saved solution in the browser.
 
 The page is one self-contained HTML file (``page.html`` with ``viewer.css`` and ``viewer.js``
-inlined, plain HTML/CSS/JS, no library) with the solution data inlined as JSON: it makes no
-network request (its Content-Security-Policy forbids them). ``view`` writes it (``--html``)
-or serves it from 127.0.0.1 on a free port until Ctrl-C.
+inlined, plain HTML/CSS/JS, no library) with the solution data inlined as JSON. Its
+Content-Security-Policy (``default-src 'none'``) blocks every fetch,
+image, font, frame and connection the page could make, runs only the one script whose sha256
+it names (no inline script that data could reach), and forbids form submission
+(``form-action 'none'``) and a ``<base>`` element (``base-uri 'none'``); it cannot stop a
+user's own click on a link (``navigate-to`` was dropped from CSP and no browser applies it). ``view`` writes it
+(``--html``) or serves it from 127.0.0.1 on a free port until Ctrl-C, answering only requests
+whose Host header names that address (a DNS-rebinding page cannot read it).
 """
 
 from __future__ import annotations
@@ -34,9 +39,19 @@ def page_html(paths: list[str]) -> str:
     text = json.dumps(payload, separators=(",", ":"), allow_nan=False).replace("<", "\\u003c")
     here = files(__package__)
     page = here.joinpath("page.html").read_text()
-    for name in ("viewer.css", "viewer.js"):
-        page = page.replace("{{" + name + "}}", here.joinpath(name).read_text())
+    script = here.joinpath("viewer.js").read_text()
+    page = page.replace("{{viewer.css}}", here.joinpath("viewer.css").read_text())
+    page = page.replace("{{script-hash}}", script_hash(script)).replace("{{viewer.js}}", script)
     return page.replace("{{data}}", text)
+
+
+def script_hash(script: str) -> str:
+    """The CSP source ``sha256-...`` of the page's one script element, whose text is
+    ``"\n" + script + "\n"`` (page.html): the only script the page may run (CSP 3, hash source)."""
+    import base64
+    import hashlib
+
+    return "sha256-" + base64.b64encode(hashlib.sha256(("\n" + script + "\n").encode()).digest()).decode()
 
 
 def _finite(obj):
@@ -57,10 +72,16 @@ def _has_display() -> bool:
 
 def serve(html: str, open_browser: bool = True, port: int = 0) -> None:
     """Serve ``html`` at http://127.0.0.1:PORT/ (a free port unless given) until interrupted."""
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise InputError(f"--port must be 0 (a free port) or 1..65535, got {port!r}")
     body = html.encode()
+    hosts: set = set()  # the Host headers this server answers, once its port is known
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802 - http.server's name
+            if self.headers.get("Host", "").lower() not in hosts:  # DNS rebinding: another site's name
+                self.send_error(421, "Misdirected Request")
+                return
             if self.path not in ("/", "/index.html"):
                 self.send_error(404)
                 return
@@ -73,8 +94,14 @@ def serve(html: str, open_browser: bool = True, port: int = 0) -> None:
         def log_message(self, *args):  # quiet
             pass
 
-    with ThreadingHTTPServer(("127.0.0.1", port), Handler) as server:
-        url = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    except OSError as e:
+        raise InputError(f"--port {port}: cannot listen on 127.0.0.1:{port} ({e.strerror or e})") from None
+    with server:
+        bound = server.server_address[1]
+        hosts.update({f"127.0.0.1:{bound}", f"localhost:{bound}"})
+        url = f"http://127.0.0.1:{bound}/"
         print(f"treeplex view: serving at {url} (Ctrl-C to stop)", flush=True)
         if open_browser and _has_display():
             import threading
