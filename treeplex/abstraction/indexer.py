@@ -2,9 +2,9 @@
 algorithm", 2013): a bijection between the classes of (hole cards, flop, turn, river) under the
 24 suit permutations and ``0..size-1``.
 
-Cards are ``4 * rank + suit`` (:mod:`treeplex.poker.cards`). The cards of round r are a set
-(the order inside a round does not matter; the rounds stay apart, so a card dealt on the turn
-differs from the same card on the flop). Per suit s the hand is the sequence of rank sets
+Cards are ``4 * rank + suit`` (:mod:`treeplex.poker.cards`). A street's cards come in rounds
+(hole cards, then the board as one set); the order inside a round does not matter and the
+rounds stay apart (a hole card differs from the same card on the board). Per suit s the hand is the sequence of rank sets
 ``R_s = (R_s0, R_s1, ...)``; a suit permutation permutes the ``R_s``, so a class is the multiset
 ``{R_0, R_1, R_2, R_3}``. The index (Waugh §3):
 
