@@ -47,11 +47,18 @@ class Indexer:
 
     ``cards`` is int array ``[..., n]`` (hole cards first, then the board in deal order)."""
 
-    def __init__(self, street: str):
-        if street not in ROUNDS:
+    def __init__(self, street):
+        """``street``: a name of :data:`ROUNDS` or a tuple of round sizes (``(3,)``: flops alone)."""
+        if isinstance(street, tuple):
+            if not street or any(n < 1 or n > 7 for n in street) or sum(street) > 13:
+                raise InputError(f"indexer: bad rounds {street!r}")
+            rounds = street
+        elif street in ROUNDS:
+            rounds = ROUNDS[street]
+        else:
             raise InputError(f"indexer: unknown street {street!r}; expected one of {', '.join(STREETS)}")
         self.street = street
-        self.rounds = np.array(ROUNDS[street], dtype=np.int64)
+        self.rounds = np.array(rounds, dtype=np.int64)
         self.n_cards = int(self.rounds.sum())
         R = len(self.rounds)
         # shapes: count vectors per suit (n_r <= rounds[r]); key = sum n_r * 8**r
