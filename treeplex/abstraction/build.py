@@ -166,7 +166,7 @@ def build(out: str, buckets=(200, 200, 200), flops: int | None = None, seed: int
     if limit is not None and need > limit:
         raise InputError(f"abstraction build: needs about {show(need)}, more than {name} ({show(limit)}); "
                          f"use --flops to build on fewer flops")
-    config = {"version": VERSION, "buckets": list(buckets), "flops": flops, "seed": seed, "bins": BINS}
+    config = {"version": VERSION, "flops": flops, "seed": seed, "bins": BINS}  # buckets may change on a rerun
     parts = _Parts(out, config)
     ix = {s: Indexer(s) for s in STREETS}
     order = flop_order(flops, seed)
