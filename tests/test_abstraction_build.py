@@ -154,3 +154,25 @@ def test_cli_build_and_bad_inputs(tmp_path):
     np.savez(bad, version=np.int64(B.VERSION), buckets=np.array([4, 4, 4]), flop=np.zeros(3, np.int32))
     with pytest.raises(InputError, match="'flop' must be int16"):
         B.load(bad)
+
+
+def test_merging_hands_into_buckets():
+    """Singleton buckets give back the plan; real buckets make a bucket's hands play alike."""
+    from treeplex.abstraction.loss import merged_plan
+    from treeplex.model.metrics import evaluate
+    from treeplex.poker.river import RiverGame
+    from treeplex.run.driver import solve
+
+    game = RiverGame(pot=2100, board="Qs9h7d4c2s", range0="AA,KK,AKs", range1="QQ,JJ,AQs")
+    problem = game.problem()
+    res = solve(problem, "cfr+", max_iters=50)
+    same = merged_plan(game, problem.X, 0, res.x, np.arange(len(game.hands[0])))
+    assert np.allclose(same, res.x)
+    bucket = np.arange(len(game.hands[0])) % 2
+    x = merged_plan(game, problem.X, 0, res.x, bucket)
+    assert problem.X.is_plan(x)
+    for v in game.tree.nodes_of(0):
+        probs, _ = game.behavioral(0, x, v)
+        for g in (0, 1):
+            assert np.allclose(probs[bucket == g], probs[bucket == g][0])
+    assert evaluate(problem, x, res.y).exploitability >= 0
