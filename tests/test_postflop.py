@@ -250,3 +250,40 @@ def test_isomorphic_spot_results_on_every_hand():
     assert {"AcKc", "AdKd"} <= set(root["hands"])
     assert root["hands"]["AcKc"] == root["hands"]["AdKd"]
     assert root["range_ev"] == pytest.approx(lp.value + 10, abs=1e-7)
+
+
+def test_isomorphic_values_from_the_orbit_layout_equal_the_full_layout():
+    """node_values works on the solver's orbit layout (no copy of the tree on every hand). A
+    hand's EV is its orbit's average over the hands of the representative tree (which deals
+    one card per orbit, so a hand and its suit image meet different cards there; in the game
+    they have the same EV): the reference computes every hand's value on the representative
+    tree, from the plans expanded to every hand, the full treeplex and the unreduced operator,
+    then averages over each orbit."""
+    from treeplex.backends.numba_regret import counterfactual_values
+
+    g = PostflopGame(board="KsQhTh9s", pot=20, stack=30, deck="89TJQKA", range0="AKs,JTs,88", range1="AQ,99",
+                     bet="50%,a", **{"raise": "2x"})
+    lp = tp.solve_lp(g.problem())
+    red, M = g.reduction, g.problem().A.inner
+    full = [lp.x[red.red_of[0]], lp.y[red.red_of[1]]]  # E x, E y
+    nodes = [v for v in range(g.tree.n_nodes) if len(g.tree.boards[g.tree.board[v]]) == 4]
+    got = g.node_values(lp.x, lp.y, nodes)
+    split = compared = 0
+    for p in (0, 1):
+        T = g.treeplex(p)  # every hand
+        vals = M.matvec(full[1], count=False) if p == 0 else -M.rmatvec(full[0], count=False)
+        counterfactual_values(T.start, T.end, T.parent, vals, T.behavioral_from_plan(full[p]))
+        for v in (v for v in nodes if g.tree.actor[v] == p):
+            n, k = g.n_hands[p], g.tree.n_actions[v]
+            plan = full[p][g.bases[p][v]: g.bases[p][v] + n * k].reshape(n, k)
+            reach = plan.sum(axis=1)
+            probs = np.where(reach[:, None] > 0, plan / np.where(reach > 0, reach, 1)[:, None], 1 / k)
+            cfv = (probs * vals[g.bases[p][v]: g.bases[p][v] + n * k].reshape(n, k)).sum(axis=1)
+            orb = red.orbits[p][v]
+            avg = (np.bincount(orb, weights=cfv) / np.bincount(orb))[orb]
+            split += int(not np.allclose(cfv, avg))
+            norm = M.coef[p] * g.tree.node_chance[v] * got[v]["mass"]
+            ok = norm > 0
+            compared += int(ok.sum())
+            assert np.allclose(got[v]["ev"][ok], avg[ok] / norm[ok] + 10, atol=1e-9)
+    assert compared > 50 and split > 0  # the representative tree does treat some hands of an orbit differently

@@ -60,60 +60,64 @@ class HandsGame(Game):
         return (len(self.hands[0]), len(self.hands[1]))
 
     @cached_property
-    def bases(self) -> tuple[dict[int, int], dict[int, int]]:
+    def bases(self) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`layout` of both players."""
         return (self.layout(0), self.layout(1))
 
-    def layout(self, p: int) -> dict[int, int]:
-        """First sequence of each of player p's decision nodes (within it: h * k_v + a)."""
-        base, nxt, n = {}, 1, len(self.hands[p])
-        for v in self.tree.nodes_of(p):
-            base[v] = nxt
-            nxt += n * len(self.tree.actions[v])
-        return base
+    @cached_property
+    def _arrays(self) -> dict:
+        return tree_arrays(self.tree)
+
+    def layout(self, p: int) -> np.ndarray:
+        """First sequence of each of player p's decision nodes (within it: h * k_v + a), by
+        node (-1 at the other player's nodes)."""
+        ar, n = self._arrays, len(self.hands[p])
+        mine = ar["actor"] == p
+        size = np.where(mine, n * ar["k"], 0)
+        return np.where(mine, 1 + np.cumsum(size) - size, -1)
 
     def n_seqs(self, p: int) -> int:
-        return 1 + len(self.hands[p]) * sum(len(self.tree.actions[v]) for v in self.tree.nodes_of(p))
+        ar = self._arrays
+        return 1 + len(self.hands[p]) * int(ar["k"][ar["actor"] == p].sum())
 
     def treeplex(self, p: int) -> Treeplex:
-        t, n = self.tree, len(self.hands[p])
-        base = self.bases[p]
-        nodes = t.nodes_of(p)
+        ar, n = self._arrays, len(self.hands[p])
+        nodes = self.tree.nodes_of(p)
+        base, k = self.bases[p], ar["k"]
         hands = np.arange(n)
-        starts, parents = [], []
-        for v in nodes:
-            starts.append(base[v] + hands * len(t.actions[v]))
-            last = t.node_last[v][p]
-            parents.append(np.zeros(n, dtype=np.int64) if last is None
-                           else base[last[0]] + hands * len(t.actions[last[0]]) + last[1])
-        start = np.concatenate(starts) if starts else np.zeros(0, np.int64)
-        sizes = np.repeat([len(t.actions[v]) for v in nodes], n)
-        return Treeplex(start, start + sizes, np.concatenate(parents) if parents else start,
+        start = (base[nodes][:, None] + hands[None, :] * k[nodes][:, None]).ravel()
+        u, a = ar["last_node"][nodes, p], ar["last_act"][nodes, p]
+        has = u >= 0
+        parents = np.where(has[:, None], (base[np.where(has, u, 0)] + a)[:, None]
+                           + hands[None, :] * k[np.where(has, u, 0)][:, None], 0).ravel()
+        return Treeplex(start, start + np.repeat(k[nodes], n), parents,
                         LazyKeys(self, p, nodes), LazyLabels(self, p, nodes))
 
     def terminal_arrays(self):
         """(kind 0 fold / 1 showdown, value = chips x chance, base[p], stride[p]) per terminal:
         player p's last sequence before terminal t is ``base[p][t] + h * stride[p][t]``."""
-        t = self.tree
-        bases = self.bases
-        base = [np.zeros(t.n_terminals, dtype=np.int64) for _ in (0, 1)]
-        stride = [np.zeros(t.n_terminals, dtype=np.int64) for _ in (0, 1)]
-        for i, last in enumerate(t.last):
-            for p in (0, 1):
-                if last[p] is not None:
-                    v, a = last[p]
-                    base[p][i] = bases[p][v] + a
-                    stride[p][i] = len(t.actions[v])
-        kind = np.array([0 if k == "fold" else 1 for k in t.kind], dtype=np.int8)
-        value = np.array([(t.payoff0[i] if t.kind[i] == "fold" else t.stake[i]) * t.chance[i]
-                          for i in range(t.n_terminals)])
+        ar = self._arrays
+        base, stride = [], []
+        for p in (0, 1):
+            u, a = ar["term_last_node"][:, p], ar["term_last_act"][:, p]
+            has = u >= 0
+            uu = np.where(has, u, 0)
+            base.append(np.where(has, self.bases[p][uu] + a, 0).astype(np.int64))
+            stride.append(np.where(has, ar["k"][uu], 0).astype(np.int64))
+        kind = ar["kinds"].astype(np.int8)
+        value = np.where(kind == 0, ar["payoff0"], ar["stake"]) * ar["chance"]
         return kind, value, base, stride
+
+    def node_block(self, p: int, vec: np.ndarray, v: int) -> np.ndarray:
+        """float[n_hands, k]: the entries of ``vec`` (one per sequence) of player p's hands at node v."""
+        n, k = len(self.hands[p]), len(self.tree.actions[v])
+        b = self.bases[p][v]
+        return vec[b: b + n * k].reshape(n, k)
 
     def behavioral(self, p: int, plan: np.ndarray, v: int):
         """(float[n_hands, k] action probabilities, own reach of each hand) at node v."""
-        n, k = len(self.hands[p]), len(self.tree.actions[v])
-        b = self.bases[p][v]
-        block = plan[b: b + n * k].reshape(n, k)
+        block = self.node_block(p, plan, v)
+        k = block.shape[1]
         reach = block.sum(axis=1)
         probs = np.where(reach[:, None] > 0, block / np.where(reach > 0, reach, 1.0)[:, None], 1.0 / k)
         return probs, reach
@@ -141,6 +145,31 @@ class HandsGame(Game):
     @cached_property
     def _positions(self) -> list[dict[str, int]]:
         return [{hand_name(h): i for i, h in enumerate(hs)} for hs in self.hands]
+
+
+def tree_arrays(tree) -> dict:
+    """The tree's decision nodes and terminals as arrays: ``actor``, ``k`` (actions), p's last
+    (node, action) before each node (``last_node``/``last_act`` [n, 2], -1: none) and
+    terminal (``term_last_*``), ``kinds`` (0 fold, 1 showdown), ``payoff0``, ``stake``,
+    ``chance``. A :class:`~.public_tree.PublicTree` keeps them; a tree of lists (the river's
+    :class:`~.betting.BettingTree`) is converted."""
+    if hasattr(tree, "last_node"):
+        return {"actor": tree.actor, "k": tree.n_actions, "last_node": tree.last_node, "last_act": tree.last_act,
+                "term_last_node": tree.term_last_node, "term_last_act": tree.term_last_act, "kinds": tree.kinds,
+                "payoff0": tree.payoff0, "stake": tree.stake, "chance": np.asarray(tree.chance, dtype=np.float64)}
+
+    def last(rows):
+        pairs = np.array([[(-1, -1) if x is None else x for x in r] for r in rows], dtype=np.int64).reshape(-1, 2, 2)
+        return pairs[:, :, 0], pairs[:, :, 1]
+
+    ln, la = last(tree.node_last)
+    tn, ta = last(tree.last)
+    return {"actor": np.array(tree.actor, dtype=np.int64),
+            "k": np.array([len(a) for a in tree.actions], dtype=np.int64),
+            "last_node": ln, "last_act": la, "term_last_node": tn, "term_last_act": ta,
+            "kinds": np.array([0 if k == "fold" else 1 for k in tree.kind], dtype=np.int8),
+            "payoff0": np.array(tree.payoff0, dtype=np.float64), "stake": np.array(tree.stake, dtype=np.float64),
+            "chance": np.array(tree.chance, dtype=np.float64)}
 
 
 class LazyKeys(Sequence):

@@ -47,61 +47,53 @@ def hand_orbits(hands: np.ndarray, perms: list[tuple[int, ...]]) -> np.ndarray:
 
 class Reduction:
     """Orbit layout of a :class:`~.postflop.PostflopGame`'s representative tree, per player:
-    ``red_of[p]`` maps every full sequence (``base_v + h * k_v + a``) to its orbit sequence."""
+    ``red_of[p]`` maps every full sequence (``base_v + h * k_v + a``) to its orbit sequence;
+    at p's node v, hand h is in orbit ``orbits[p][v][h]`` and orbit o owns ``rbase[p][v] + o * k_v + a``.
+    Nodes share their stabilizer's orbits (one set per board)."""
 
     def __init__(self, game):
         tree = game.tree
         self.game = game
-        self.red_of, self.n_red, self.rbase, self.orbits = [], [], [], []
-        cache = {}
+        self.red_of, self.n_red, self.rbase, self.orbits, self.members = [], [], [], [], []
+        stab_of = {}
+        board_class = np.array([stab_of.setdefault(tuple(tree.stabilizer(b)), len(stab_of))
+                                for b in range(len(tree.boards))], dtype=np.int64)
+        stabs = list(stab_of)
+        node_class = board_class[np.asarray(tree.board, dtype=np.int64)]
+        k = np.asarray(tree.n_actions, dtype=np.int64)
         for p in (0, 1):
             n = len(game.hands[p])
+            orbs = [hand_orbits(game.hands[p], list(st)) for st in stabs]
+            width = np.array([int(o.max()) + 1 if n else 0 for o in orbs], dtype=np.int64)
+            mine = tree.actor == p
+            size = np.where(mine, width[node_class] * k, 0)
+            rbase = np.where(mine, 1 + np.cumsum(size) - size, -1)
+            base = game.bases[p]
             red_of = np.zeros(game.n_seqs(p), dtype=np.int64)
-            rbase, orbits, nxt = {}, {}, 1
-            for v in tree.nodes_of(p):
-                stab = tuple(tree.stabilizer(tree.board[v]))
-                if (p, stab) not in cache:
-                    cache[p, stab] = hand_orbits(game.hands[p], list(stab))
-                orb = orbits[v] = cache[p, stab]
-                k = len(tree.actions[v])
-                rbase[v] = nxt
-                full = game.bases[p][v] + np.arange(n)[:, None] * k + np.arange(k)[None, :]
-                red_of[full] = nxt + orb[:, None] * k + np.arange(k)[None, :]
-                nxt += (int(orb.max()) + 1) * k if n else 0
+            nodes = np.flatnonzero(mine)
+            flat = np.concatenate(orbs).astype(np.int64) if orbs else np.zeros(0, np.int64)
+            _fill_red_of(red_of, nodes, game.bases[p], rbase, k, node_class, n * np.arange(len(orbs)), flat, n)
             self.red_of.append(red_of)
-            self.n_red.append(nxt)
+            self.n_red.append(int(1 + size.sum()))
             self.rbase.append(rbase)
-            self.orbits.append(orbits)
+            self.orbits.append([orbs[c] if m else None for c, m in zip(node_class.tolist(), mine.tolist())])
+            self.members.append((node_class, [np.unique(o, return_index=True)[1] for o in orbs]))
 
     def treeplex(self, p: int) -> Treeplex:
-        """The orbit treeplex: infoset (v, orbit o) with the parent of any member hand."""
+        """The orbit treeplex: infoset (v, orbit o) with the parent of any member hand (the
+        orbit's first hand)."""
         tree, game = self.game.tree, self.game
         nodes = tree.nodes_of(p)
-        starts, parents, sizes, members = [], [], [], []
-        first_of = {}
-        for v in nodes:
-            orb, k = self.orbits[p][v], len(tree.actions[v])
-            key = id(orb)
-            if key not in first_of:  # a member hand of each orbit, in orbit order (shared per stabilizer)
-                first_of[key] = np.unique(orb, return_index=True)[1]
-            first = first_of[key]
-            members.append(first)
-            starts.append(self.rbase[p][v] + np.arange(len(first)) * k)
-            sizes.append(np.full(len(first), k))
-            last = tree.node_last[v][p]
-            if last is None:
-                parents.append(np.zeros(len(first), dtype=np.int64))
-            else:
-                u, a = last
-                parents.append(self.red_of[p][game.bases[p][u] + first * len(tree.actions[u]) + a])
-        start = np.concatenate(starts)
-        counts = [len(m) for m in members]
-        return Treeplex(start, start + np.concatenate(sizes), np.concatenate(parents),
+        node_class, firsts = self.members[p]
+        k = np.asarray(tree.n_actions, dtype=np.int64)
+        width = np.array([len(f) for f in firsts], dtype=np.int64)
+        counts = width[node_class[nodes]]
+        start, end, parents = _orbit_infosets(nodes, counts, self.rbase[p], k, node_class, np.cumsum(width) - width,
+                                              np.concatenate(firsts).astype(np.int64), tree.last_node[:, p],
+                                              tree.last_act[:, p], game.bases[p], self.red_of[p])
+        members = [firsts[c] for c in node_class[nodes].tolist()]
+        return Treeplex(start, end, parents,
                         LazyKeys(game, p, nodes, counts, members), LazyLabels(game, p, nodes, counts, members))
-
-    def expand(self, p: int, plan: np.ndarray) -> np.ndarray:
-        """E x: an orbit plan of player p on every hand of the representative tree."""
-        return _gather(plan, self.red_of[p])
 
 
 class SymmetricPayoff(PayoffOperator):
@@ -160,3 +152,37 @@ def _scatter_add(v, idx, n):
     for i in range(len(idx)):
         out[idx[i]] += v[i]
     return out
+
+
+@nb.njit(cache=True)
+def _fill_red_of(red_of, nodes, base, rbase, k, node_class, orb_off, orbs, n):
+    """red_of[base_v + h k_v + a] = rbase_v + orbit(h) k_v + a over the given nodes; node v's
+    orbits are ``orbs[orb_off[node_class[v]]:][:n]``."""
+    for v in nodes:
+        kv, b, r, o = k[v], base[v], rbase[v], orb_off[node_class[v]]
+        for h in range(n):
+            row = r + orbs[o + h] * kv
+            for a in range(kv):
+                red_of[b + h * kv + a] = row + a
+
+
+@nb.njit(cache=True)
+def _orbit_infosets(nodes, counts, rbase, k, node_class, class_off, firsts, last_node, last_act, base, red_of):
+    """(start, end, parent) of the orbit infosets (v, o), node by node: o owns ``rbase_v + o k_v``
+    on, and its parent is the orbit sequence of its first hand's parent sequence."""
+    n = 0
+    for c in counts:
+        n += c
+    start = np.empty(n, np.int32)
+    end = np.empty(n, np.int32)
+    parent = np.empty(n, np.int32)
+    i = 0
+    for j in range(len(nodes)):
+        v = nodes[j]
+        kv, u, a, off = k[v], last_node[v], last_act[v], class_off[node_class[v]]
+        for o in range(counts[j]):
+            start[i] = rbase[v] + o * kv
+            end[i] = start[i] + kv
+            parent[i] = 0 if u < 0 else red_of[base[u] + firsts[off + o] * k[u] + a]
+            i += 1
+    return start, end, parent

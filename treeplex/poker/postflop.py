@@ -37,20 +37,31 @@ from .cards import HAND_CARDS, RANKS, board_mask, card_name, hand_name, hand_str
 from .hands_game import HandsGame, HandsProblem
 from .operator import RiverPayoff, _normalizer, compatible
 from .isomorphism import Reduction, SymmetricPayoff
-from .public_tree import CHANCE, DECISION, STREETS, TERMINAL, TreeConfig, build_public_tree, card_symmetries
+from .public_tree import CHANCE, DECISION, STREETS, TERMINAL, Budget, TreeConfig, build_public_tree, card_symmetries
 from .ranges import make_range
 from .sizes import StreetSizes, parse_sizes
 from .streets_operator import StreetsPayoff
 
 DEFAULT_SIZES = {"bet": "33%,75%", "raise": "2.5x"}
 SPEC_KEYS = {"game", "board", "pot", "stack", "range0", "range1", "sizes", "bet", "raise", "donk",
-             "add_allin_threshold", "force_allin_threshold", "raise_cap", "big_blind", "deck", "isomorphism"}
-# bytes per sequence of a CFR-family solve in float64, measured on FLOP-FAST (190M sequences:
-# 12.5 GB peak with float32 state): state 32 (4 arrays), a product's output 8, the float64
-# average and current iterate of a gap check 16, the treeplex ~7, construction temporaries;
-# plus 8 per thread for the operator's partial outputs, and the public tree's Python objects
-BYTES_PER_SEQ = 66
-BYTES_PER_PUBLIC_NODE = 600
+             "add_allin_threshold", "force_allin_threshold", "merging_threshold", "raise_cap", "big_blind", "deck",
+             "isomorphism"}
+# The memory estimate (one place: bytes_per_seq and these constants; PostflopGame.cost_weights
+# applies them). Peak RSS minus the interpreter's and numba's (160 MB) of a short DCFR solve (2
+# threads, a gap check every 5 iterations), 2026-11-27: TURN (4.0M sequences, no isomorphism)
+# 98-103 B per sequence in float64, 83 in float32; FLOP-FAST (116M sequences, isomorphism) 96.3
+# and 82.1. Per sequence at one thread, by the solver's storage; more threads add 8 B each (the
+# operator's partial outputs); with isomorphism the orbit map's 8 B per full sequence is offset
+# by the smaller orbit state. When the solver's storage changes (the fused engine's ~8 B per
+# hand-action), change SOLVER_BYTES_PER_SEQ.
+SOLVER_BYTES_PER_SEQ = {"float64": 82, "float32": 68}
+BYTES_PER_THREAD_SEQ = 8
+BYTES_PER_PUBLIC_NODE = 200  # the public tree's arrays (81 B measured) and the operator's per-terminal arrays
+
+
+def bytes_per_seq(threads: int, storage: str = "float64") -> int:
+    """Bytes per sequence of a CFR-family solve with ``threads`` threads and state in ``storage``."""
+    return SOLVER_BYTES_PER_SEQ[storage] + (BYTES_PER_THREAD_SEQ * threads if threads > 1 else 0)
 
 
 def read_sizes(spec: dict, streets: list[str]) -> list[tuple[StreetSizes, StreetSizes]]:
@@ -113,7 +124,8 @@ class PostflopGame(HandsGame):
     ``board`` (``"QsJh2h"``), ``pot``, ``stack`` (effective, behind), ``range0`` (OOP) and
     ``range1`` (IP) as Pio strings, 1326-arrays or dicts; sizes per street (``sizes``) or for
     every street (``bet``, ``raise``, ``donk``), see :func:`read_sizes` and :mod:`.sizes`;
-    ``add_allin_threshold``, ``force_allin_threshold``, ``raise_cap``; ``big_blind`` (chips,
+    ``add_allin_threshold``, ``force_allin_threshold``, ``merging_threshold`` (postflop-solver's:
+    close sizes merge, :func:`.sizes.merge_close`; default 0, none), ``raise_cap``; ``big_blind`` (chips,
     for mbb/g); ``deck`` (None: 52 cards; ``"9TJQKA"`` for a short deck, small tests);
     ``isomorphism`` (default True: turn and flop starts share the subtrees of suit-isomorphic
     cards, exactly, :mod:`.isomorphism`).
@@ -123,7 +135,8 @@ class PostflopGame(HandsGame):
     strategy_options = ("streets",)
 
     def __init__(self, board=None, pot=None, stack=None, range0=None, range1=None, sizes=None, bet=None,
-                 donk=None, add_allin_threshold=1.5, force_allin_threshold=0.15, raise_cap=None, big_blind=10,
+                 donk=None, add_allin_threshold=1.5, force_allin_threshold=0.15, merging_threshold=0.0,
+                 raise_cap=None, big_blind=10,
                  deck=None, isomorphism=True, **kw):
         rs = kw.pop("raise", None)
         if kw:
@@ -141,7 +154,8 @@ class PostflopGame(HandsGame):
         self.pot, self.stack, self.big_blind = (_chips(v, k) for k, v in
                                                 (("pot", pot), ("stack", stack), ("big_blind", big_blind)))
         thr = {}
-        for k, v in (("add_allin_threshold", add_allin_threshold), ("force_allin_threshold", force_allin_threshold)):
+        for k, v in (("add_allin_threshold", add_allin_threshold), ("force_allin_threshold", force_allin_threshold),
+                     ("merging_threshold", merging_threshold)):
             try:
                 thr[k] = float(v)
             except (TypeError, ValueError):
@@ -153,7 +167,7 @@ class PostflopGame(HandsGame):
         self.streets = list(STREETS[len(self.board) - 3:])
         self.sizes = read_sizes({"sizes": sizes, "bet": bet, "raise": rs, "donk": donk}, self.streets)
         self.config = TreeConfig(int(self.pot), int(self.stack), self.sizes, thr["add_allin_threshold"],
-                                 thr["force_allin_threshold"], raise_cap)
+                                 thr["force_allin_threshold"], raise_cap, thr["merging_threshold"])
         if self.pot != int(self.pot) or self.stack != int(self.stack):
             raise InputError("postflop: pot and stack must be whole chips")
         self.hands, self.weight = [], []
@@ -181,7 +195,7 @@ class PostflopGame(HandsGame):
             full[-1][h] = w
         self.symmetries = (card_symmetries(self.board, self.deck, full) if isomorphism and len(self.board) < 5
                            else [tuple(range(4))])
-        self.tree = build_public_tree(self.config, self.board, self.deck, self.symmetries)
+        self._tree = None  # built on first use, within a memory budget (:meth:`build_tree`)
         self.reduction = None  # the orbit layout, built with the problem (after the memory check)
         self._problem = None  # built once, by problem()
         self.rules_tree = None  # the tree of every card (no isomorphism), built by initial_state()
@@ -193,19 +207,42 @@ class PostflopGame(HandsGame):
     def board_text(self) -> str:
         return "".join(card_name(c) for c in self.board)
 
-    def memory_estimate(self) -> int:
-        """Bytes a CFR-family solve in float64 needs, from the tree and hand counts, before
-        the sequence form is allocated (``storage=float32`` needs 16 B per sequence less; with
-        isomorphism, counted on the representative tree's full hand layout, plus its orbit map
-        and expanded plans, 16 B per sequence)."""
+    @property
+    def tree(self):
+        """The public tree, built on first use within the available memory (:meth:`build_tree`)."""
+        if self._tree is None:
+            self.build_tree()
+        return self._tree
+
+    def build_tree(self, max_memory: str | int | None = None) -> None:
+        """Build the public tree, counting it first: a spot whose :meth:`memory_estimate` passes
+        ``max_memory`` (bytes or a size such as ``"4G"``; default: the memory available now)
+        is refused while being counted, before anything is allocated."""
+        from ..core.memory import limit_bytes
+
+        limit, name = limit_bytes(None if max_memory is None else str(max_memory))
+        budget = None if limit is None else Budget(limit, *self.cost_weights(), self.name, name)
+        self._tree = build_public_tree(self.config, self.board, self.deck, self.symmetries, budget)
+
+    def cost_weights(self, storage: str = "float64") -> tuple[int, tuple[int, int, int, int, int]]:
+        """(fixed bytes, bytes per (decision node, chance node, terminal, action of player 0,
+        action of player 1)) of a CFR-family solve with state in ``storage`` on numba's threads:
+        :func:`bytes_per_seq` per sequence (player p has 1 + hands_p x its actions) and
+        ``BYTES_PER_PUBLIC_NODE`` per public node. The estimate :meth:`memory_estimate` gives
+        and the count while building checks."""
         import numba as nb
 
-        seqs = self.n_seqs(0) + self.n_seqs(1)
-        threads = nb.get_num_threads()
+        per_seq = bytes_per_seq(nb.get_num_threads(), storage)
+        node = BYTES_PER_PUBLIC_NODE
+        return 2 * per_seq, (node, node, node, per_seq * self.n_hands[0], per_seq * self.n_hands[1])
+
+    def memory_estimate(self, storage: str = "float64") -> int:
+        """Bytes of a CFR-family solve (:meth:`cost_weights`), before the sequence form is allocated."""
         t = self.tree
-        nodes = t.n_nodes + t.n_chance + t.n_terminals
-        per_seq = BYTES_PER_SEQ + (8 * threads if threads > 1 else 0) + (16 if len(self.symmetries) > 1 else 0)
-        return seqs * per_seq + BYTES_PER_PUBLIC_NODE * nodes
+        k = t.n_actions
+        fixed, w = self.cost_weights(storage)
+        counts = (t.n_nodes, t.n_chance, t.n_terminals, *(int(k[t.actor == p].sum()) for p in (0, 1)))
+        return fixed + sum(a * b for a, b in zip(w, counts))
 
     def stats(self) -> dict:
         t = self.tree
@@ -237,33 +274,20 @@ class PostflopGame(HandsGame):
     def _river_orders(self, boards=None):
         """Per river board of ``boards`` (default: every board of the tree) and player: (ptr,
         hand indices weakest first, strengths)."""
-        from phevaluator import evaluate_cards
-
         boards = self.tree.boards if boards is None else boards
         union = np.union1d(self.hands[0], self.hands[1])
-        pos = [np.searchsorted(union, h) for h in self.hands]
-        hc = HAND_CARDS[union].tolist()
+        river = [b for b, cards in enumerate(boards) if len(cards) == 5]
+        strength = river_strengths([boards[b] for b in river], union)
         out = []
-        strengths = {}
-        for b, cards in enumerate(boards):
-            if len(cards) == 5:
-                bc = [int(c) for c in cards]
-                dead = set(bc)
-                strengths[b] = np.array([-1 if (c1 in dead or c2 in dead) else 7463 - evaluate_cards(c1, c2, *bc)
-                                         for c1, c2 in hc], dtype=np.int32)
         for p in (0, 1):
-            ptr, idx, st = [0], [], []
-            for b in range(len(boards)):
-                if b in strengths:
-                    s = strengths[b][pos[p]]
-                    alive = np.flatnonzero(s >= 0)
-                    alive = alive[np.argsort(s[alive], kind="stable")]
-                    idx.append(alive)
-                    st.append(s[alive])
-                ptr.append(ptr[-1] + (len(idx[-1]) if b in strengths else 0))
-            out.append((np.array(ptr, dtype=np.int64),
-                        np.concatenate(idx).astype(np.int64) if idx else np.zeros(0, np.int64),
-                        np.concatenate(st).astype(np.int32) if st else np.zeros(0, np.int32)))
+            s = strength[:, np.searchsorted(union, self.hands[p])]
+            order = np.argsort(s, axis=1, kind="stable")  # blocked hands (-1) first
+            s_sorted = np.take_along_axis(s, order, axis=1)
+            alive = s_sorted >= 0
+            counts = np.zeros(len(boards), dtype=np.int64)
+            counts[river] = alive.sum(axis=1)
+            out.append((np.concatenate(([0], np.cumsum(counts))).astype(np.int64), order[alive].astype(np.int64),
+                        s_sorted[alive].astype(np.int32)))
         return out
 
     def problem(self, max_memory: str | int | None = None) -> HandsProblem:
@@ -274,6 +298,8 @@ class PostflopGame(HandsGame):
 
         if self._problem is not None:
             return self._problem
+        if self._tree is None:
+            self.build_tree(max_memory)
         need = self.memory_estimate()
         limit, name = limit_bytes(None if max_memory is None else str(max_memory))
         if limit is not None and need > limit:
@@ -303,11 +329,15 @@ class PostflopGame(HandsGame):
                                else build_public_tree(self.config, self.board, self.deck))
         return PostflopState(self, None, (DECISION, 0))
 
-    def full_plans(self, x: np.ndarray, y: np.ndarray):
-        """Plans on every hand of every (representative) node: E x, E y (:mod:`.isomorphism`)."""
-        if self.reduction is None:
-            return x, y
-        return self.reduction.expand(0, x), self.reduction.expand(1, y)
+    def node_block(self, p: int, vec: np.ndarray, v: int) -> np.ndarray:
+        """float[n_hands, k]: the entries of ``vec`` (one per sequence of the solver's layout:
+        the orbit layout under isomorphism) of player p's hands at node v, by hand: an orbit's
+        entry on each of its hands."""
+        r = self.reduction
+        if r is None:
+            return super().node_block(p, vec, v)
+        k = int(self.tree.n_actions[v])
+        return vec[r.rbase[p][v] + r.orbits[p][v][:, None] * k + np.arange(k)[None, :]]
 
     # ----------------------------------------------------------- results
 
@@ -320,12 +350,7 @@ class PostflopGame(HandsGame):
         q = 1 - p
         last = self.tree.node_last[v][q]
         n = len(self.hands[q])
-        if last is None:
-            reach = np.ones(n)
-        else:
-            u, a = last
-            k = len(self.tree.actions[u])
-            reach = plan_opp[self.bases[q][u] + np.arange(n) * k + a]
+        reach = np.ones(n) if last is None else self.node_block(q, plan_opp, last[0])[:, last[1]]
         return self.weight[q] * reach * self.node_alive(q, v)
 
     def node_values(self, x: np.ndarray, y: np.ndarray, nodes) -> dict[int, dict]:
@@ -340,23 +365,24 @@ class PostflopGame(HandsGame):
         from ..backends.numba_regret import counterfactual_values
 
         prob = self.problem()
-        A = prob.A if self.reduction is None else prob.A.inner
-        x, y = self.full_plans(x, y)
         plans = (x, y)
-        values = []
+        values = []  # counterfactual values in the solver's layout: no copy of the tree on every hand
         for p in (0, 1):
-            T = prob.treeplexes[p] if self.reduction is None else self.treeplex(p)
-            g = A.matvec(y, count=False) if p == 0 else -A.rmatvec(x, count=False)
+            T = prob.treeplexes[p]
+            g = prob.A.matvec(y, count=False) if p == 0 else -prob.A.rmatvec(x, count=False)
             counterfactual_values(T.start, T.end, T.parent, g, T.behavioral_from_plan(plans[p]))
             values.append(g)
+        A = prob.A if self.reduction is None else prob.A.inner
         out = {}
         cards = [HAND_CARDS[h] for h in self.hands]
         runouts = {}
         for v in nodes:
             p = self.tree.actor[v]
             probs, _ = self.behavioral(p, plans[p], v)
-            n, k = probs.shape
-            block = values[p][self.bases[p][v]: self.bases[p][v] + n * k].reshape(n, k)
+            block = self.node_block(p, values[p], v)
+            if self.reduction is not None:  # an orbit's value is the sum of its hands' equal values
+                orb = self.reduction.orbits[p][v]
+                block = block / np.bincount(orb)[orb][:, None]
             cfv = (probs * block).sum(axis=1)
             opp = self.opponent_reach(p, plans[1 - p], v)
             compat = compatible(cards[p], cards[1 - p])
@@ -365,9 +391,11 @@ class PostflopGame(HandsGame):
             with np.errstate(invalid="ignore", divide="ignore"):
                 ev = np.where(norm > 0, cfv / np.where(norm > 0, norm, 1.0), np.nan) + self.pot / 2
             b = self.tree.boards[self.tree.board[v]]
-            if b not in runouts:
-                runouts[b] = _runout_strengths(b, self.deck, self.hands)
-            out[v] = {"ev": ev, "equity": _equity(runouts[b], compat, p, opp) * np.where(mass > 0, 1.0, np.nan),
+            if (b, p) not in runouts:
+                if b not in runouts:
+                    runouts[b] = _runout_strengths(b, self.deck, self.hands)
+                runouts[b, p] = _showdown_counts(runouts[b], compat, p)
+            out[v] = {"ev": ev, "equity": _equity(runouts[b, p], opp) * np.where(mass > 0, 1.0, np.nan),
                       "mass": mass}
         return out
 
@@ -379,7 +407,7 @@ class PostflopGame(HandsGame):
         aggregates weight each hand by its probability at v (weight x compatible opponent mass)."""
         vals = self.node_values(x, y, chosen := [v for v in range(self.tree.n_nodes)
                                                  if len(self.tree.boards[self.tree.board[v]]) < len(self.board) + streets])
-        plans = self.full_plans(x, y)
+        plans = (x, y)
         nodes = []
         for v in chosen:
             p = self.tree.actor[v]
@@ -392,7 +420,7 @@ class PostflopGame(HandsGame):
             prob_h = w * vals[v]["mass"]  # a hand's share of the deals reaching v
             shown = [i for i in range(len(w)) if w[i] > 0]
             nodes.append({
-                "node": v, "history": self.tree.history[v], "player": p,
+                "node": int(v), "history": self.tree.history[v], "player": int(p),
                 "board": "".join(card_name(c) for c in self.tree.boards[self.tree.board[v]]),
                 "actions": list(self.tree.actions[v]), "pot": float(sum(self.tree.contrib[v])),
                 "reach": share, "frequencies": freq,
@@ -509,39 +537,52 @@ def _round(v) -> float | None:
     return None if not np.isfinite(v) else round(float(v), 6)
 
 
-def _runout_strengths(board, deck, hands):
-    """[(runout cards, strength per player's hands or -1 if blocked)] for every way to deal the
-    board to 5 cards from ``deck`` (phevaluator; larger is better)."""
-    from itertools import combinations
+def river_strengths(boards, hands: np.ndarray) -> np.ndarray:
+    """int32[len(boards), len(hands)]: each hand's strength on each 5-card board (``7463 -
+    phevaluator rank``: larger is better, equal splits), -1 where the board holds a card of it."""
+    from phevaluator import _pheval  # phevaluator's native 7-card evaluator, without its argument checks
 
-    from phevaluator import evaluate_cards
-
-    rest = [c for c in deck if c not in board]
-    out = []
-    for extra in combinations(rest, 5 - len(board)):
-        full = [int(c) for c in (*board, *extra)]
-        dead = set(full)
-        st = []
-        for h in hands:
-            st.append(np.array([-1 if (int(a) in dead or int(b) in dead) else 7463 - evaluate_cards(int(a), int(b), *full)
-                                for a, b in HAND_CARDS[h]], dtype=np.int32))
-        out.append((extra, st))
+    ev = _pheval.evaluate_7cards
+    hc = HAND_CARDS[hands].tolist()
+    out = np.array([[7463 - ev(c1, c2, *bc) for c1, c2 in hc] for bc in boards],
+                   dtype=np.int32).reshape(len(boards), len(hands))
+    cards = np.array(boards, dtype=np.int64).reshape(len(boards), 5)
+    out[(cards[:, :, None, None] == HAND_CARDS[hands][None, None, :, :]).any(axis=(1, 3))] = -1
     return out
 
 
-def _equity(runouts, compat, p, opp_w) -> np.ndarray:
-    """Player p's showdown equity per hand against weights ``opp_w`` over the other's hands
-    (``compat``: which pairs share no card), averaged over runouts avoiding both hands (each
-    equally likely)."""
-    q = 1 - p
-    num = np.zeros(compat.shape[0])
-    den = np.zeros(compat.shape[0])
-    for _, st in runouts:
-        sp, sq = st[p], st[q]
-        ok = compat & (sp[:, None] >= 0) & (sq[None, :] >= 0)
-        share = np.where(sp[:, None] > sq[None, :], 1.0, np.where(sp[:, None] == sq[None, :], 0.5, 0.0))
-        num += (ok * share) @ opp_w
-        den += ok @ opp_w
+def _runout_strengths(board, deck, hands) -> list[np.ndarray]:
+    """Per player, int32[runouts, hands]: :func:`river_strengths` on every way to deal the board
+    to 5 cards from ``deck``."""
+    from itertools import combinations
+
+    rest = [c for c in deck if c not in board]
+    runouts = [tuple(int(c) for c in (*board, *extra)) for extra in combinations(rest, 5 - len(board))]
+    union = np.union1d(hands[0], hands[1])
+    st = river_strengths(runouts, union)
+    return [st[:, np.searchsorted(union, h)] for h in hands]
+
+
+def _showdown_counts(st, compat, p, chunk: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    """(won, dealt) float[n_p, n_q]: over the runouts of ``st`` (:func:`_runout_strengths`)
+    that avoid both hands of a compatible pair, the pot shares player p's hand wins (ties
+    half) and their number; ``chunk`` runouts at a time."""
+    sp_all, sq_all = st[p], st[1 - p]
+    won = np.zeros(compat.shape)
+    dealt = np.zeros(compat.shape)
+    for r in range(0, len(sp_all), chunk):
+        sp, sq = sp_all[r:r + chunk, :, None], sq_all[r:r + chunk, None, :]
+        ok = (sp >= 0) & (sq >= 0)
+        won += ((sp > sq) & ok).sum(axis=0) + 0.5 * ((sp == sq) & ok).sum(axis=0)
+        dealt += ok.sum(axis=0)
+    return won * compat, dealt * compat
+
+
+def _equity(counts, opp_w) -> np.ndarray:
+    """A hand's showdown equity against weights ``opp_w`` over the other's hands, every runout
+    avoiding both hands equally likely; ``counts``: :func:`_showdown_counts`."""
+    won, dealt = counts
+    num, den = won @ opp_w, dealt @ opp_w
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 

@@ -18,7 +18,8 @@ A size list is comma-separated (``"33%,75%,a"``); each entry is
 fastest open-source postflop solver, so that trees and node counts compare): amounts are
 rounded to whole chips, clamped between the minimum raise and the stack, all-in is added when
 the stack is at most ``add_allin_threshold`` x pot, and a bet after which the stack left
-would be at most ``force_allin_threshold`` x the new pot becomes all-in. Equal amounts merge.
+would be at most ``force_allin_threshold`` x the new pot becomes all-in. Equal amounts merge,
+and so do close ones with ``merging_threshold`` t > 0 (:func:`merge_close`).
 """
 
 from __future__ import annotations
@@ -110,12 +111,13 @@ def raise_to(x: float, pot: float, opp: float, min_to: float, max_to: float) -> 
 
 def street_actions(sizes: tuple[Size, ...], facing_bet: bool, pot: int, to_call: int, opp_street: int,
                    max_to: int, min_to: int, streets_left: int, add_allin: float, force_allin: float,
-                   allin_offered: bool) -> list[int]:
+                   allin_offered: bool, merging: float = 0.0) -> list[int]:
     """Bet/raise-to amounts (chips put in this street by the actor) offered at a node.
 
     ``pot`` is the pot after the actor calls, ``to_call`` what calling costs, ``opp_street``
     the opponent's chips in this street, ``max_to`` the actor's all-in amount and ``min_to``
-    the minimum raise-to. Returns sorted distinct amounts, all-in as ``max_to``.
+    the minimum raise-to; ``merging``: :func:`merge_close`'s threshold. Returns sorted
+    distinct amounts, all-in as ``max_to``.
     """
     spr = (max_to - opp_street) / pot
     out = []
@@ -141,4 +143,24 @@ def street_actions(sizes: tuple[Size, ...], facing_bet: bool, pot: int, to_call:
         if max_to <= amt + round_chips(new_pot * force_allin):
             amt = max_to
         final.add(amt)
-    return sorted(final)
+    return merge_close(sorted(final), pot, opp_street if facing_bet else 0, merging)
+
+
+MERGE_EPS = 2e-7  # postflop-solver's tolerance (2 ulps of f32): a size exactly at the bound merges
+
+
+def merge_close(amounts: list[int], pot: int, offset: int, t: float) -> list[int]:
+    """postflop-solver's ``merging_threshold`` t: of sorted bet/raise-to ``amounts``, keep the
+    largest; going down, keep an amount only if its size r = (amount - offset) / pot (offset:
+    the opponent's chips this street; pot: after calling) is below (r_kept - t) / (1 + t),
+    r_kept the size of the last amount kept, else it merges into that one. t = 0 keeps every
+    distinct amount."""
+    if t <= 0:
+        return amounts
+    kept, cur = [], None
+    for amt in reversed(amounts):
+        r = (amt - offset) / pot
+        if cur is None or r < (cur - t) / (1 + t) * (1 - MERGE_EPS):
+            kept.append(amt)
+            cur = r
+    return kept[::-1]

@@ -95,9 +95,8 @@ def owners(game, parts: int) -> tuple[np.ndarray, np.ndarray]:
     card_of_board = np.array([b[n0] if len(b) > n0 else -1 for b in t.boards])
     node_card = card_of_board[np.array(t.board, dtype=np.int64)]
     work = np.zeros(52)
-    for v in range(t.n_nodes):
-        if node_card[v] >= 0:
-            work[node_card[v]] += len(t.actions[v]) * game.n_hands[t.actor[v]]
+    dealt = node_card >= 0
+    np.add.at(work, node_card[dealt], (t.n_actions * np.asarray(game.n_hands)[t.actor])[dealt])
     cards = np.flatnonzero(work)
     if parts > len(cards):
         raise InputError(f"split: {parts} parts but only {len(cards)} dealt cards with betting below them to share")
@@ -106,9 +105,9 @@ def owners(game, parts: int) -> tuple[np.ndarray, np.ndarray]:
     part_of_card[cards] = np.minimum(((cum - work[cards]) * parts) // cum[-1], parts - 1)
     node_part = part_of_card[node_card]
     term_part = part_of_card[card_of_board[np.array(t.term_board, dtype=np.int64)]]
-    for i, last in enumerate(t.last):
-        if term_part[i] >= 0 and any(x is None or node_part[x[0]] != term_part[i] for x in last):
-            term_part[i] = -1  # an all-in runout
+    last = t.term_last_node
+    apart = ((last < 0) | (node_part[np.maximum(last, 0)] != term_part[:, None])).any(axis=1)
+    term_part[(term_part >= 0) & apart] = -1  # an all-in runout
     return node_part, term_part
 
 

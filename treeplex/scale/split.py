@@ -42,7 +42,7 @@ from ..backends.numba_regret import _plan_runs, _regret_runs, kernel_args
 from ..errors import InputError
 from ..core.memory import limit_bytes, show
 from ..model.metrics import Evaluation, dot
-from ..poker.postflop import BYTES_PER_PUBLIC_NODE, BYTES_PER_SEQ
+from ..poker.postflop import BYTES_PER_PUBLIC_NODE, bytes_per_seq
 from ..model.problem import Problem
 from ..core.threads import PARALLEL_SEQS
 from ..core.treeplex_kernels import max_values
@@ -203,7 +203,7 @@ class SplitSolver:
         sizes = part_sizes(game, workers)
         t = game.tree
         public = (t.n_nodes + t.n_chance + t.n_terminals) * BYTES_PER_PUBLIC_NODE
-        per_seq = BYTES_PER_SEQ + (8 * threads if threads > 1 else 0)  # as PostflopGame.memory_estimate
+        per_seq = bytes_per_seq(threads)  # as PostflopGame.memory_estimate
         need = [per_seq * (a + b) + public for a, b in sizes]
         limit, name = limit_bytes(None if max_memory is None else str(max_memory))
         if limit is not None and max(need) > limit:
