@@ -156,6 +156,36 @@ def test_poker_products_stay_on_the_device(name, problem_of):
 
 
 @pytest.mark.parametrize("name, problem_of", list(_poker_problems()), ids=lambda v: v if isinstance(v, str) else "")
+def test_host_arrays_are_multiplied_on_the_device(name, problem_of):
+    """Host (NumPy) plans given to the device operator (the gap checks' metrics) are multiplied
+    on the device, not by the host operator, and come back as host arrays equal to the host
+    operator's products to 1e-12 of the largest; ``out`` is filled in place."""
+    p = problem_of()
+    host = p.A
+    p.use_backend("gpu")
+    D = p.A
+    rng = np.random.default_rng(3)
+    y, x = rng.uniform(0, 1, host.shape[1]), rng.uniform(0, 1, host.shape[0])
+    ref_y, ref_x = host.matvec(y, count=False), host.rmatvec(x, count=False)
+
+    def refuse(*a, **k):
+        raise AssertionError("a host product ran")
+
+    inner = getattr(host, "inner", host)
+    saved = host._product, inner._product
+    host._product = inner._product = refuse
+    try:
+        gy = D.matvec(y, count=False)
+        gx = np.empty(host.shape[1])
+        assert D.rmatvec(x, count=False, out=gx) is gx
+    finally:
+        host._product, inner._product = saved
+    assert type(gy) is np.ndarray
+    np.testing.assert_allclose(gy, ref_y, rtol=0, atol=1e-12 * np.abs(ref_y).max())
+    np.testing.assert_allclose(gx, ref_x, rtol=0, atol=1e-12 * np.abs(ref_x).max())
+
+
+@pytest.mark.parametrize("name, problem_of", list(_poker_problems()), ids=lambda v: v if isinstance(v, str) else "")
 def test_poker_egt_agrees_with_numba(name, problem_of):
     """EGT (smoothed best responses: no ties) follows numba's iterates on the device operator."""
     _agree(problem_of, lambda p: make_solver(p, "egt", mu=100.0), iters=15)
