@@ -63,3 +63,78 @@ def test_exact_counts_unchanged_by_the_probe(monkeypatch):
         exact = compile_game(g).stats["histories"]
         n, how = memory.count_histories(g, cap=2 * exact)
         assert how == "exact" and n == pytest.approx(exact, rel=0.05), spec
+
+
+# ------------------------------------------------------------ 1. --lazy honors --time-limit inside a traversal
+
+BIG_TRAVERSAL = "openspiel:liars_dice(numdice=3)"  # ~19,000 nodes per iteration, well above TICK
+
+
+def _cli(*argv, timeout=300, **kw):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": os.getcwd(), "PYTHONUNBUFFERED": "1"}
+    return subprocess.run([sys.executable, "-m", "treeplex.cli", *argv], capture_output=True, text=True,
+                          timeout=timeout, env=env, **kw)
+
+
+def test_lazy_time_limit_cuts_the_first_traversal():
+    pytest.importorskip("pyspiel")
+    r = _cli("solve", BIG_TRAVERSAL, "--lazy", "--time-limit", "0.001")  # timeout: the hang guard
+    assert r.returncode == 0, r.stderr
+    assert "stopped         time limit inside a traversal" in r.stdout and "(0 complete)" in r.stdout, r.stdout
+    assert "quality         not estimated: time limit inside a traversal before the first iteration" in r.stdout
+    r = _cli("solve", BIG_TRAVERSAL, "--lazy", "--time-limit", "0.001", "--json")
+    import json
+
+    d = json.loads(r.stdout)
+    assert d["stopped_by"] == "time limit inside a traversal" and d["iterations"] == 0
+    assert d["quality"]["measure"] == "none"
+
+
+def test_a_cut_iteration_is_dropped():
+    pytest.importorskip("pyspiel")
+    import math
+
+    from treeplex.games import load_game
+    from treeplex.run.lazy_sampling import LazyMCCFR, Stopped
+
+    a, b = LazyMCCFR(load_game(BIG_TRAVERSAL), seed=3), LazyMCCFR(load_game(BIG_TRAVERSAL), seed=3)
+    a.deadline = -math.inf
+    with pytest.raises(Stopped):
+        a.step()
+    assert a.iteration == 0 and a.nodes_touched == 0 and a.samples == 0
+    a.deadline = None
+    a.step()
+    b.step()
+    assert a.nodes_touched == b.nodes_touched
+    for ta, tb in zip(a.tables, b.tables):  # the same regrets at every infoset the full iteration reached
+        for key, j in tb.index.items():
+            i = ta.index[key]
+            assert list(ta.R[ta.start[i]:ta.end[i]]) == list(tb.R[tb.start[j]:tb.end[j]]), key
+        assert not ta.v.any() and not ta.mark.any()
+
+
+def test_lazy_ctrl_c_stops_like_the_time_limit():
+    pytest.importorskip("pyspiel")
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "PYTHONPATH": os.getcwd(), "PYTHONUNBUFFERED": "1"}
+    p = subprocess.Popen([sys.executable, "-m", "treeplex.cli", "solve", "openspiel:chess", "--lazy",
+                          "--max-iters", "1000000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env)
+    try:
+        assert p.stdout.readline().startswith("game            openspiel:chess")
+        time.sleep(1.0)  # inside the first traversal (not a threshold: any moment after the header will do)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=120)
+    finally:
+        p.kill()
+    assert p.returncode == 0, err
+    assert "stopped         interrupted" in out and "quality         not estimated: interrupted" in out, out
