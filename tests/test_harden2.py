@@ -138,3 +138,48 @@ def test_lazy_ctrl_c_stops_like_the_time_limit():
         p.kill()
     assert p.returncode == 0, err
     assert "stopped         interrupted" in out and "quality         not estimated: interrupted" in out, out
+
+
+# ------------------------------------------------------------ 4. the exact LP is no default on big spots
+
+README_SPOT = {"game": "postflop", "board": "Ah8d5c2s", "pot": 550, "stack": 1200,
+               "range0": "99-22,A5s-A2s,K9s+,QTs+,87s,76s", "range1": "AA-TT,AJs+,KQs,AQo+",
+               "sizes": {"turn": {"bet": "50%,a", "raise": "2.5x"},
+                         "river": {"bet": "50%,125%,a", "raise": "100%,a", "donk": "33%"}},
+               "add_allin_threshold": 1.5, "force_allin_threshold": 0.15}
+SMALL_SPOT = "postflop(board=KsQhTd9c8s,pot=20,stack=30,bet=a)"
+
+
+def test_docs_spot_is_above_the_lp_default(tmp_path):
+    import json
+
+    from treeplex.core.memory import LP_DEFAULT_NNZ, lp_default
+    from treeplex.games import load_problem
+
+    path = tmp_path / "spot.json"  # docs/guide/poker.md's spec: the exact LP took > 150 s and 2 GB
+    path.write_text(json.dumps(README_SPOT))
+    p = load_problem(str(path))
+    ok, why = lp_default(p, None)
+    assert p.A.nnz > LP_DEFAULT_NNZ and not ok and "--algorithm lp asks for it" in why
+
+
+def test_no_stop_rule_on_a_big_spot_runs_iterative(capsys, monkeypatch):
+    import json
+
+    from tests.test_hardening import run_cli
+    from treeplex.core import memory
+
+    code, out, _ = run_cli(capsys, "solve", SMALL_SPOT, "--range0", "AA,KK", "--range1", "QQ,JJ", "--json",
+                           "--no-strategies")
+    assert code == 0 and json.loads(out)["algorithm"] == "lp"  # small: still the exact LP by default
+    monkeypatch.setattr(memory, "LP_DEFAULT_NNZ", 10)
+    code, out, _ = run_cli(capsys, "solve", SMALL_SPOT, "--range0", "AA,KK", "--range1", "QQ,JJ", "--json",
+                           "--no-strategies", "--max-iters", "1")
+    assert code == 0 and json.loads(out)["algorithm"] == "pdcfr+"  # a stop rule: iterative, as before
+    code, out, _ = run_cli(capsys, "solve", SMALL_SPOT, "--range0", "AA,KK", "--range1", "QQ,JJ", "--json",
+                           "--no-strategies")
+    d = json.loads(out)
+    assert code == 0 and d["algorithm"] == "pdcfr+" and "the exact LP on" in d["note"], d.get("note")
+    code, out, _ = run_cli(capsys, "solve", SMALL_SPOT, "--range0", "AA,KK", "--range1", "QQ,JJ", "--json",
+                           "--no-strategies", "--algorithm", "lp")
+    assert code == 0 and json.loads(out)["algorithm"] == "lp"  # asked for: still exact

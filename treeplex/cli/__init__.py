@@ -24,7 +24,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from ..errors import InputError, OneLineParser, guarded
 from ..io.files import check_output
 from ..games import load_game, load_problem, problem_for
-from ..core.memory import lp_fits
+from ..core.memory import lp_default, lp_fits
 from ..model.metrics import to_mbb
 from ..run.targets import HELP as TARGET_HELP, ITERATIVE_DEFAULT, target_gap
 
@@ -88,7 +88,9 @@ _STAT_KEYS = {"histories", "terminals", "chance_nodes", "decision_nodes", "const
 def add_solver_args(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--algorithm", default=None,
                     help=f"lp (exact) or an iterative solver; default: lp, or {ITERATIVE_DEFAULT} when a stop "
-                         "rule (--target, --max-iters, --time-limit) or --checkpoint/--resume/--restart is given")
+                         "rule (--target, --max-iters, --time-limit) or --checkpoint/--resume/--restart is given, "
+                         "or when the LP would not fit --max-memory or has more than 1,000,000 nonzeros "
+                         "(postflop and river spots)")
     sp.add_argument("--target", default=None, help=TARGET_HELP)
     sp.add_argument("--max-iters", type=int, default=None)
     sp.add_argument("--time-limit", type=float, default=None, help="seconds of solver time")
@@ -219,6 +221,8 @@ def cmd_solve(args) -> int:
         fits, why = lp_fits(p, args.max_memory)
         if not fits and args.algorithm is not None:
             raise InputError(f"{why}; use an iterative solver (--algorithm {ITERATIVE_DEFAULT} --target GAP)")
+        if args.algorithm is None:
+            fits, why = lp_default(p, args.max_memory)
         if not fits:
             params["algorithm"] = ITERATIVE_DEFAULT
             notes["note"] = (f"{why}: solved by {ITERATIVE_DEFAULT} instead (1000 iterations unless "

@@ -15,6 +15,7 @@ import re
 from ..errors import InputError
 
 COMPILE_BYTES_PER_HISTORY = 120  # measured ~95 B at peak on leduc(ranks=24), 1.0e6 histories
+LP_DEFAULT_NNZ = 1_000_000  # above this many nonzeros the exact LP is no default (README postflop spec: 13M, > 150 s)
 LP_BYTES_PER_NONZERO = 500  # measured ~400 B at peak (HiGHS, both LPs) on leduc(ranks=16)
 _UNITS = {"": 1, "B": 1, "K": 2**10, "KB": 2**10, "KIB": 2**10, "M": 2**20, "MB": 2**20, "MIB": 2**20,
           "G": 2**30, "GB": 2**30, "GIB": 2**30, "T": 2**40, "TB": 2**40, "TIB": 2**40}
@@ -182,3 +183,18 @@ def lp_fits(problem, max_memory: str | None) -> tuple[bool, str]:
     limit, what = limit_bytes(max_memory)
     need = lp_bytes(problem)
     return limit is None or need <= limit, f"the LP needs about {show(need)}, above {show(limit or 0)} ({what})"
+
+
+def lp_default(problem, max_memory: str | None) -> tuple[bool, str]:
+    """(whether the exact LP is the default on ``problem``, a line saying why not): it must fit
+    the limit (:func:`lp_fits`) and have at most :data:`LP_DEFAULT_NNZ` nonzeros (a postflop
+    or river spot of the guides has millions: minutes and gigabytes). ``--algorithm lp``
+    still asks for it."""
+    fits, why = lp_fits(problem, max_memory)
+    if not fits:
+        return False, why
+    nnz = getattr(problem.A, "nnz", 0)
+    if nnz > LP_DEFAULT_NNZ:
+        return False, (f"the exact LP on {nnz:,} nonzeros would take minutes and gigabytes (the default LP "
+                       f"stops at {LP_DEFAULT_NNZ:,}; --algorithm lp asks for it)")
+    return True, ""

@@ -152,7 +152,7 @@ def _solve(spec: dict, base: str, threads: int) -> dict:
     from ..games import load_game, problem_for
     from ..run.driver import solve
     from ..run.targets import ITERATIVE_DEFAULT
-    from ..core.memory import lp_fits
+    from ..core.memory import lp_default
     from ..model.strategy import solution_record
     from ..run.targets import target_gap
 
@@ -170,8 +170,8 @@ def _solve(spec: dict, base: str, threads: int) -> dict:
     p = problem_for(game, name)
     stops = {k: spec.get(k) for k in ("max_iters", "time_limit")}
     algorithm = spec.get("algorithm") or (ITERATIVE_DEFAULT if any(stops.values()) or "target" in spec else "lp")
-    if algorithm == "lp" and "algorithm" not in spec and not lp_fits(p, None)[0]:
-        algorithm = ITERATIVE_DEFAULT  # as solve does: the LP would not fit in memory
+    if algorithm == "lp" and "algorithm" not in spec and not lp_default(p, None)[0]:
+        algorithm = ITERATIVE_DEFAULT  # as solve does: the LP would not fit in memory, or is too big to be a default
     res = solve(p, algorithm, target_gap=target_gap(spec.get("target"), p), **stops, **spec.get("params", {}))
     meta = {"algorithm": res.algorithm, "value": res.value, "gap": res.gap, "exploitability": res.exploitability,
             "payoff_unit": p.payoff_unit, "iterations": res.iterations}
