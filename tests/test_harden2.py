@@ -183,3 +183,18 @@ def test_no_stop_rule_on_a_big_spot_runs_iterative(capsys, monkeypatch):
     code, out, _ = run_cli(capsys, "solve", SMALL_SPOT, "--range0", "AA,KK", "--range1", "QQ,JJ", "--json",
                            "--no-strategies", "--algorithm", "lp")
     assert code == 0 and json.loads(out)["algorithm"] == "lp"  # asked for: still exact
+
+
+# ------------------------------------------------------------ 5. memory guards: lazy tables, --out, view, NLFH
+
+
+def test_lazy_tables_stop_before_passing_max_memory():
+    pytest.importorskip("pyspiel")
+    import json
+
+    r = _cli("solve", BIG_TRAVERSAL, "--lazy", "--max-iters", "1000000", "--max-memory", "2M", "--json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["stopped_by"] == "memory limit" and d["memory"]["bytes"] <= 2 * 2**20
+    r = _cli("solve", BIG_TRAVERSAL, "--lazy", "--max-iters", "1000000", "--max-memory", "2M")
+    assert "stopped         memory limit: the tables' next growth" in r.stdout and "above" not in r.stderr

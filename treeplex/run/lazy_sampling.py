@@ -187,7 +187,8 @@ def _chance(state, rng) -> str:
 
 
 class Stopped(Exception):
-    """A traversal passed :attr:`LazyMCCFR.deadline` (checked every :data:`TICK` nodes)."""
+    """A traversal passed :attr:`LazyMCCFR.deadline`, or the tables' next growth would pass
+    :attr:`LazyMCCFR.max_bytes` (``args[0] == "memory"``), checked every :data:`TICK` nodes."""
 
 
 TICK = 1024  # nodes between deadline checks inside a traversal
@@ -232,6 +233,7 @@ class LazyMCCFR:
         self.deadline = None  # time.perf_counter() past which a traversal raises Stopped (run_timed sets it)
         self._ticks = 0
         self.stopped_by = ""  # why run_timed stopped
+        self.max_bytes = None  # the tables may not grow past this (run_timed sets it from --max-memory)
         self._stats = np.zeros(3, dtype=np.int64)
 
     regrets = MCCFR.regrets  # the variants' scalars, shared with the compiled sampler
@@ -246,8 +248,17 @@ class LazyMCCFR:
     def _tick(self) -> None:
         """Every :data:`TICK` nodes of any traversal: raise :class:`Stopped` past the deadline."""
         self._ticks += 1
-        if self._ticks % TICK == 0 and self.deadline is not None and time.perf_counter() > self.deadline:
-            raise Stopped
+        if self._ticks % TICK == 0:
+            if self.deadline is not None and time.perf_counter() > self.deadline:
+                raise Stopped
+            if self.max_bytes is not None and self.growth_bytes() > self.max_bytes:
+                raise Stopped("memory")
+
+    def growth_bytes(self) -> int:
+        """The tables' bytes once their arrays next double (LazyTable grows by doubling), the
+        index (dict and keys) included: what the limit is checked against before it happens."""
+        return sum(2 * sum(getattr(T, n).nbytes for n in T.ROW_ARRAYS + T.SEQ_ARRAYS)
+                   + sys.getsizeof(T.index) + sys.getsizeof(T.keys) + T.key_bytes for T in self.tables)
 
     def step(self) -> None:
         """One iteration (both players' traversals and updates). Cut by :class:`Stopped`, it is
@@ -538,7 +549,7 @@ class LazyMCCFR:
 
 
 def run_timed(solver: LazyMCCFR, time_limit: float | None = None, max_iters: int | None = None,
-              report_every: float = 10.0, on_report=None) -> list[dict]:
+              report_every: float = 10.0, on_report=None, max_bytes: float | None = None) -> list[dict]:
     """Step ``solver`` until ``time_limit`` solver seconds or ``max_iters`` iterations, both
     counting those before a resume (``solver.seconds``, ``solver.iteration``); every
     ``report_every`` seconds (and at the end) append a row (seconds, iterations, samples,
@@ -546,8 +557,10 @@ def run_timed(solver: LazyMCCFR, time_limit: float | None = None, max_iters: int
 
     The time limit holds inside a traversal too (:attr:`LazyMCCFR.deadline`: the iteration it
     cuts is dropped), and so does Ctrl-C (a first one stops the run there, a second one
-    interrupts). ``solver.stopped_by`` says which: "max iterations", "time limit",
-    "time limit inside a traversal" or "interrupted"."""
+    interrupts). The tables stop growing before their next doubling would pass ``max_bytes``
+    (:meth:`LazyMCCFR.growth_bytes`, checked every :data:`TICK` nodes; the iteration that
+    reached it is dropped). ``solver.stopped_by`` says which: "max iterations", "time
+    limit", "time limit inside a traversal", "memory limit" or "interrupted"."""
     import signal
 
     if time_limit is None and max_iters is None:
@@ -570,15 +583,18 @@ def run_timed(solver: LazyMCCFR, time_limit: float | None = None, max_iters: int
             t0 = time.perf_counter()
             solver.deadline = -math.inf if interrupted else (
                 None if time_limit is None else t0 + time_limit - seconds)
+            solver.max_bytes = max_bytes
             cut = False
             try:
                 solver.step()
-            except Stopped:
-                cut = True
+            except Stopped as e:
+                cut = "memory" if e.args == ("memory",) else "time"
             seconds += time.perf_counter() - t0
             solver.seconds = seconds
             if interrupted:
                 solver.stopped_by = "interrupted"
+            elif cut == "memory":
+                solver.stopped_by = "memory limit"
             elif cut:
                 solver.stopped_by = "time limit inside a traversal"
             elif max_iters is not None and solver.iteration >= max_iters:
@@ -598,7 +614,7 @@ def run_timed(solver: LazyMCCFR, time_limit: float | None = None, max_iters: int
             if solver.stopped_by:
                 return rows
     finally:
-        solver.deadline = None
+        solver.deadline = solver.max_bytes = None
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
 
@@ -679,7 +695,11 @@ def cmd_lazy(args, solver_params) -> int:
         print(f"game            {game.name} (not compiled: lazy table, rows allocated on first visit)")
         print(f"{'time':>10}  {'iterations':>12}  {'nodes touched':>18}  {'infosets':>19}  {'actions':>19}  "
               f"{'memory':>12}")
-    rows = run_timed(solver, args.time_limit, args.max_iters, float(lazy.get("report_every", 10.0)), report)
+    from ..core.memory import limit_bytes, show as show_bytes
+
+    limit, limit_name = limit_bytes(getattr(args, "max_memory", None))
+    rows = run_timed(solver, args.time_limit, args.max_iters, float(lazy.get("report_every", 10.0)), report,
+                     max_bytes=limit)
     if solver.iteration == 0:
         q = {"measure": "none", "reason": f"{solver.stopped_by} before the first iteration was complete: "
                                           "no average strategy yet"}
@@ -703,7 +723,10 @@ def cmd_lazy(args, solver_params) -> int:
     print(f"table           {m['infosets']} infosets ({m['infosets_per_player'][0]} + {m['infosets_per_player'][1]}), "
           f"{m['actions']} actions, {m['bytes']} bytes = {m['bytes_per_infoset']:.0f} bytes per infoset "
           f"(arrays {m['array_bytes_per_action']:.1f} bytes per action in use; index {m['index_bytes']} bytes)")
-    if solver.stopped_by in ("time limit inside a traversal", "interrupted"):
+    if solver.stopped_by == "memory limit":
+        print(f"stopped         memory limit: the tables' next growth ({show_bytes(solver.growth_bytes())}) would "
+              f"pass {show_bytes(limit)} ({limit_name}); the iteration it cut is dropped ({solver.iteration} complete)")
+    elif solver.stopped_by in ("time limit inside a traversal", "interrupted"):
         print(f"stopped         {solver.stopped_by} at {rows[-1]['seconds']:.1f} s: the iteration it cut is "
               f"dropped ({solver.iteration} complete)")
     if q["measure"] == "none":
