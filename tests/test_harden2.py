@@ -198,3 +198,39 @@ def test_lazy_tables_stop_before_passing_max_memory():
     assert d["stopped_by"] == "memory limit" and d["memory"]["bytes"] <= 2 * 2**20
     r = _cli("solve", BIG_TRAVERSAL, "--lazy", "--max-iters", "1000000", "--max-memory", "2M")
     assert "stopped         memory limit: the tables' next growth" in r.stdout and "above" not in r.stderr
+
+
+FLOP = ["postflop(board=KsQhTd,pot=20,stack=30,bet=50%,raise=2x,deck=TJQKA)", "--range0", "JJ-TT,AK",
+        "--range1", "AA-QQ,KQ"]  # tests/test_viewer.py's short-deck flop
+
+
+def test_out_on_a_big_postflop_spot_is_refused_before_the_solve(capsys, tmp_path):
+    out = tmp_path / "o.json"
+    # 3 streets: 12,456 nodes x hands, about 150 MB of strategies; the spot itself fits 100M
+    err = refused(capsys, "solve", *FLOP, "--max-iters", "3", "--out-streets", "3", "--out", str(out),
+                  "--max-memory", "100M", needle="--out: 12,456 nodes with their hands' strategies need about")
+    assert "save fewer streets (--out-streets)" in err and not out.exists()
+    from tests.test_hardening import run_cli
+
+    code, _, _ = run_cli(capsys, "solve", *FLOP, "--max-iters", "3", "--out-streets", "2", "--out", str(out),
+                         "--max-memory", "100M", "--no-strategies")
+    assert code == 0 and out.exists()
+
+
+def test_view_and_show_check_the_file_size_before_reading(capsys, tmp_path):
+    from tests.test_hardening import run_cli
+    from treeplex.model.strategy import READ_BYTES_PER_FILE_BYTE
+
+    sol = tmp_path / "s.json"
+    assert run_cli(capsys, "solve", *FLOP, "--max-iters", "3", "--out", str(sol), "--no-strategies")[0] == 0
+    limit = READ_BYTES_PER_FILE_BYTE * sol.stat().st_size - 1  # one byte short
+    for argv in (["view", str(sol), "--html", str(tmp_path / "p.html")], ["show", str(sol)]):
+        refused(capsys, *argv, "--max-memory", str(limit), needle="solution file needs about")
+        assert run_cli(capsys, *argv, "--max-memory", str(limit + 1))[0] == 0
+
+
+def test_nlfh_refused_from_its_estimate(capsys):
+    # a rules NLFH goes through the same walk (check_compile): refused from the count, not after building
+    err = refused(capsys, "info", "nlfh(ranks=6,suits=4,hole=2,flop=3,stack=2000)", "--max-memory", "1G",
+                  needle="histories, about")
+    assert "above 1 GB (--max-memory)" in err

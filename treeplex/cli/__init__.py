@@ -24,7 +24,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from ..errors import InputError, OneLineParser, guarded
 from ..io.files import check_output
 from ..games import load_game, load_problem, problem_for
-from ..core.memory import lp_default, lp_fits
+from ..core.memory import limit_bytes, lp_default, lp_fits, show
 from ..model.metrics import to_mbb
 from ..run.targets import HELP as TARGET_HELP, ITERATIVE_DEFAULT, target_gap
 
@@ -172,14 +172,22 @@ def solver_params(args, problem, game=None) -> dict:
 
 
 def _out_streets(args, problem) -> dict:
-    """``strategy_dict`` keywords for ``--out-streets N`` (postflop games only)."""
-    if args.out_streets is None:
-        return {}
-    if "streets" not in problem.strategy_options:
-        raise InputError("--out-streets applies to postflop games only")
-    if args.out_streets < 1:
-        raise InputError(f"--out-streets must be at least 1, got {args.out_streets}")
-    return {"streets": args.out_streets}
+    """``strategy_dict`` keywords for ``--out-streets N`` (postflop games only), the ``--out``
+    file's size checked against ``--max-memory`` before the solve (postflop)."""
+    streets = {}
+    if args.out_streets is not None:
+        if "streets" not in problem.strategy_options:
+            raise InputError("--out-streets applies to postflop games only")
+        if args.out_streets < 1:
+            raise InputError(f"--out-streets must be at least 1, got {args.out_streets}")
+        streets = {"streets": args.out_streets}
+    if args.out and "streets" in problem.strategy_options:
+        need, nodes = problem.game.out_bytes(**streets)
+        limit, what = limit_bytes(args.max_memory)
+        if limit is not None and need > limit:
+            raise InputError(f"--out: {nodes:,} nodes with their hands' strategies need about {show(need)} to write, "
+                             f"above {show(limit)} ({what}); save fewer streets (--out-streets)")
+    return streets
 
 
 def cmd_solve(args) -> int:
@@ -353,7 +361,7 @@ def cmd_export(args) -> int:
 def cmd_show(args) -> int:
     from ..poker.show import find_node, format_node, load_solution
 
-    data = load_solution(args.file)
+    data = load_solution(args.file, args.max_memory)
     print(format_node(data, find_node(data, args.node)))
     return 0
 
@@ -361,7 +369,7 @@ def cmd_show(args) -> int:
 def cmd_view(args) -> int:
     from ..viewer import page_html, serve
 
-    html = page_html([args.file] + ([args.compare] if args.compare else []))
+    html = page_html([args.file] + ([args.compare] if args.compare else []), args.max_memory)
     if args.html:
         with open(args.html, "w") as f:
             f.write(html)
@@ -504,6 +512,8 @@ def _depth_limited_options(sp: argparse.ArgumentParser) -> None:
 def _show_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("file", help="a solution written by solve --out (postflop or river)")
     sp.add_argument("node", nargs="?", default=None, help="node number or history, e.g. x-b20 (default: root)")
+    sp.add_argument("--max-memory", default=None, metavar="SIZE",
+                    help="refuse a file estimated to need more to read (default: the memory available)")
 
 
 def _view_options(sp: argparse.ArgumentParser) -> None:
@@ -512,6 +522,8 @@ def _view_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--html", default=None, metavar="OUT.html", help="write the page to this file instead of serving it")
     sp.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
     sp.add_argument("--no-open", action="store_true", help="do not open a browser, only print the address")
+    sp.add_argument("--max-memory", default=None, metavar="SIZE",
+                    help="refuse a file estimated to need more to read and show (default: the memory available)")
 
 
 def _batch_options(sp: argparse.ArgumentParser) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 
 import numpy as np
@@ -96,19 +97,34 @@ def solution_record(solution: dict, **meta) -> dict:
     return {"format_version": FORMAT_VERSION, **meta, **solution}
 
 
-def read_solution(path: str) -> dict:
+READ_BYTES_PER_FILE_BYTE = 14  # peak of reading a solution and making its page: ~11x the file (18 MB postflop)
+
+
+def read_solution(path: str, max_memory: str | None = None) -> dict:
     """A file written by ``solve --out`` (or ``solve --json``), checked enough to display: a
     poker solution (``nodes``) or a strategy profile (``strategies``). Anything else, a
-    truncated file or one from a newer ``format_version`` raises a one-line :class:`InputError`."""
+    truncated file, one from a newer ``format_version``, or one whose size times
+    :data:`READ_BYTES_PER_FILE_BYTE` is above ``max_memory`` (default: the memory available
+    now; checked before reading) raises a one-line :class:`InputError`."""
+    from ..core.memory import limit_bytes, show
+
+    limit, what = limit_bytes(max_memory)
     try:
         with open(path) as f:
-            data = json.load(f)
+            size = os.fstat(f.fileno()).st_size
+            if limit is not None and READ_BYTES_PER_FILE_BYTE * size > limit:
+                too_big = f"{path}: a {show(size)} solution file needs about " \
+                          f"{show(READ_BYTES_PER_FILE_BYTE * size)} to read and show, above {show(limit)} ({what})"
+            else:
+                too_big, data = None, json.load(f)
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"{path}: cannot read ({e})") from None
     except ValueError as e:
         raise InputError(f"{path}: not a solution file: bad or truncated JSON ({e})") from None
     except RecursionError:
         raise InputError(f"{path}: not a solution file: JSON nested too deeply") from None
+    if too_big:
+        raise InputError(too_big)
     if not isinstance(data, dict):
         raise InputError(f"{path}: not a solution file (expected a JSON object written by treeplex solve --out)")
     version = data.get("format_version", 0)  # files from before format_version count as 0
