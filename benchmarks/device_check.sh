@@ -8,7 +8,7 @@
 # Ends inside TOTAL seconds (default 470, under 8 minutes): each step has its own timeout and
 # the benchmark's --budget is what is left. Exit status: 0 when the tests and the benchmark
 # passed, else the first failing step's.
-#   OUT=/tmp/out benchmarks/device_check.sh            (env: PYTHON, WHEELS, SITE, TOTAL, SPOTS, GAMES, SWEEP, LIMIT, BLOCK,
+#   OUT=/tmp/out benchmarks/device_check.sh            (env: PYTHON, WHEELS, SITE, TOTAL, SPOTS, GAMES, SWEEP, LIMIT, BLOCK, RUNNERS,
 #   TEST_TIMEOUT; tests/test_device_check.py runs it at small sizes on the CPU)
 set -o pipefail
 : "${OUT:?set OUT to an output directory}"
@@ -53,7 +53,7 @@ except Exception as e:
 PY
 
 echo "== tests marked gpu ($(elapsed) s)"
-timeout -k 5 "${TEST_TIMEOUT:-170}" "$PY" -m pytest -q -m gpu -p no:cacheprovider -rs tests/test_gpu.py 2>&1 \
+[ "${TEST_TIMEOUT:-170}" = 0 ] && echo "skipped (TEST_TIMEOUT=0)" || timeout -k 5 "${TEST_TIMEOUT:-170}" "$PY" -m pytest -q -m gpu -p no:cacheprovider -rs tests/test_gpu.py 2>&1 \
     | tee "$OUT/tests.log"
 rc_tests=$?
 echo "tests exit status: $rc_tests"
@@ -63,9 +63,10 @@ echo "== benchmark, budget $LEFT s ($(elapsed) s)"
 if [ "$LEFT" -lt 30 ]; then
     echo "FAILED: no time left for the benchmark"; rc_bench=5
 else
-    timeout -k 5 $(( LEFT + 15 )) "$PY" benchmarks/gpu.py --out "$OUT" --budget "$LEFT" \
-        --games "${GAMES:-leduc,liars_dice}" --spots "${SPOTS:-RIVER-E2,TURN,FLOP-FAST}" \
-        --sweep "${SWEEP-50,100,200,400,700,1000}" --limit "${LIMIT:-15}" --block "${BLOCK:-0.5}" 2>&1 | tee "$OUT/bench.log"
+    timeout -s ABRT -k 5 $(( LEFT + 15 )) "$PY" -X faulthandler benchmarks/gpu.py --out "$OUT" --budget "$LEFT" \
+        --games "${GAMES-leduc,liars_dice}" --spots "${SPOTS:-RIVER-E2,TURN,FLOP-FAST}" \
+        --sweep "${SWEEP-50,100,200,400,700,1000}" --limit "${LIMIT:-15}" --block "${BLOCK:-0.5}" \
+        --runners "${RUNNERS:-numba:float64,gpu:float64,gpu:float32}" 2>&1 | tee "$OUT/bench.log"
     rc_bench=$?
 fi
 echo "== done in $(elapsed) s: tests $rc_tests, benchmark $rc_bench"

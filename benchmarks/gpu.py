@@ -4,6 +4,7 @@ this machine's CPU cores (all of them) and OpenSpiel's C++ CFR+ where pyspiel im
 
     python3 benchmarks/gpu.py --out DIR [--budget 330] [--games leduc,liars_dice]
         [--spots RIVER-E2,TURN,FLOP-FAST] [--sweep 50,100,200,400,700,1000] [--block 0.5] [--limit 20]
+        [--runners numba:float64,gpu:float64,gpu:float32]
 
 Problems: Leduc and liar's dice 1x6 (OpenSpiel's games walked through pyspiel, so that its
 CFR+ runs the same game; Leduc falls back to treeplex's own without pyspiel, liar's dice is
@@ -230,11 +231,12 @@ def free_device() -> None:
 
 
 def _measure(name, p, host_A, target, alg, desc, t0, args, budget, no_gpu, rows) -> None:
+    """Per iteration and to target for each of ``args.runners``, then OpenSpiel's C++ where it applies."""
     log(f"\n== {name} ({desc}): {p.X.n_seqs:,} x {p.Y.n_seqs:,} sequences, operator {type(host_A).__name__}, "
         f"built in {time.perf_counter() - t0:.1f} s; {alg}; target gap {target:.4g}")
     base = {"problem": name, "desc": desc, "seqs": [p.X.n_seqs, p.Y.n_seqs], "algorithm": alg, "target_gap": target,
             "operator": type(host_A).__name__}
-    for backend, dtype in RUNNERS:
+    for backend, dtype in args.runners:
         row = dict(base, runner=backend, dtype=dtype)
         rows.append(row)
         label = f"{backend} {dtype}"
@@ -352,7 +354,12 @@ def main(argv=None) -> int:
     ap.add_argument("--sweep", default="50,100,200,400,700,1000", help="hands per player of the crossover sweep")
     ap.add_argument("--block", type=float, default=0.5, help="seconds of one timed block")
     ap.add_argument("--limit", type=float, default=20.0, help="cap on each time-to-target run (solver s)")
+    ap.add_argument("--runners", default=",".join(f"{b}:{d}" for b, d in RUNNERS),
+                    help="backend:storage pairs measured on each problem (a subset of the default)")
     args = ap.parse_args(argv)
+    args.runners = [tuple(r.strip().split(":", 1)) for r in args.runners.split(",") if r.strip()]
+    if not args.runners or any(r not in RUNNERS for r in args.runners):
+        ap.error(f"--runners: each of {', '.join(f'{b}:{d}' for b, d in RUNNERS)}")
     budget = Budget(args.budget)
     os.makedirs(args.out, exist_ok=True)
     import numba

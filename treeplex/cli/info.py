@@ -1,0 +1,49 @@
+"""``treeplex info GAME``: the game's sizes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..games import load_problem
+from .common import add_memory_arg, add_range_args, overrides
+
+_STAT_KEYS = {"histories", "terminals", "chance_nodes", "decision_nodes", "constant_sum", "compile_seconds"}
+
+
+def options(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("game")
+    sp.add_argument("--json", action="store_true")
+    add_range_args(sp)
+    add_memory_arg(sp)
+
+
+def run(args) -> int:
+    p = load_problem(args.game, args.max_memory, **overrides(args))
+    info = {
+        "game": p.name,
+        **{k: v for k, v in p.stats.items() if k != "compile_seconds"},
+        "infosets": [p.X.n_infosets, p.Y.n_infosets],
+        "sequences": [p.X.n_seqs, p.Y.n_seqs],
+        "nonzeros": p.A.nnz,
+        "operator_bytes": p.A.nbytes,
+        "treeplex_bytes": p.X.nbytes + p.Y.nbytes,
+        "compile_seconds": p.stats["compile_seconds"],
+    }
+    if args.json:
+        print(json.dumps(info))
+        return 0
+    print(f"game              {p.name}")
+    print(f"histories         {p.stats['histories']}")
+    print(f"terminals         {p.stats['terminals']}")
+    print(f"chance nodes      {p.stats['chance_nodes']}")
+    print(f"decision nodes    {p.stats['decision_nodes']}")
+    print(f"infosets          player 0: {p.X.n_infosets}   player 1: {p.Y.n_infosets}")
+    print(f"sequences         player 0: {p.X.n_seqs}   player 1: {p.Y.n_seqs}")
+    print(f"nonzeros of A     {p.A.nnz}")
+    for k, v in p.stats.items():  # game-specific sizes (river: hands, betting sequences, leaves)
+        if k not in _STAT_KEYS:
+            print(f"{k.replace('_', ' '):17s} {v}")
+    print(f"memory            operator {p.A.nbytes} bytes, treeplexes {info['treeplex_bytes']} bytes")
+    print(f"compile time      {p.stats['compile_seconds']:.3f} s")
+    return 0
