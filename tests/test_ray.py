@@ -48,3 +48,21 @@ def test_split_solve_on_ray_actors_equals_local(tmp_path, capsys):
         local.step()
     assert res["iterations"] == 5 and res["gap"] == local.evaluate().gap
     assert ray.is_initialized()  # the engine used the running cluster and left it
+
+
+def test_a_spot_past_its_wall_clock_limit_fails_on_ray_too(tmp_path, capsys):
+    """issue 31: --spot-time-limit on the Ray engine: a spot that would run for ever (10^9 CFR
+    iterations) is cancelled at its limit (ray.cancel(force=True)) and recorded failed with one
+    line; the other spot is solved and the batch exits 0."""
+    from treeplex.scale.batch import read_rows
+
+    specs = _write_specs(tmp_path / "s.jsonl", [{"game": "leduc", "algorithm": "cfr", "max_iters": 10**9},
+                                                {"game": "kuhn"}])
+    db = str(tmp_path / "r.sqlite")
+    assert main(["batch", specs, "--db", db, "--engine", "ray", "--workers", "2", "--spot-time-limit", "20"]) == 0
+    out, err = capsys.readouterr()
+    rows = {json.loads(r["spec"])["game"]: r for r in read_rows(db)}
+    assert rows["kuhn"]["status"] == "done" and abs(rows["kuhn"]["value"] + 1 / 18) < 1e-6
+    assert rows["leduc"]["status"] == "failed"
+    assert "wall-clock limit of 20 s (its Ray task was cancelled)" in rows["leduc"]["error"]
+    assert "1 solved, 1 failed" in out

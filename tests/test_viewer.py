@@ -82,6 +82,23 @@ def test_out_records_the_run_and_the_saved_streets(files):
     ('{"nodes": [{"history": "", "player": 0, "actions": ["x"], "hands": {"AsKs": [0.5, 0.5]}}]}',
      "node 0 is malformed"),
     ('{"strategies": {"player0": {}}}', "'strategies' must be"),
+    # issue 31: these passed the check and left the page blank
+    ('{"strategies": {"player0": {"K": {"b": NaN, "p": 1}}, "player1": {}}}',
+     "player0 infoset 'K': action 'b' has probability nan, not a number in [0, 1]"),
+    ('{"strategies": {"player0": {}, "player1": {"Q": {"b": "half"}}}}',
+     "player1 infoset 'Q': action 'b' has probability 'half'"),
+    ('{"nodes": [{"history": "", "player": 0, "actions": ["x", "b5"], "hands": {"AsKs": [NaN, 0.5]}}]}',
+     "node 0 (history ''): hand AsKs: probability nan is not a number in [0, 1]"),
+    ('{"nodes": [{"history": "", "player": 0, "actions": ["x"], "hands": {"AsKs": ["1"]}}]}',
+     "hand AsKs: probability '1' is not"),
+    ('{"nodes": [{"history": "", "player": 0, "actions": [1], "hands": {"AsKs": [1]}}]}',
+     "'actions' must be action names"),
+    ('{"nodes": [{"history": "", "player": 0, "actions": ["x"], "hands": {"hand": [1]}}]}',
+     "hand 'hand' is not two cards"),
+    ('{"nodes": [{"history": "x", "player": 1, "actions": ["x"], "hands": {"AsKs": [1]}}]}',
+     "no node at the root"),
+    ('{"nodes": [{"history": "", "player": 0, "actions": ["x"], "hands": {"AsKs": [1]}, "frequencies": [null]}]}',
+     "'frequencies' must be one number in [0, 1] per action"),
 ])
 def test_bad_files_give_one_line_and_exit_2(tmp_path, text, message):
     bad = tmp_path / "bad.json"
@@ -318,6 +335,19 @@ def test_infoset_table_search_and_comparison(browser, files):
 
 HOSTILE = ['<img src=x onerror="window.__pwn=1">', '</script><script>window.__pwn=2</script>',
            '<b id="inj">x</b>', '<svg onload="window.__pwn=3">', '"><iframe src="javascript:window.__pwn=4">']
+
+
+def test_a_minimal_poker_node_renders(browser, tmp_path):
+    """issue 31: a file with only history, player, actions and hands (no frequencies, weights,
+    board or pot) passed the check and left the page blank; now it draws, frequencies from hands."""
+    path = tmp_path / "minimal.json"
+    path.write_text(json.dumps({"nodes": [{"history": "", "player": 0, "actions": ["x", "b5"],
+                                           "hands": {"AsKs": [0.25, 0.75], "QdQc": [1, 0]}}]}))
+    open_page(browser, tmp_path, path)
+    assert browser.js('document.querySelector("#node").dataset.hist') == ""
+    assert browser.js('[...document.querySelectorAll("#actions .freq")].map(e => e.textContent)') == \
+        ["62.5%", "37.5%"]
+    assert grid_widths(browser)[1] == [25.0, 75.0]  # AKs: row A, column K
 
 
 def test_strings_from_a_hostile_file_are_text(browser, files, tmp_path):

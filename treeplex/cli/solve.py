@@ -8,7 +8,7 @@ import json
 import sys
 import time
 
-from ..core.memory import lp_fits
+from ..core.memory import limit_bytes, lp_default, lp_fits, show
 from ..errors import InputError
 from ..games import load_game, problem_for
 from ..io.files import check_output
@@ -33,7 +33,9 @@ def options(sp: argparse.ArgumentParser) -> None:
 def add_solver_args(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--algorithm", default=None,
                     help=f"lp (exact) or an iterative solver; default: lp, or {ITERATIVE_DEFAULT} when a stop "
-                         "rule (--target, --max-iters, --time-limit) or --checkpoint/--resume/--restart is given")
+                         "rule (--target, --max-iters, --time-limit) or --checkpoint/--resume/--restart is given, "
+                         "or when the LP would not fit --max-memory or has more than 1,000,000 nonzeros "
+                         "(postflop and river spots)")
     sp.add_argument("--target", default=None, help=TARGET_HELP)
     sp.add_argument("--max-iters", type=int, default=None)
     sp.add_argument("--time-limit", type=float, default=None, help="seconds of solver time")
@@ -98,14 +100,22 @@ def solver_params(args, problem, game=None) -> dict:
 
 
 def _out_streets(args, problem) -> dict:
-    """``strategy_dict`` keywords for ``--out-streets N`` (postflop games only)."""
-    if args.out_streets is None:
-        return {}
-    if "streets" not in problem.strategy_options:
-        raise InputError("--out-streets applies to postflop games only")
-    if args.out_streets < 1:
-        raise InputError(f"--out-streets must be at least 1, got {args.out_streets}")
-    return {"streets": args.out_streets}
+    """``strategy_dict`` keywords for ``--out-streets N`` (postflop games only), the ``--out``
+    file's size checked against ``--max-memory`` before the solve (postflop)."""
+    streets = {}
+    if args.out_streets is not None:
+        if "streets" not in problem.strategy_options:
+            raise InputError("--out-streets applies to postflop games only")
+        if args.out_streets < 1:
+            raise InputError(f"--out-streets must be at least 1, got {args.out_streets}")
+        streets = {"streets": args.out_streets}
+    if args.out and "streets" in problem.strategy_options:
+        need, nodes = problem.game.out_bytes(**streets)
+        limit, what = limit_bytes(args.max_memory)
+        if limit is not None and need > limit:
+            raise InputError(f"--out: {nodes:,} nodes with their hands' strategies need about {show(need)} to write, "
+                             f"above {show(limit)} ({what}); save fewer streets (--out-streets)")
+    return streets
 
 
 def run(args) -> int:
@@ -147,6 +157,8 @@ def run(args) -> int:
         fits, why = lp_fits(p, args.max_memory)
         if not fits and args.algorithm is not None:
             raise InputError(f"{why}; use an iterative solver (--algorithm {ITERATIVE_DEFAULT} --target GAP)")
+        if args.algorithm is None:
+            fits, why = lp_default(p, args.max_memory)
         if not fits:
             params["algorithm"] = ITERATIVE_DEFAULT
             notes["note"] = (f"{why}: solved by {ITERATIVE_DEFAULT} instead (1000 iterations unless "

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
+import os
+import re
+
 import numpy as np
 
 from ..errors import GameError, InputError, read_json
@@ -93,19 +97,34 @@ def solution_record(solution: dict, **meta) -> dict:
     return {"format_version": FORMAT_VERSION, **meta, **solution}
 
 
-def read_solution(path: str) -> dict:
+READ_BYTES_PER_FILE_BYTE = 14  # peak of reading a solution and making its page: ~11x the file (18 MB postflop)
+
+
+def read_solution(path: str, max_memory: str | None = None) -> dict:
     """A file written by ``solve --out`` (or ``solve --json``), checked enough to display: a
     poker solution (``nodes``) or a strategy profile (``strategies``). Anything else, a
-    truncated file or one from a newer ``format_version`` raises a one-line :class:`InputError`."""
+    truncated file, one from a newer ``format_version``, or one whose size times
+    :data:`READ_BYTES_PER_FILE_BYTE` is above ``max_memory`` (default: the memory available
+    now; checked before reading) raises a one-line :class:`InputError`."""
+    from ..core.memory import limit_bytes, show
+
+    limit, what = limit_bytes(max_memory)
     try:
         with open(path) as f:
-            data = json.load(f)
+            size = os.fstat(f.fileno()).st_size
+            if limit is not None and READ_BYTES_PER_FILE_BYTE * size > limit:
+                too_big = f"{path}: a {show(size)} solution file needs about " \
+                          f"{show(READ_BYTES_PER_FILE_BYTE * size)} to read and show, above {show(limit)} ({what})"
+            else:
+                too_big, data = None, json.load(f)
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"{path}: cannot read ({e})") from None
     except ValueError as e:
         raise InputError(f"{path}: not a solution file: bad or truncated JSON ({e})") from None
     except RecursionError:
         raise InputError(f"{path}: not a solution file: JSON nested too deeply") from None
+    if too_big:
+        raise InputError(too_big)
     if not isinstance(data, dict):
         raise InputError(f"{path}: not a solution file (expected a JSON object written by treeplex solve --out)")
     version = data.get("format_version", 0)  # files from before format_version count as 0
@@ -124,6 +143,12 @@ def read_solution(path: str) -> dict:
     return data
 
 
+def _probability(q) -> bool:
+    """A probability as the viewer draws it: a finite number in [0, 1] (not a bool)."""
+    return (isinstance(q, (int, float)) and not isinstance(q, bool) and math.isfinite(q)
+            and -1e-9 <= q <= 1 + 1e-9)
+
+
 def _check_nodes(path: str, nodes) -> None:
     if not isinstance(nodes, list) or not nodes:
         raise InputError(f"{path}: 'nodes' must be a non-empty list of betting nodes")
@@ -132,10 +157,27 @@ def _check_nodes(path: str, nodes) -> None:
               and isinstance(nd.get("actions"), list) and isinstance(nd.get("hands"), dict))
         if ok:
             k = len(nd["actions"])
-            ok = all(isinstance(q, list) and len(q) == k for q in nd["hands"].values())
+            ok = k > 0 and all(isinstance(q, list) and len(q) == k for q in nd["hands"].values())
         if not ok:
             raise InputError(f"{path}: node {i} is malformed (needs history, player 0/1, actions, and hands "
                              "with one probability per action)")
+        where = f"{path}: node {i} (history {nd['history']!r})"
+        if not all(isinstance(a, str) for a in nd["actions"]):
+            raise InputError(f"{where}: 'actions' must be action names (strings)")
+        for hand, probs in nd["hands"].items():
+            if not _HAND.fullmatch(hand):
+                raise InputError(f"{where}: hand {hand!r} is not two cards such as 'AsKd'")
+            bad = next((q for q in probs if not _probability(q)), None)
+            if bad is not None or not probs:
+                raise InputError(f"{where}: hand {hand}: probability {bad!r} is not a number in [0, 1]")
+        if "frequencies" in nd and not (isinstance(nd["frequencies"], list) and len(nd["frequencies"]) == k
+                                        and all(_probability(q) for q in nd["frequencies"])):
+            raise InputError(f"{where}: 'frequencies' must be one number in [0, 1] per action")
+    if not any(nd["history"] == "" for nd in nodes):
+        raise InputError(f"{path}: no node at the root (history '')")
+
+
+_HAND = re.compile(r"[2-9TJQKA][cdhs][2-9TJQKA][cdhs]")
 
 
 def _check_profile(path: str, strategies) -> None:
@@ -144,3 +186,9 @@ def _check_profile(path: str, strategies) -> None:
                     for s in strategies.values())
     if not ok:
         raise InputError(f"{path}: 'strategies' must be {{player0: {{infoset: {{action: probability}}}}, player1: ...}}")
+    for player, table in strategies.items():
+        for key, probs in table.items():
+            bad = next(((a, q) for a, q in probs.items() if not _probability(q)), None)
+            if bad is not None:
+                raise InputError(f"{path}: {player} infoset {key!r}: action {bad[0]!r} has probability "
+                                 f"{bad[1]!r}, not a number in [0, 1]")

@@ -56,6 +56,7 @@ SPEC_KEYS = {"game", "board", "pot", "stack", "range0", "range1", "sizes", "bet"
 # hand-action), change SOLVER_BYTES_PER_SEQ.
 SOLVER_BYTES_PER_SEQ = {"float64": 82, "float32": 68}
 BYTES_PER_THREAD_SEQ = 8
+OUT_BYTES_PER_HAND = 600  # --out: peak bytes per (saved node, hand) of strategy_dict (~510 measured, 3 streets, 20-card deck)
 BYTES_PER_PUBLIC_NODE = 200  # the public tree's arrays (81 B measured) and the operator's per-terminal arrays
 
 
@@ -247,6 +248,17 @@ class PostflopGame(HandsGame):
         counts = (t.n_nodes, t.n_chance, t.n_terminals, *(int(k[t.actor == p].sum()) for p in (0, 1)))
         return fixed + sum(a * b for a, b in zip(w, counts))
 
+    def out_nodes(self, streets: int = 1) -> list[int]:
+        """The decision nodes of the first ``streets`` streets (what :meth:`strategy_dict` saves)."""
+        t = self.tree
+        return [v for v in range(t.n_nodes) if len(t.boards[t.board[v]]) < len(self.board) + streets]
+
+    def out_bytes(self, streets: int = 1) -> tuple[int, int]:
+        """(bytes, saved nodes) of :meth:`strategy_dict` for ``--out``: :data:`OUT_BYTES_PER_HAND`
+        per saved node and hand of its player, counted before anything is built."""
+        nodes = self.out_nodes(streets)
+        return OUT_BYTES_PER_HAND * sum(self.n_hands[self.tree.actor[v]] for v in nodes), len(nodes)
+
     def stats(self) -> dict:
         t = self.tree
         deals = int(round(_normalizer([HAND_CARDS[h] for h in self.hands], [np.ones(len(h)) for h in self.hands])))
@@ -418,8 +430,7 @@ class PostflopGame(HandsGame):
         (``frequencies``), the range's EV and equity, and the share of the acting player's
         range weight that reaches it (``reach``). ``weight`` = range weight x own reach; range
         aggregates weight each hand by its probability at v (weight x compatible opponent mass)."""
-        vals = self.node_values(x, y, chosen := [v for v in range(self.tree.n_nodes)
-                                                 if len(self.tree.boards[self.tree.board[v]]) < len(self.board) + streets])
+        vals = self.node_values(x, y, chosen := self.out_nodes(streets))
         plans = (x, y)
         nodes = []
         for v in chosen:

@@ -17,10 +17,10 @@ from .cards import RANKS
 ORDER = RANKS[::-1]  # A K Q ... 2
 
 
-def load_solution(path: str) -> dict:
+def load_solution(path: str, max_memory: str | None = None) -> dict:
     from ..model.strategy import read_solution
 
-    data = read_solution(path)
+    data = read_solution(path, max_memory)
     if "nodes" not in data:
         raise InputError(f"{path}: not a poker solution (no 'nodes'); treeplex view shows other games' strategies")
     return data

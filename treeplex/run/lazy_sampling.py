@@ -186,6 +186,14 @@ def _chance(state, rng) -> str:
     return outcomes[-1][0]
 
 
+class Stopped(Exception):
+    """A traversal passed :attr:`LazyMCCFR.deadline`, or the tables' next growth would pass
+    :attr:`LazyMCCFR.max_bytes` (``args[0] == "memory"``), checked every :data:`TICK` nodes."""
+
+
+TICK = 1024  # nodes between deadline checks inside a traversal
+
+
 def _pick(probs, u: float) -> int:
     acc = 0.0
     for c, p in enumerate(probs):
@@ -222,6 +230,10 @@ class LazyMCCFR:
         self.iteration = self.nodes_touched = self.samples = 0
         self.avg_scale = 1.0
         self.seconds = 0.0  # solver seconds of run_timed, checkpointed: a resumed run's time limit counts them
+        self.deadline = None  # time.perf_counter() past which a traversal raises Stopped (run_timed sets it)
+        self._ticks = 0
+        self.stopped_by = ""  # why run_timed stopped
+        self.max_bytes = None  # the tables may not grow past this (run_timed sets it from --max-memory)
         self._stats = np.zeros(3, dtype=np.int64)
 
     regrets = MCCFR.regrets  # the variants' scalars, shared with the compiled sampler
@@ -233,7 +245,47 @@ class LazyMCCFR:
         for _ in range(n):
             self.step()
 
+    def _tick(self) -> None:
+        """Every :data:`TICK` nodes of any traversal: raise :class:`Stopped` past the deadline."""
+        self._ticks += 1
+        if self._ticks % TICK == 0:
+            if self.deadline is not None and time.perf_counter() > self.deadline:
+                raise Stopped
+            if self.max_bytes is not None and self.growth_bytes() > self.max_bytes:
+                raise Stopped("memory")
+
+    def growth_bytes(self) -> int:
+        """The tables' bytes once their arrays next double (LazyTable grows by doubling), the
+        index (dict and keys) included: what the limit is checked against before it happens."""
+        return sum(2 * sum(getattr(T, n).nbytes for n in T.ROW_ARRAYS + T.SEQ_ARRAYS)
+                   + sys.getsizeof(T.index) + sys.getsizeof(T.keys) + T.key_bytes for T in self.tables)
+
     def step(self) -> None:
+        """One iteration (both players' traversals and updates). Cut by :class:`Stopped`, it is
+        dropped: regrets, counters and generator as before it; only the strategy sums keep the
+        samples the cut traversal had added (part of one iteration's averaging weight)."""
+        rng_state, counts = self.rng.bit_generator.state, (self.samples, self.nodes_touched)
+        scale = (self.avg_scale, [T.S[:T.n_seqs].copy() for T in self.tables]) if self._rescales() else None
+        try:
+            self._step()
+        except Stopped:
+            self.rng.bit_generator.state = rng_state
+            self.samples, self.nodes_touched = counts
+            if scale is not None:
+                self.avg_scale = scale[0]
+                for T, S in zip(self.tables, scale[1]):
+                    T.S[:len(S)] = S
+            for T in self.tables:  # the cut traversal's values and marks
+                T.v[:T.n_seqs] = 0.0
+                T.mark[:T.n_rows] = 0
+            self._stats[2] = 0
+            raise
+
+    def _rescales(self) -> bool:
+        rho, _ = self.averaging(self.iteration + 1)
+        return rho == 0.0 or self.avg_scale * rho < 1e-200
+
+    def _step(self) -> None:
         t = self.iteration + 1
         rho, omega = self.averaging(t)
         if rho == 0.0 or self.avg_scale * rho < 1e-200:
@@ -263,6 +315,7 @@ class LazyMCCFR:
         i's actions summed into its table's ``v``, the rows reached listed for the update, the
         opponent's current strategy added to its sums where it is sampled."""
         self.nodes_touched += 1
+        self._tick()
         if state.is_terminal():
             u = _payoff(state)
             return u if i == 0 else -u
@@ -296,6 +349,7 @@ class LazyMCCFR:
         (importance-corrected below, zero baseline), the traverser's values and averages
         (own reach / q) added as the compiled ``mccfr-os`` adds them."""
         self.nodes_touched += 1
+        self._tick()
         if state.is_terminal():
             u = _payoff(state)
             return u if i == 0 else -u
@@ -410,6 +464,7 @@ class LazyMCCFR:
 
     def _br(self, state, p: int, br: LazyTable, rng: SplitMix64) -> float:
         """External sampling for player p against the fixed average strategy (p's payoff)."""
+        self._tick()
         if state.is_terminal():
             u = _payoff(state)
             return u if p == 0 else -u
@@ -439,6 +494,7 @@ class LazyMCCFR:
         """One playout (player 0's payoff): p plays the argmax of its learned cumulative
         regret (its average strategy where never reached), the other player its average."""
         while not state.is_terminal():
+            self._tick()
             if state.is_chance():
                 state = state.apply(_chance(state, rng))
                 continue
@@ -493,40 +549,84 @@ class LazyMCCFR:
 
 
 def run_timed(solver: LazyMCCFR, time_limit: float | None = None, max_iters: int | None = None,
-              report_every: float = 10.0, on_report=None) -> list[dict]:
+              report_every: float = 10.0, on_report=None, max_bytes: float | None = None) -> list[dict]:
     """Step ``solver`` until ``time_limit`` solver seconds or ``max_iters`` iterations, both
     counting those before a resume (``solver.seconds``, ``solver.iteration``); every
     ``report_every`` seconds (and at the end) append a row (seconds, iterations, samples,
-    nodes touched, the table's memory) and call ``on_report(row)``. Returns the rows."""
+    nodes touched, the table's memory) and call ``on_report(row)``. Returns the rows.
+
+    The time limit holds inside a traversal too (:attr:`LazyMCCFR.deadline`: the iteration it
+    cuts is dropped), and so does Ctrl-C (a first one stops the run there, a second one
+    interrupts). The tables stop growing before their next doubling would pass ``max_bytes``
+    (:meth:`LazyMCCFR.growth_bytes`, checked every :data:`TICK` nodes; the iteration that
+    reached it is dropped). ``solver.stopped_by`` says which: "max iterations", "time
+    limit", "time limit inside a traversal", "memory limit" or "interrupted"."""
+    import signal
+
     if time_limit is None and max_iters is None:
         raise InputError("the lazy mode needs a stop rule: --time-limit or --max-iters")
     rows, seconds = [], solver.seconds
     next_report = seconds + report_every
-    while True:
-        t0 = time.perf_counter()
-        solver.step()
-        seconds += time.perf_counter() - t0
-        solver.seconds = seconds
-        done = (max_iters is not None and solver.iteration >= max_iters) or (
-            time_limit is not None and seconds >= time_limit)
-        if seconds >= next_report or done:
-            m = solver.memory()
-            row = {"seconds": seconds, "iterations": solver.iteration, "samples": solver.samples,
-                   "nodes_touched": solver.nodes_touched, **m}
-            rows.append(row)
-            if on_report is not None:
-                on_report(row)
-            next_report = seconds + report_every
-        if done:
-            return rows
+    interrupted = []
+
+    def on_sigint(*_):
+        interrupted.append(True)
+        solver.deadline = -math.inf
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    try:
+        previous = signal.signal(signal.SIGINT, on_sigint)
+    except ValueError:  # not the main thread: Ctrl-C is not ours to take
+        previous = None
+    try:
+        while True:
+            t0 = time.perf_counter()
+            solver.deadline = -math.inf if interrupted else (
+                None if time_limit is None else t0 + time_limit - seconds)
+            solver.max_bytes = max_bytes
+            cut = False
+            try:
+                solver.step()
+            except Stopped as e:
+                cut = "memory" if e.args == ("memory",) else "time"
+            seconds += time.perf_counter() - t0
+            solver.seconds = seconds
+            if interrupted:
+                solver.stopped_by = "interrupted"
+            elif cut == "memory":
+                solver.stopped_by = "memory limit"
+            elif cut:
+                solver.stopped_by = "time limit inside a traversal"
+            elif max_iters is not None and solver.iteration >= max_iters:
+                solver.stopped_by = "max iterations"
+            elif time_limit is not None and seconds >= time_limit:
+                solver.stopped_by = "time limit"
+            else:
+                solver.stopped_by = ""
+            if seconds >= next_report or solver.stopped_by:
+                m = solver.memory()
+                row = {"seconds": seconds, "iterations": solver.iteration, "samples": solver.samples,
+                       "nodes_touched": solver.nodes_touched, **m}
+                rows.append(row)
+                if on_report is not None:
+                    on_report(row)
+                next_report = seconds + report_every
+            if solver.stopped_by:
+                return rows
+    finally:
+        solver.deadline = solver.max_bytes = None
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 EXACT_HISTORIES = 2_000_000  # evaluation=auto: exact where the tree has at most this many histories
 
 
-def quality(solver: LazyMCCFR, evaluation: str = "auto", br_iters: int = 200, playouts: int = 2000) -> dict:
+def quality(solver: LazyMCCFR, evaluation: str = "auto", br_iters: int = 200, playouts: int = 2000,
+            time_limit: float | None = None) -> dict:
     """Exact exploitability (``evaluation="exact"``, or ``"auto"`` on a tree of at most
-    :data:`EXACT_HISTORIES` histories) or the sampled best-response lower bound."""
+    :data:`EXACT_HISTORIES` histories) or the sampled best-response lower bound, this one cut
+    after ``time_limit`` seconds ({"measure": "none", "reason": ...})."""
     from ..core.memory import estimate_histories
 
     if evaluation not in ("auto", "exact", "sampled"):
@@ -536,7 +636,14 @@ def quality(solver: LazyMCCFR, evaluation: str = "auto", br_iters: int = 200, pl
         evaluation = "exact" if exact and n <= EXACT_HISTORIES else "sampled"
     if evaluation == "exact":
         return solver.evaluate()
-    return solver.sampled_bound(br_iters, playouts)
+    solver.deadline = None if time_limit is None else time.perf_counter() + time_limit
+    try:
+        return solver.sampled_bound(br_iters, playouts)
+    except Stopped:
+        return {"measure": "none", "reason": f"the sampled bound's traversals ran past {time_limit:g} s "
+                                             "(as long as --time-limit)"}
+    finally:
+        solver.deadline, solver._br_count = None, 0
 
 
 def cmd_lazy(args, solver_params) -> int:
@@ -588,16 +695,26 @@ def cmd_lazy(args, solver_params) -> int:
         print(f"game            {game.name} (not compiled: lazy table, rows allocated on first visit)")
         print(f"{'time':>10}  {'iterations':>12}  {'nodes touched':>18}  {'infosets':>19}  {'actions':>19}  "
               f"{'memory':>12}")
-    rows = run_timed(solver, args.time_limit, args.max_iters, float(lazy.get("report_every", 10.0)), report)
-    q = quality(solver, lazy.get("evaluation", "auto"), int(lazy.get("br_iters", 200)),
-                int(lazy.get("playouts", 2000)))
+    from ..core.memory import limit_bytes, show as show_bytes
+
+    limit, limit_name = limit_bytes(getattr(args, "max_memory", None))
+    rows = run_timed(solver, args.time_limit, args.max_iters, float(lazy.get("report_every", 10.0)), report,
+                     max_bytes=limit)
+    if solver.iteration == 0:
+        q = {"measure": "none", "reason": f"{solver.stopped_by} before the first iteration was complete: "
+                                          "no average strategy yet"}
+    elif solver.stopped_by == "interrupted":
+        q = {"measure": "none", "reason": "interrupted (Ctrl-C)"}
+    else:
+        q = quality(solver, lazy.get("evaluation", "auto"), int(lazy.get("br_iters", 200)),
+                    int(lazy.get("playouts", 2000)), args.time_limit)
     if args.trace:
         write_trace([{**r, "infosets_per_player": "/".join(map(str, r["infosets_per_player"]))} for r in rows],
                     args.trace, {"game": game.name, "algorithm": solver.name + "-lazy"})
     m = solver.memory()
     out = {"game": game.name, "algorithm": solver.name, "storage": "lazy", "iterations": solver.iteration,
            "samples": solver.samples, "nodes_touched": solver.nodes_touched, "seconds": rows[-1]["seconds"],
-           "memory": m, "quality": q, "growth": rows}
+           "stopped_by": solver.stopped_by, "memory": m, "quality": q, "growth": rows}
     if args.json:
         print(json.dumps(out))
         return 0
@@ -606,7 +723,15 @@ def cmd_lazy(args, solver_params) -> int:
     print(f"table           {m['infosets']} infosets ({m['infosets_per_player'][0]} + {m['infosets_per_player'][1]}), "
           f"{m['actions']} actions, {m['bytes']} bytes = {m['bytes_per_infoset']:.0f} bytes per infoset "
           f"(arrays {m['array_bytes_per_action']:.1f} bytes per action in use; index {m['index_bytes']} bytes)")
-    if q["measure"] == "exact exploitability":
+    if solver.stopped_by == "memory limit":
+        print(f"stopped         memory limit: the tables' next growth ({show_bytes(solver.growth_bytes())}) would "
+              f"pass {show_bytes(limit)} ({limit_name}); the iteration it cut is dropped ({solver.iteration} complete)")
+    elif solver.stopped_by in ("time limit inside a traversal", "interrupted"):
+        print(f"stopped         {solver.stopped_by} at {rows[-1]['seconds']:.1f} s: the iteration it cut is "
+              f"dropped ({solver.iteration} complete)")
+    if q["measure"] == "none":
+        print(f"quality         not estimated: {q['reason']}")
+    elif q["measure"] == "exact exploitability":
         print(f"quality         exact exploitability {q['exploitability']:.4e} (the game compiled for the "
               f"evaluation only; value {q['value']:.6g})")
     else:

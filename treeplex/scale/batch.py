@@ -152,7 +152,7 @@ def _solve(spec: dict, base: str, threads: int) -> dict:
     from ..games import load_game, problem_for
     from ..run.driver import solve
     from ..run.targets import ITERATIVE_DEFAULT
-    from ..core.memory import lp_fits
+    from ..core.memory import lp_default
     from ..model.strategy import solution_record
     from ..run.targets import target_gap
 
@@ -170,8 +170,8 @@ def _solve(spec: dict, base: str, threads: int) -> dict:
     p = problem_for(game, name)
     stops = {k: spec.get(k) for k in ("max_iters", "time_limit")}
     algorithm = spec.get("algorithm") or (ITERATIVE_DEFAULT if any(stops.values()) or "target" in spec else "lp")
-    if algorithm == "lp" and "algorithm" not in spec and not lp_fits(p, None)[0]:
-        algorithm = ITERATIVE_DEFAULT  # as solve does: the LP would not fit in memory
+    if algorithm == "lp" and "algorithm" not in spec and not lp_default(p, None)[0]:
+        algorithm = ITERATIVE_DEFAULT  # as solve does: the LP would not fit in memory, or is too big to be a default
     res = solve(p, algorithm, target_gap=target_gap(spec.get("target"), p), **stops, **spec.get("params", {}))
     meta = {"algorithm": res.algorithm, "value": res.value, "gap": res.gap, "exploitability": res.exploitability,
             "payoff_unit": p.payoff_unit, "iterations": res.iterations}
@@ -486,14 +486,18 @@ def _quick_exit() -> None:
     os._exit(0)
 
 
+def check_spot_time_limit(spot_time_limit: float | None) -> None:
+    if spot_time_limit is not None and not (0 < spot_time_limit < float("inf")):
+        raise InputError(f"--spot-time-limit must be a positive number of seconds, got {spot_time_limit}")
+
+
 def make_engine(engine: str, workers: int | None, address: str | None, threads: int,
                 spot_time_limit: float | None = None):
     if workers is not None and workers < 1:
         raise InputError(f"--workers must be at least 1, got {workers}")
     if threads < 1:
         raise InputError(f"--threads must be at least 1, got {threads}")
-    if spot_time_limit is not None and not (0 < spot_time_limit < float("inf")):
-        raise InputError(f"--spot-time-limit must be a positive number of seconds, got {spot_time_limit}")
+    check_spot_time_limit(spot_time_limit)
     if engine == "local":
         if address is not None:
             raise InputError("--address applies to --engine ray only")
@@ -501,10 +505,8 @@ def make_engine(engine: str, workers: int | None, address: str | None, threads: 
     if engine == "ray":
         from .ray_engine import RayEngine
 
-        if spot_time_limit is not None:
-            raise InputError("--spot-time-limit applies to --engine local only (no watchdog on Ray yet)")
-
-        return RayEngine(solve_spot, workers, address, threads)
+        return RayEngine(solve_spot, workers, address, threads,
+                         deadline=lambda spec: spot_deadline(spec, spot_time_limit))
     raise InputError(f"unknown engine {engine!r}; use local or ray")
 
 
@@ -523,6 +525,7 @@ def run_batch(specs_path: str, db: str, engine: str = "local", workers: int | No
     elif engine == "ray":
         from .ray_engine import check_address
 
+        check_spot_time_limit(spot_time_limit)
         check_address(address)
     if parquet:
         check_parquet(parquet)

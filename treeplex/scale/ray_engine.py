@@ -4,6 +4,12 @@ With no ``--address`` a local Ray cluster of ``--workers`` CPUs is started for t
 stopped after it; with one (``auto``, ``ray://host:10001``, ``host:6379``) the running
 cluster is used and ``--workers`` defaults to its CPUs. Each spot is one task of one CPU;
 the workers need treeplex installed, and game files at the same paths.
+
+The watchdog: a thread per spot in flight waits on its task with ``ray.wait`` up to the
+spot's wall-clock limit (``deadline(spec)``, :func:`treeplex.scale.batch.spot_deadline`;
+counted from submission, so a new Ray worker's start is in it) and past it cancels the task
+with ``ray.cancel(force=True)``, which kills its worker process: the spot is failed with one
+line and the batch goes on.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import os
 import socket
+import threading
 
 from ..errors import InputError
 
@@ -39,8 +46,11 @@ def check_address(address: str | None) -> None:
 class RayEngine:
     """The engine interface of :class:`treeplex.scale.batch.LocalEngine` (``workers``, ``submit``, ``close``) on Ray."""
 
-    def __init__(self, task, workers: int | None, address: str | None = None, threads: int = 1):
-        """``task(spec, base, threads)`` solves one spot (:func:`treeplex.scale.batch.solve_spot`) on a worker."""
+    def __init__(self, task, workers: int | None, address: str | None = None, threads: int = 1,
+                 deadline=lambda spec: None):
+        """``task(spec, base, threads)`` solves one spot (:func:`treeplex.scale.batch.solve_spot`) on a
+        worker; ``deadline(spec)`` is its wall-clock limit in seconds, or None for none."""
+        self.deadline = deadline
         check_address(address)
         try:
             import ray
@@ -59,7 +69,25 @@ class RayEngine:
         self.task = ray.remote(num_cpus=threads, max_retries=0)(task)
 
     def submit(self, spec: dict, base: str) -> cf.Future:
-        return self.task.remote(spec, base, self.threads).future()
+        fut: cf.Future = cf.Future()
+        ref = self.task.remote(spec, base, self.threads)
+        threading.Thread(target=self._watch, args=(fut, ref, self.deadline(spec)), daemon=True).start()
+        return fut
+
+    def _watch(self, fut: cf.Future, ref, limit: float | None) -> None:
+        """The spot's row into ``fut``: its task's, or failed past ``limit`` (the task cancelled,
+        its worker killed); a task that died sets the exception (the driver's "worker died")."""
+        ray = self.ray
+        try:
+            ready, _ = ray.wait([ref], timeout=limit)
+            if ready:
+                fut.set_result(ray.get(ref))
+                return
+            ray.cancel(ref, force=True)
+            fut.set_result({"status": "failed",
+                            "error": f"ran past its wall-clock limit of {limit:g} s (its Ray task was cancelled)"})
+        except BaseException as e:  # noqa: BLE001 - the future must always be answered
+            fut.set_exception(e)
 
     def close(self, cancel: bool = False) -> None:
         if self.started:

@@ -29,9 +29,10 @@ def kind(data: dict) -> str:
     return "poker" if "nodes" in data else "profile"
 
 
-def page_html(paths: list[str]) -> str:
-    """The viewer page for the solution at ``paths[0]``, compared with ``paths[1]`` if given."""
-    solutions = [read_solution(p) for p in paths]
+def page_html(paths: list[str], max_memory: str | None = None) -> str:
+    """The viewer page for the solution at ``paths[0]``, compared with ``paths[1]`` if given
+    (each file's size checked against ``max_memory`` before it is read: :func:`read_solution`)."""
+    solutions = [read_solution(p, max_memory) for p in paths]
     kinds = {kind(d) for d in solutions}
     if len(kinds) > 1:
         raise InputError(f"cannot compare {paths[0]} ({kind(solutions[0])}) with {paths[1]} ({kind(solutions[1])})")

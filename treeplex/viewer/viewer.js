@@ -52,6 +52,16 @@ function indexNodes(data) {
   const nodes = new Map(), chance = new Map(); // history -> node; chance history -> cards dealt there
   for (const nd of data.nodes) {
     nodes.set(nd.history, nd);
+    if (!Array.isArray(nd.frequencies)) { // a minimal node: the range's frequencies from its hands
+      const sum = nd.actions.map(() => 0);
+      let total = 0;
+      for (const [h, probs] of Object.entries(nd.hands)) {
+        const w = nd.weight ? Number(nd.weight[h]) || 0 : 1;
+        total += w;
+        probs.forEach((q, a) => (sum[a] += w * q));
+      }
+      nd.frequencies = total > 0 ? sum.map((v) => v / total) : nd.actions.map(() => null);
+    }
     const m = nd.history.match(/^(.*)\/([2-9TJQKA][cdhs])\/$/); // first node of a street
     if (m) (chance.get(m[1]) || chance.set(m[1], []).get(m[1])).push(m[2]);
   }
