@@ -48,7 +48,7 @@ def starts_on_numpy(problem) -> bool:
     from ..core.treeplex import NUMPY_SEQS
 
     chosen = problem._backend is not None and not problem._backend.auto
-    return (not chosen and problem.A.numpy_products
+    return (not chosen and problem.locks is None and problem.A.numpy_products
             and max(T.n_seqs for T in problem.treeplexes) <= NUMPY_SEQS)
 
 

@@ -246,6 +246,8 @@ class ArrayBackend:
     auto = False  # True when driver.solve picked this backend itself (see backends.starts_on_numpy)
 
     def __init__(self, problem, xp=np, name: str = "array"):
+        if problem.locks is not None:
+            raise InputError(f"node locks run on the numba backend, not {name}")
         self.problem = problem
         self.xp = xp
         self.name = name

@@ -13,6 +13,7 @@ import numba as nb
 import numpy as np
 
 from ..core.jit import compile_aside
+from ..core.locks import by_part
 from ..core.threads import PARALLEL_SEQS
 from .state import RegretState, first_play, host_bounds
 from .numba_regret import (
@@ -37,7 +38,11 @@ class NumbaBackend:
                             for T in self.treeplexes)  # independent subtrees per thread, or one part
         self._g = tuple(np.empty(T.n_seqs) for T in self.treeplexes)  # gradient buffers, one per player
         small = all(T.n_seqs <= PARALLEL_SEQS for T in self.treeplexes)
-        self._csr = problem.A.csr if small else None  # fuse whole CFR iterations on a small CSR game
+        locks = problem.locks or (None, None)
+        self._locks = tuple(by_part(lk, T, parts) for lk, T, parts in zip(locks, self.treeplexes, self._parts))
+        self._locks_of = locks
+        # fuse whole CFR iterations on a small CSR game (without locks: they are applied per part)
+        self._csr = problem.A.csr if small and problem.locks is None else None
         self._aside = None  # first iteration: None; then the regret update compiling elsewhere (jit.Aside) or False
 
     # ------------------------------------------------------------------ arrays
@@ -60,9 +65,13 @@ class NumbaBackend:
     # ------------------------------------------------------------------ CFR
 
     def regret_state(self, p: int, dtype, lower=None) -> RegretState:
-        """Uniform play (l + (1 - L) uniform on a perturbed treeplex), zero regrets and sums."""
-        n = self.treeplexes[p].n_seqs
-        b, x = first_play(self.treeplexes[p], lower)
+        """Uniform play (l + (1 - L) uniform on a perturbed treeplex; the lock at locked
+        infosets), zero regrets and sums."""
+        T = self.treeplexes[p]
+        n = T.n_seqs
+        b, x = first_play(T, lower)
+        if self._locks_of[p] is not None:
+            x = T.plan_from_behavioral(self._locks_of[p].behavioral(b))
         return RegretState(b=b.astype(dtype), R=np.zeros(n, dtype=dtype), x=x.astype(dtype),
                            xsum=np.zeros(n, dtype=dtype), logprior=np.zeros(0))
 
@@ -77,7 +86,7 @@ class NumbaBackend:
 
     def _update_args(self, p, g, s, coef, avg, plain, lower) -> tuple:
         return (self._parts[p], *self._arrays[p], g, s.b, s.R, s.x, s.xsum, *kernel_args(coef, plain), s.logprior,
-                lower, *avg)
+                lower, *avg, self._locks[p])
 
     def regret_update_runs(self, p: int, g: np.ndarray, s: RegretState, coef, plain: bool, part) -> float:
         """:meth:`regret_update` over the infosets of ``part`` only, for samplers that update a

@@ -53,6 +53,7 @@ import numpy as np
 
 from ..core import threads  # noqa: F401  (before any parallel kernel runs)
 from ..core.csr_kernels import csr_matvec as _csr_matvec
+from ..core.locks import apply_locks
 
 
 def kernel_args(coef, plain: bool = False) -> tuple:
@@ -88,7 +89,7 @@ def update(start, end, parent, v, b, R, x, xsum, pos, floor, general, eta, logpr
 
 @nb.njit(cache=True, parallel=True)
 def update_parts(parts, start, end, parent, v, b, R, x, xsum, pos, floor, general, eta, logprior, lower, rho,
-                 omega):
+                 omega, locked=None):
     """:func:`update` over ``parts`` = (lo, hi, size, ptr) from :func:`runs`, one part per
     thread (one part: the serial pass, through the same kernel, so that a first run compiles
     one).
@@ -103,7 +104,7 @@ def update_parts(parts, start, end, parent, v, b, R, x, xsum, pos, floor, genera
     x[0] = 1.0
     for k in nb.prange(n):
         tops[k] = _update_part(np.int64(k), parts, start, end, parent, v, b, R, x, xsum, pos, floor, general, eta,
-                               logprior, lower, rho, omega)
+                               logprior, lower, rho, omega, locked)
     for k in range(n):
         v[0] += tops[k]
     return v[0]
@@ -111,12 +112,14 @@ def update_parts(parts, start, end, parent, v, b, R, x, xsum, pos, floor, genera
 
 @nb.njit
 def _update_part(k, parts, start, end, parent, v, b, R, x, xsum, pos, floor, general, eta, logprior, lower, rho,
-                 omega):
+                 omega, locked):
     """The regret pass then the plan pass over part k of :func:`update_parts`; returns the
     summed values of its infosets below the empty sequence."""
     lo, hi, size, ptr = parts
     top = _regret_runs(lo, hi, size, ptr[k], ptr[k + 1], start, end, parent, v, b, R, pos, floor, general, eta,
                        logprior, lower)
+    if locked is not None:
+        apply_locks(locked[2][k], locked[2][k + 1], locked[0], locked[1], b, R)
     _plan_runs(lo, hi, size, ptr[k], ptr[k + 1], start, end, parent, b, x, xsum, rho, omega)
     return top
 

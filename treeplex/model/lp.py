@@ -6,7 +6,8 @@ max_x min_y x^T A y is, by LP duality on the inner minimum,
     max_{x, v}  f^T v   s.t.  F^T v <= A^T x,   E x = e,   x >= 0,   v free,
 
 and player 1's is the mirror image  min_{y, u} e^T u  s.t.  E^T u >= A y,  F y = f,  y >= 0.
-Both optimal values equal the game value (player 0's). We solve the two LPs, which is
+Both optimal values equal the game value (player 0's). Node locks (``problem.locks``) add
+equality rows to E or F (:func:`constraint_matrix`): the LP of the locked game. We solve the two LPs, which is
 simpler to trust than reading one LP's duals, and report both plans.
 
 Exactness: A is divided by its largest |entry| before HiGHS sees it (and the value scaled
@@ -77,15 +78,25 @@ class Coo:
         return Coo(np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), (r0, c0))
 
 
-def constraint_matrix(T: Treeplex) -> tuple[Coo, np.ndarray]:
-    """(E, e) with E q = e: row 0 is q[0] = 1, row 1 + j is sum_{s in j} q[s] - q[p_j] = 0."""
+def constraint_matrix(T: Treeplex, locks=None) -> tuple[Coo, np.ndarray]:
+    """(E, e) with E q = e: row 0 is q[0] = 1, row 1 + j is sum_{s in j} q[s] - q[p_j] = 0;
+    with ``locks`` (:class:`~treeplex.core.locks.Locks`) one more row q[s] - p_s q[p_j] = 0
+    per locked sequence s (the locked treeplex; the dual variables of equality rows are free,
+    so the LPs below need nothing else)."""
     sizes = T.end - T.start
     rows = np.concatenate(([0], 1 + np.repeat(np.arange(T.n_infosets), sizes), 1 + np.arange(T.n_infosets)))
     cols = np.concatenate(([0], np.arange(1, T.n_seqs), T.parent.astype(np.int64)))
     vals = np.concatenate(([1.0], np.ones(T.n_seqs - 1), -np.ones(T.n_infosets)))
-    e = np.zeros(1 + T.n_infosets)
+    n_rows = 1 + T.n_infosets
+    if locks is not None:
+        own = n_rows + np.arange(len(locks.seqs))
+        rows = np.concatenate((rows, own, own))
+        cols = np.concatenate((cols, locks.seqs, T.seq_parent[locks.seqs].astype(np.int64)))
+        vals = np.concatenate((vals, np.ones(len(own)), -locks.probs))
+        n_rows += len(own)
+    e = np.zeros(n_rows)
     e[0] = 1.0
-    return Coo(rows.astype(np.int64), cols.astype(np.int64), vals, (1 + T.n_infosets, T.n_seqs)), e
+    return Coo(rows.astype(np.int64), cols.astype(np.int64), vals, (n_rows, T.n_seqs)), e
 
 
 @dataclass
@@ -193,8 +204,9 @@ def solve_lp(problem: Problem) -> LPResult:
     """Both players' equilibrium realization plans and the value (see the module docstring on exactness)."""
     t0 = time.perf_counter()
     A, scale = scaled_payoffs(problem)
-    E, e = constraint_matrix(problem.X)
-    F, f = constraint_matrix(problem.Y)
+    locks = problem.locks or (None, None)
+    E, e = constraint_matrix(problem.X, locks[0])
+    F, f = constraint_matrix(problem.Y, locks[1])
     iterations = 0
     for options in (None, TIGHT):  # the second pass polishes a result whose gap is too large
         x, v0, it0 = _solve_side(A, E, e, F, f, options)

@@ -8,6 +8,11 @@
 - exploitability: gap / 2 (the OpenSpiel NashConv/2 convention).
 - mbb/g: milli-big-blinds per game, chips / big_blind * 1000.
 
+With node locks (``problem.locks``, :mod:`treeplex.core.locks`) every best response is over
+the locked treeplex (the lock's mixture at locked infosets): value, gap and exploitability
+are those of the locked game. :func:`lock_gains` gives the other reading, each player's gain
+by deviating anywhere (locks ignored) against the other's strategy.
+
 Gap evaluations use uncounted operator products: they are not solver work.
 """
 
@@ -40,7 +45,12 @@ class Evaluation:
 
 
 def evaluate(problem: Problem, x: np.ndarray, y: np.ndarray) -> Evaluation:
-    """Value, both best-response values and the gap of the profile (x, y)."""
+    """Value, both best-response values and the gap of the profile (x, y) (in the locked
+    game where ``problem.locks`` is set)."""
+    if problem.locks is not None:
+        from ..core.locks import lower_bounds
+
+        return perturbed_evaluation(problem, lower_bounds(problem), x, y)
     Ay = problem.A.matvec(y, count=False)
     ATx = problem.A.rmatvec(x, count=False)
     br0 = problem.X.best_response_value(Ay)
@@ -93,3 +103,16 @@ def perturbed_evaluation(problem: Problem, lower: tuple[np.ndarray, np.ndarray],
 def perturbed_gap(problem: Problem, lower: tuple[np.ndarray, np.ndarray], x, y) -> float:
     """Saddle-point gap of (x, y) in the perturbed game Gamma_l (zero at its equilibria)."""
     return perturbed_evaluation(problem, lower, x, y).gap
+
+
+def lock_gains(problem: Problem, x, y) -> tuple[float, float]:
+    """(player 0's, player 1's) gain by a best response with no lock against the other's
+    plan, over the profile's value (each in its own payoff): BR_0(y) - x^T A y and
+    x^T A y - BR_1(x) with unrestricted best responses. For the player without locks it is
+    the same as in the locked game (zero at its equilibria); for a locked player it is what
+    leaving the lock would gain."""
+    Ay = problem.A.matvec(y, count=False)
+    v = dot(x, Ay)
+    br0 = problem.X.best_response_value(Ay)
+    neg = problem.Y.best_response_value(problem.A.rmatvec(x, count=False), sign=-1.0)
+    return float(br0 - v), float(v + neg)

@@ -194,7 +194,9 @@ class Problem:
     ``stats`` holds node counts (histories, terminals, chance and decision nodes).
     ``payoff_unit`` names what one unit of payoff is (e.g. "chips"); ``big_blind`` is set
     for poker games so results can also be given in mbb/g. ``game`` is the game it was built
-    from (None for a problem made from arrays).
+    from (None for a problem made from arrays). ``locks``: None, or per player None or a
+    :class:`~treeplex.core.locks.Locks` (node locking: behavioral probabilities fixed at some
+    infosets; solvers, best responses, gaps and the LP then live in the locked game).
     """
 
     X: Treeplex
@@ -205,6 +207,7 @@ class Problem:
     payoff_unit: str = "payoff units"
     big_blind: float | None = None
     game: object = None
+    locks: tuple | None = None
     _backend: object = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):

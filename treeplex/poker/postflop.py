@@ -37,6 +37,7 @@ from .cards import HAND_CARDS, RANKS, board_mask, card_name, hand_name, hand_str
 from .hands_game import HandsGame, HandsProblem
 from .operator import RiverPayoff, _normalizer, compatible
 from .isomorphism import Reduction, SymmetricPayoff
+from .locks import check_locks, lock_sequences
 from .public_tree import CHANCE, DECISION, STREETS, TERMINAL, Budget, TreeConfig, build_public_tree, card_symmetries
 from .ranges import make_range
 from .sizes import StreetSizes, parse_sizes
@@ -45,7 +46,7 @@ from .streets_operator import StreetsPayoff
 DEFAULT_SIZES = {"bet": "33%,75%", "raise": "2.5x"}
 SPEC_KEYS = {"game", "board", "pot", "stack", "range0", "range1", "sizes", "bet", "raise", "donk",
              "add_allin_threshold", "force_allin_threshold", "merging_threshold", "raise_cap", "big_blind", "deck",
-             "isomorphism"}
+             "isomorphism", "locks"}
 # The memory estimate (one place: bytes_per_seq and these constants; PostflopGame.cost_weights
 # applies them). Peak RSS minus the interpreter's and numba's (160 MB) of a short DCFR solve (2
 # threads, a gap check every 5 iterations), 2026-11-27: TURN (4.0M sequences, no isomorphism)
@@ -129,7 +130,8 @@ class PostflopGame(HandsGame):
     close sizes merge, :func:`.sizes.merge_close`; default 0, none), ``raise_cap``; ``big_blind`` (chips,
     for mbb/g); ``deck`` (None: 52 cards; ``"9TJQKA"`` for a short deck, small tests);
     ``isomorphism`` (default True: turn and flop starts share the subtrees of suit-isomorphic
-    cards, exactly, :mod:`.isomorphism`).
+    cards, exactly, :mod:`.isomorphism`; off with ``locks``, which may break the suit symmetry);
+    ``locks``: node locks, a list of ``{"node", "player", "strategy", "hands"}`` (:mod:`.locks`).
     """
 
     payoff_unit = "chips"
@@ -138,7 +140,7 @@ class PostflopGame(HandsGame):
     def __init__(self, board=None, pot=None, stack=None, range0=None, range1=None, sizes=None, bet=None,
                  donk=None, add_allin_threshold=1.5, force_allin_threshold=0.15, merging_threshold=0.0,
                  raise_cap=None, big_blind=10,
-                 deck=None, isomorphism=True, **kw):
+                 deck=None, isomorphism=None, locks=None, **kw):
         rs = kw.pop("raise", None)
         if kw:
             raise InputError(f"postflop: unknown parameters {sorted(kw)}; allowed: {sorted(SPEC_KEYS - {'game'})}")
@@ -190,8 +192,14 @@ class PostflopGame(HandsGame):
                 order = np.argsort(strength[self.hands[p]], kind="stable")
                 self.hands[p], self.weight[p] = self.hands[p][order], self.weight[p][order]
             self.strength = [strength[h] for h in self.hands]
+        self.locks = check_locks(locks)
+        if isomorphism is None:
+            isomorphism = not self.locks
         if not isinstance(isomorphism, bool):
             raise InputError(f"postflop: isomorphism must be true or false, got {isomorphism!r}")
+        if isomorphism and self.locks:
+            raise InputError("postflop: locks need isomorphism=false (a lock on some hands or boards breaks the "
+                             "suit symmetry); leave isomorphism out")
         full = []
         for h, w in zip(self.hands, self.weight):
             full.append(np.zeros(len(HAND_CARDS)))
@@ -322,6 +330,7 @@ class PostflopGame(HandsGame):
                              f"({self.n_seqs(0) + self.n_seqs(1):,} sequences), above {name} ({show(limit)})")
         t0 = time.perf_counter()
         A = self.operator()
+        locks = lock_sequences(self, self.locks) if self.locks else None
         if len(self.symmetries) == 1:
             X, Y = self.treeplex(0), self.treeplex(1)
         else:
@@ -331,7 +340,7 @@ class PostflopGame(HandsGame):
         stats = self.stats()
         stats["compile_seconds"] = time.perf_counter() - t0
         self._problem = HandsProblem(X, Y, A, name=self.name, stats=stats, payoff_unit="chips", big_blind=self.big_blind,
-                               game=self)
+                               game=self, locks=locks)
         return self._problem
 
     def fused_tree(self):

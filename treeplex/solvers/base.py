@@ -86,11 +86,13 @@ class Solver:
     ``lower=(l_X, l_Y)``: per-sequence lower bounds of the xi-perturbed treeplexes (EFPE
     paper; :func:`treeplex.refine.efpe.perturbation`), for solvers with
     ``supports_lower``: the solver then runs on X^l x Y^l, its name gains "/efpe" and its
-    trace the gap inside the perturbed game.
+    trace the gap inside the perturbed game. A solver without ``supports_locks`` refuses a
+    problem with node locks.
     """
 
     name = "solver"
     supports_lower = False  # can run on a xi-perturbed treeplex (pass ``lower``)
+    supports_locks = False  # respects node locks (``problem.locks``, :mod:`treeplex.core.locks`)
     restartable = False  # the driver may call restart()
     batch_steps = False  # run(n) is n step()s bit for bit: the driver may batch the cheap ones
 
@@ -101,6 +103,11 @@ class Solver:
         self.rng: np.random.Generator | None = None  # set by sampling solvers; checkpointed
         self._grad_offset = -problem.A.gradients  # gradients counted from here
         self.lower = None
+        if problem.locks is not None and not self.supports_locks:
+            raise InputError(f"{self.name} cannot respect node locks; use lp or a CFR-family solver (cfr+, dcfr, "
+                             "dcfr-ps, lcfr, pcfr+, pdcfr+) with fused=false")
+        if problem.locks is not None and lower is not None:
+            raise InputError("node locks and --refine efpe cannot be combined")
         if lower is not None:
             if not self.supports_lower:
                 raise InputError(f"{self.name} cannot run on a perturbed treeplex (--refine efpe)")

@@ -57,10 +57,13 @@ class RegretSolver(Solver):
       (:mod:`treeplex.poker.fused`: one walk of the public tree per player and iteration,
       8 bytes per sequence in float32, checks by one best-response walk, the same iterates
       to rounding), which needs the numba backend, regret matching (no Hedge), no prior, no
-      lower bounds and the class's own ``step``. Not the default yet: on the TURN benchmark
+      lower bounds, no node locks and the class's own ``step``. Not the default yet: on the TURN benchmark
       spot its iterations took about 2x the sequence-form path's (ARCHITECTURE.md).
     - ``lower``: lower bounds of a xi-perturbed treeplex (:class:`~.base.Solver`): regret
       matching on Delta played through b = l + (1 - L) p (EFPE; regret-matching variants).
+
+    Node locks (``problem.locks``): the backend plays the lock at locked infosets and keeps
+    their regrets at 0 (:mod:`treeplex.core.locks`), for every variant on the sequence form.
 
     ``plain`` (class attribute): True for variants whose regrets are plain regret matching
     (pos = neg, kappa = 1, lam = 0), so that only that kernel is compiled
@@ -71,6 +74,12 @@ class RegretSolver(Solver):
     supports_lower = True
     restartable = True
 
+    @property
+    def supports_locks(self) -> bool:
+        """Node locks are applied in the backend's regret update (:mod:`treeplex.core.locks`),
+        so every variant that steps through it respects them."""
+        return type(self).step is RegretSolver.step
+
     def __init__(self, problem: Problem, alternating: bool = True, prior=None, prior_weight: float = 100.0,
                  restart_weight: float = 10.0, storage: str | None = None, lower=None, fused: bool = False):
         super().__init__(problem, lower)
@@ -80,7 +89,12 @@ class RegretSolver(Solver):
         self.prior_weight = nonnegative(prior_weight, "prior_weight")
         self.restart_weight = nonnegative(restart_weight, "restart_weight")
         self.epoch = 0  # iteration at the last (re)start: schedules count t from there
+        if problem.locks is not None and (fused or prior is not None):
+            raise InputError(f"{self.name}: node locks need the sequence form without a prior (fused=false, "
+                             "no warm start)")
         self.engine = self._fused_engine(fused, prior, storage or "float32")
+        if problem.locks is not None:
+            self.restartable = False  # a restart is a warm start, which would overwrite the locks
         if self.engine is not None:
             self.players = self.engine.players
             self.restartable = False  # a restart is a warm start, which needs the sequence-form state
@@ -194,6 +208,8 @@ class RegretSolver(Solver):
         """
         if self.lower is not None:
             raise InputError("efpe: warm starts are not supported on a perturbed treeplex")
+        if self.problem.locks is not None:
+            raise InputError(f"{self.name}: warm starts and restarts would overwrite the node locks")
         if self.engine is not None:
             raise InputError(f"{self.name}: warm starts and restarts need the sequence form (fused=false)")
         for p, (T, plan) in enumerate(zip(self.problem.treeplexes, (x, y))):
