@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
+
+import numpy as np
 import sys
 import time
 
@@ -69,6 +71,9 @@ def add_solver_args(sp: argparse.ArgumentParser) -> None:
                          "xi-perturbed game (with lp, egt, egt-as or the regret-matching CFR family)")
     sp.add_argument("--xi", type=float, default=None,
                     help="with --refine efpe: every action is played with probability >= XI (default 0.01)")
+    sp.add_argument("--lock", action="append", default=[], metavar="NODE:PLAYER:A=P,...[:HANDS]",
+                    help="postflop: lock PLAYER's strategy at NODE (a history as treeplex show prints it), "
+                         "e.g. x-b20:1:f=0.8,c=0.2 or x-b20:1:f=1:AA,KK; repeatable; added to the spec's locks")
     sp.add_argument("--infoset-regret", action="store_true",
                     help="also report the infoset regrets (max, and the full list with --json)")
 
@@ -141,8 +146,15 @@ def run(args) -> int:
     if args.threads is not None:
         set_threads(args.threads)
     t0 = time.perf_counter()
+    extra = {}
+    if args.lock:
+        from ..poker.locks import parse_lock_text
+
+        if not args.game.endswith((".json", ".toml")):
+            raise InputError("--lock applies to postflop spec files (.json, .toml)")
+        extra["locks"] = [parse_lock_text(t) for t in args.lock]
     with JitClock() as jit:
-        game = load_game(args.game, **overrides(args))
+        game = load_game(args.game, **overrides(args), **extra)
         p = problem_for(game, args.game, args.max_memory)
     compile_seconds = time.perf_counter() - t0 - jit.seconds
     if getattr(args, "backend", None):
@@ -228,6 +240,8 @@ def _print_result(args, game, p, res, refined: dict, compile_seconds: float, jit
         out["exploitability_mbb_per_game"] = to_mbb(res.exploitability, p.big_blind)
     if "pot" in p.stats:  # poker solvers' unit: exploitability over the starting pot
         out["exploitability_pct_pot"] = 100 * res.exploitability / p.stats["pot"]
+    if p.locks is not None:
+        out.update(_lock_report(p, res))
     out.update(refined)
     if args.refine or args.infoset_regret:
         from ..refine.cli import infoset_regret_report
@@ -247,6 +261,8 @@ def _print_result(args, game, p, res, refined: dict, compile_seconds: float, jit
     print(f"value           {res.value:.10g} {unit} (player 0's expected payoff){_poker_units(res.value, p, '.6g')}")
     print(f"gap             {res.gap:.4e} {unit} (saddle-point gap = sum of both best-response gains)")
     print(f"exploitability  {res.exploitability:.4e} {unit} (gap / 2){_poker_units(res.exploitability, p, '.4g')}")
+    if p.locks is not None:
+        _print_locks(out, p)
     if args.refine or args.infoset_regret:
         from ..refine.cli import print_refinement
 
@@ -255,6 +271,31 @@ def _print_result(args, game, p, res, refined: dict, compile_seconds: float, jit
           f"{res.check_seconds:.3f} s gap checks, {out['jit_seconds']:.3f} s JIT (numba)")
     if not args.no_strategies:
         print("\n" + p.summary(res.x, res.y))
+
+
+def _lock_report(p, res) -> dict:
+    """Node locks: the locked infosets per player, and each player's gain by a best response
+    that ignores the locks against the other's strategy (:func:`treeplex.model.metrics.lock_gains`)."""
+    from ..model.metrics import lock_gains
+
+    gains = lock_gains(p, res.x, res.y)
+    return {"locked_infosets": [0 if lk is None else len(np.unique(T.seq_infoset[lk.seqs]))
+                                for lk, T in zip(p.locks, p.treeplexes)],
+            "lock_gain_player0": gains[0], "lock_gain_player1": gains[1]}
+
+
+def _print_locks(out: dict, p) -> None:
+    unit = p.payoff_unit
+    locked = [q for q in (0, 1) if out["locked_infosets"][q]]
+    who = " and ".join(f"player {q} plays its locks at {out['locked_infosets'][q]:,} infosets" for q in locked)
+    print(f"locks           {who}: value, gap and exploitability above are the locked game's "
+          "(best responses play the locks)")
+    for q in (0, 1):
+        g = out[f"lock_gain_player{q}"]
+        what = ("would gain by leaving its locks" if q in locked
+                else f"gains against player {1 - q}'s locked strategy (its exploitability share)")
+        print(f"lock gain p{q}    {g:.4e} {unit}{_poker_units(g, p, '.4g')}: player {q} {what}, "
+              "best response with no lock minus the value")
 
 
 def _poker_units(x: float, p, mbb_format: str) -> str:

@@ -122,6 +122,8 @@ def load_game(spec: str, **overrides):
         _check_file(spec)
         data = _read_toml(spec) if spec.endswith(".toml") else read_json(spec, "spec")
         if isinstance(data, dict) and data.get("game") == "postflop":
+            if overrides.get("locks") and isinstance(data.get("locks", []), list):  # --lock adds to the spec's
+                overrides = {**overrides, "locks": [*(data.get("locks") or []), *overrides["locks"]]}
             return load_postflop_spec({**data, **overrides}, where=spec)
         if not isinstance(data, dict):
             raise GameError(f"{spec}: a river spec is a JSON object {{\"pot\": ..., \"board\": ...}}, "
