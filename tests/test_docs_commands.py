@@ -50,6 +50,10 @@ FIXTURES = {
     "spot.json": json.dumps({"game": "postflop", "board": "Ah8d5c2sKs", "pot": 550, "stack": 1200,
                              "range0": "99,A5s", "range1": "AA,KQs", "sizes": {"turn": {"bet": "50%,a", "raise": "2.5x"},
                              "river": {"bet": "50%,a", "raise": "a"}}}),
+    "locked.json": json.dumps({"game": "postflop", "board": "AhKd7c2s9h", "pot": 20, "stack": 20,
+                               "deck": "9TJQKA27", "range0": "AA,KK,QQ,AK,KQ,JT", "range1": "AA,KK,QQ,AQ,JJ,T9",
+                               "bet": "50%", "raise": "2x",
+                               "locks": [{"node": "x", "player": 1, "strategy": {"x": 0.8, "b10": 0.2}}]}),
     "flop.json": json.dumps({"game": _FLOP, "algorithm": "cfr+", "max_iters": 10}),  # the flops of a 5-rank deck
     "split.json": json.dumps({"game": "postflop", "board": "KsQh9d8c", "deck": "89TJQKA", "pot": 20, "stack": 30,
                               "bet": "50%", "raise": "2x", "range0": "AA,KK,QJ", "range1": "AQ,JJ,T8"}),
