@@ -53,7 +53,7 @@ import numpy as np
 from ..backends.numba_regret import kernel_args
 from ..errors import GameError, InputError, nonnegative
 from ..io.files import atomic_write
-from ..solvers.mccfr import MCCFR, VARIANTS, _apply
+from ..solvers.mccfr import MCCFR, VARIANTS, _apply, check_sampling_args
 
 _MASK = (1 << 64) - 1
 _GOLDEN, _M1, _M2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
@@ -242,12 +242,7 @@ class LazyMCCFR:
         if sampling not in ("es", "os"):
             raise InputError(f"lazy mccfr: sampling must be 'es' or 'os', got {sampling!r}")
         self.name = f"mccfr-{sampling}"
-        if variant not in VARIANTS:
-            raise InputError(f"lazy {self.name}: variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise InputError(f"lazy {self.name}: seed must be a whole number >= 0, got {seed!r}")
-        if not 0.0 < float(epsilon) <= 1.0:
-            raise InputError(f"lazy {self.name}: epsilon must be in (0, 1], got {epsilon!r}")
+        check_sampling_args(f"lazy {self.name}", variant, seed, epsilon)
         self.sampling, self.epsilon = sampling, float(epsilon)
         self.game, self.seed, self.variant = game, int(seed), variant
         if hasattr(game, "record_action_ids"):  # an OpenSpiel game: no per-infoset record outside the table
