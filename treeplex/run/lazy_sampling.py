@@ -53,7 +53,7 @@ import numpy as np
 from ..backends.numba_regret import kernel_args
 from ..errors import GameError, InputError, nonnegative
 from ..io.files import atomic_write
-from ..solvers.mccfr import MCCFR, VARIANTS, _apply, check_sampling_args
+from ..solvers.mccfr import MCCFR, _apply, check_sampling_args
 
 _MASK = (1 << 64) - 1
 _GOLDEN, _M1, _M2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
