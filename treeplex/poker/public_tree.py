@@ -486,6 +486,12 @@ def build_public_tree(config: TreeConfig, board: tuple[int, ...], deck: tuple[in
 
 
 @nb.njit(cache=True)
+def _up_links(n):
+    """The link up from each of ``n`` nodes, unset: kind, id and index (int8, int64, int32)."""
+    return np.empty(n, np.int8), np.empty(n, np.int64), np.empty(n, np.int32)
+
+
+@nb.njit(cache=True)
 def _expand(t_node, t_ev, n_actor, n_bets, n_k, n_label, n_last, n_parent, events, ev_next, deal_ptr, deal_child,
             deal_size, n_left, board_len, half, max_nodes, D, C, T, K):
     """Walk the tree depth-first from the root template on board 0 and write its arrays
@@ -504,14 +510,10 @@ def _expand(t_node, t_ev, n_actor, n_bets, n_k, n_label, n_last, n_parent, event
     child_ptr = np.zeros(D + 1, np.int64)
     last_node = np.empty((D, 2), np.int64)
     last_act = np.empty((D, 2), np.int32)
-    up_kind = np.empty(D, np.int8)
-    up_id = np.empty(D, np.int64)
-    up_idx = np.empty(D, np.int32)
+    up_kind, up_id, up_idx = _up_links(D)
     chance_board = np.empty(C, np.int32)
     chance_ptr = np.zeros(C + 1, np.int64)
-    c_up_kind = np.empty(C, np.int8)
-    c_up_id = np.empty(C, np.int64)
-    c_up_idx = np.empty(C, np.int32)
+    c_up_kind, c_up_id, c_up_idx = _up_links(C)
     kinds = np.empty(T, np.int8)
     term_board = np.empty(T, np.int32)
     payoff0 = np.zeros(T)
@@ -519,9 +521,7 @@ def _expand(t_node, t_ev, n_actor, n_bets, n_k, n_label, n_last, n_parent, event
     chance = np.empty(T)
     t_last_node = np.empty((T, 2), np.int64)
     t_last_act = np.empty((T, 2), np.int32)
-    t_up_kind = np.empty(T, np.int8)
-    t_up_id = np.empty(T, np.int64)
-    t_up_idx = np.empty(T, np.int32)
+    t_up_kind, t_up_id, t_up_idx = _up_links(T)
     cc_kind = np.empty(K, np.int8)
     cc_id = np.empty(K, np.int64)
     S = 16  # frames: a template and a deal per street, all-in deals

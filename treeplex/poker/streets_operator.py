@@ -30,7 +30,7 @@ import numpy as np
 
 from ..core.threads import PARALLEL_SEQS  # (importing threads first also sets up the parallel kernels)
 from ..model.problem import PayoffOperator
-from .operator import _normalizer, _same_combo, compatible
+from .operator import _normalizer, _partials, _same_combo, _scatter_csr, compatible
 
 FOLD, SHOWDOWN = 0, 1
 
@@ -73,8 +73,7 @@ class StreetsPayoff(PayoffOperator):
         n_threads = nb.get_num_threads() if max(self.shape) > PARALLEL_SEQS else 1  # as the river operator
         self._parts = [_split(g[0], len(self.cards[p]) + len(self.cards[1 - p]), n_threads)
                        for p, g in enumerate(self._groups)]
-        runs = [len(self._parts[1 - p]) - 1 for p in (0, 1)]
-        self._partials = [np.zeros((r if r > 1 else 0, self.shape[p])) for p, r in zip((0, 1), runs)]
+        self._partials = _partials(self._parts, self.shape)
 
     def _product(self, own, v, out):
         return self._apply(np.asarray(v, dtype=np.float64), own, out)
@@ -102,29 +101,25 @@ class StreetsPayoff(PayoffOperator):
 
     def to_sparse(self):
         """The explicit A, terminal by terminal over all hand pairs: small games and cross-checks."""
-        import scipy.sparse as sp
-
         base = np.outer(self.coef[0], self.weight[1]) * compatible(*self.cards)
-        rows, cols, vals = [], [], []
-        for t in range(self.n_terminals):
-            bd = self.board[t]
-            dead = self.boards[bd][self.boards[bd] >= 0]
-            alive = [~np.isin(c, dead).any(axis=1) for c in self.cards]
-            M = base * alive[0][:, None] * alive[1][None, :] * self.value[t]
-            if self.kind[t] == SHOWDOWN:
-                st = []
-                for p in (0, 1):
-                    ptr, idx, strength = self.order[p]
-                    s_p = np.full(len(self.cards[p]), -1)
-                    s_p[idx[ptr[bd]:ptr[bd + 1]]] = strength[ptr[bd]:ptr[bd + 1]]
-                    st.append(s_p)
-                M = M * np.sign(st[0][:, None] - st[1][None, :])
-            i, j = np.nonzero(M)
-            rows.append(self.base[0][t] + i * self.stride[0][t])
-            cols.append(self.base[1][t] + j * self.stride[1][t])
-            vals.append(M[i, j])
-        A = sp.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=self.shape)
-        return A.tocsr()
+
+        def blocks():
+            for t in range(self.n_terminals):
+                bd = self.board[t]
+                dead = self.boards[bd][self.boards[bd] >= 0]
+                alive = [~np.isin(c, dead).any(axis=1) for c in self.cards]
+                M = base * alive[0][:, None] * alive[1][None, :] * self.value[t]
+                if self.kind[t] == SHOWDOWN:
+                    st = []
+                    for p in (0, 1):
+                        ptr, idx, strength = self.order[p]
+                        s_p = np.full(len(self.cards[p]), -1)
+                        s_p[idx[ptr[bd]:ptr[bd + 1]]] = strength[ptr[bd]:ptr[bd + 1]]
+                        st.append(s_p)
+                    M = M * np.sign(st[0][:, None] - st[1][None, :])
+                yield M
+
+        return _scatter_csr(self, blocks())
 
     @property
     def n_terminals(self) -> int:

@@ -53,7 +53,7 @@ import numpy as np
 from ..backends.numba_regret import kernel_args
 from ..errors import GameError, InputError, nonnegative
 from ..io.files import atomic_write
-from ..solvers.mccfr import MCCFR, VARIANTS, _apply
+from ..solvers.mccfr import MCCFR, _apply, check_sampling_args
 
 _MASK = (1 << 64) - 1
 _GOLDEN, _M1, _M2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
@@ -175,6 +175,34 @@ def _payoff(state) -> float:
     return float(u[0]) if isinstance(u, tuple) else float(u)
 
 
+def _touch(T, j: int, n: int) -> int:
+    """Mark row ``j`` of table ``T`` reached (listed at ``T.touched[n]``) if it is not yet:
+    the count of listed rows after."""
+    if T.mark[j] == 0:
+        T.mark[j] = 1
+        T.touched[n] = j
+        return n + 1
+    return n
+
+
+def _utility(state, i: int) -> float:
+    """Player ``i``'s payoff at a terminal ``state`` (zero-sum: player 1's is minus player 0's)."""
+    u = _payoff(state)
+    return u if i == 0 else -u
+
+
+def _expand(T, a: int, k: int, child) -> float:
+    """The traverser's node at ``T``'s actions ``a .. a+k``: each action's sampled value
+    ``child(c)`` summed into ``T.v``; returns their sum weighted by the current strategy."""
+    b = T.b[a:a + k].tolist()  # not changed before the update: the arrays may grow below
+    value = 0.0
+    for c in range(k):
+        r = child(c)
+        T.v[a + c] += r
+        value += b[c] * r
+    return value
+
+
 def _chance(state, rng) -> str:
     """The sampled chance outcome (cumulative probabilities in listed order, as ``mccfr``)."""
     outcomes = list(state.chance_outcomes())
@@ -214,12 +242,7 @@ class LazyMCCFR:
         if sampling not in ("es", "os"):
             raise InputError(f"lazy mccfr: sampling must be 'es' or 'os', got {sampling!r}")
         self.name = f"mccfr-{sampling}"
-        if variant not in VARIANTS:
-            raise InputError(f"lazy {self.name}: variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise InputError(f"lazy {self.name}: seed must be a whole number >= 0, got {seed!r}")
-        if not 0.0 < float(epsilon) <= 1.0:
-            raise InputError(f"lazy {self.name}: epsilon must be in (0, 1], got {epsilon!r}")
+        check_sampling_args(f"lazy {self.name}", variant, seed, epsilon)
         self.sampling, self.epsilon = sampling, float(epsilon)
         self.game, self.seed, self.variant = game, int(seed), variant
         if hasattr(game, "record_action_ids"):  # an OpenSpiel game: no per-infoset record outside the table
@@ -310,17 +333,24 @@ class LazyMCCFR:
         """The backend's regret update at every row the traversal reached (clears ``v``)."""
         _apply(T.start, T.end, T.noparent, T.v, T.b, T.R, pos, floor, general, T.mark, T.touched, self._stats)
 
+    def _settle(self, state, rng: SplitMix64, count: bool):
+        """The first terminal or player node from ``state``, chance outcomes sampled on the way;
+        every node passed ticks the clock (and counts in ``nodes_touched`` if ``count``)."""
+        while True:
+            if count:
+                self.nodes_touched += 1
+            self._tick()
+            if state.is_terminal() or not state.is_chance():
+                return state
+            state = state.apply(_chance(state, rng))
+
     def _es(self, state, i: int, w: float, rng: SplitMix64) -> float:
         """External sampling, traverser i: its sampled value (player i's payoff); the values of
         i's actions summed into its table's ``v``, the rows reached listed for the update, the
         opponent's current strategy added to its sums where it is sampled."""
-        self.nodes_touched += 1
-        self._tick()
+        state = self._settle(state, rng, True)
         if state.is_terminal():
-            u = _payoff(state)
-            return u if i == 0 else -u
-        if state.is_chance():
-            return self._es(state.apply(_chance(state, rng)), i, w, rng)
+            return _utility(state, i)
         p = state.player()
         actions = state.legal_actions()
         k = len(actions)
@@ -331,16 +361,8 @@ class LazyMCCFR:
             T.S[a:a + k] += w * T.b[a:a + k]
             c = _pick(T.b[a:a + k].tolist(), rng.uniform())
             return self._es(state.apply(actions[c]), i, w, rng)
-        b = T.b[a:a + k].tolist()  # not changed before the update: the arrays may grow below
-        value = 0.0
-        for c in range(k):
-            r = self._es(state.apply(actions[c]), i, w, rng)
-            T.v[a + c] += r
-            value += b[c] * r
-        if T.mark[j] == 0:
-            T.mark[j] = 1
-            T.touched[self._stats[2]] = j
-            self._stats[2] += 1
+        value = _expand(T, a, k, lambda c: self._es(state.apply(actions[c]), i, w, rng))
+        self._stats[2] = _touch(T, j, self._stats[2])
         return value
 
     def _os(self, state, i: int, w: float, rng: SplitMix64, own: float, opp: float, q: float) -> float:
@@ -351,8 +373,7 @@ class LazyMCCFR:
         self.nodes_touched += 1
         self._tick()
         if state.is_terminal():
-            u = _payoff(state)
-            return u if i == 0 else -u
+            return _utility(state, i)
         if state.is_chance():
             outcomes = list(state.chance_outcomes())
             x, acc, c = rng.uniform(), 0.0, len(outcomes) - 1
@@ -382,10 +403,7 @@ class LazyMCCFR:
             T.v[a + c] += u * opp / q
             for t in range(k):
                 T.S[a + t] += w * own * b[t] / q
-            if T.mark[j] == 0:
-                T.mark[j] = 1
-                T.touched[self._stats[2]] = j
-                self._stats[2] += 1
+            self._stats[2] = _touch(T, j, self._stats[2])
         return b[c] * u
 
     # ------------------------------------------------------------------ strategies and memory
@@ -464,12 +482,9 @@ class LazyMCCFR:
 
     def _br(self, state, p: int, br: LazyTable, rng: SplitMix64) -> float:
         """External sampling for player p against the fixed average strategy (p's payoff)."""
-        self._tick()
+        state = self._settle(state, rng, False)
         if state.is_terminal():
-            u = _payoff(state)
-            return u if p == 0 else -u
-        if state.is_chance():
-            return self._br(state.apply(_chance(state, rng)), p, br, rng)
+            return _utility(state, p)
         q = state.player()
         actions = state.legal_actions()
         k = len(actions)
@@ -478,16 +493,8 @@ class LazyMCCFR:
             return self._br(state.apply(actions[c]), p, br, rng)
         j = br.row(state.infoset_key(), k)
         a = int(br.start[j])
-        b = br.b[a:a + k].tolist()
-        value = 0.0
-        for c in range(k):
-            r = self._br(state.apply(actions[c]), p, br, rng)
-            br.v[a + c] += r
-            value += b[c] * r
-        if br.mark[j] == 0:
-            br.mark[j] = 1
-            br.touched[self._br_count] = j
-            self._br_count += 1
+        value = _expand(br, a, k, lambda c: self._br(state.apply(actions[c]), p, br, rng))
+        self._br_count = _touch(br, j, self._br_count)
         return value
 
     def _playout(self, state, p: int, br: LazyTable, rng: SplitMix64) -> float:

@@ -114,6 +114,17 @@ from .cfr import _discount
 ES, OS, CS = 0, 1, 2
 VARIANTS = ("cfr", "cfr-rm+", "cfr+", "lcfr", "dcfr", "pcfr+")
 
+
+def check_sampling_args(where: str, variant, seed, epsilon) -> None:
+    """Raise :class:`InputError` (message starting ``where``) unless ``variant`` is one of
+    :data:`VARIANTS`, ``seed`` a whole number >= 0 and ``epsilon`` in (0, 1]."""
+    if variant not in VARIANTS:
+        raise InputError(f"{where}: variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InputError(f"{where}: seed must be a whole number >= 0, got {seed!r}")
+    if not 0.0 < float(epsilon) <= 1.0:
+        raise InputError(f"{where}: epsilon must be in (0, 1], got {epsilon!r}")
+
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -516,12 +527,7 @@ class MCCFR(Solver):
         if tree is None:
             raise InputError(f"{self.name}: sampling needs a history tree, and {problem.name!r} has none "
                              "(structured poker problems are not walked)")
-        if variant not in VARIANTS:
-            raise InputError(f"{self.name}: variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise InputError(f"{self.name}: seed must be a whole number >= 0, got {seed!r}")
-        if not 0.0 < float(epsilon) <= 1.0:
-            raise InputError(f"{self.name}: epsilon must be in (0, 1], got {epsilon!r}")
+        check_sampling_args(self.name, variant, seed, epsilon)
         if baseline not in ("none", "learned"):
             raise InputError(f"{self.name}: baseline must be 'none' or 'learned', got {baseline!r}")
         if baseline != "none" and self.mode != OS:
