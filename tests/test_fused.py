@@ -139,6 +139,29 @@ def test_fused_refusals():
     assert s.cheap_checks and not make_solver(P, "cfr+").cheap_checks  # the default path: sequence form
 
 
+def test_automatic_choice_by_size(monkeypatch):
+    """fused=None (the default) runs the fused engine on postflop spots of at least
+    FUSED_MIN_SEQS sequences where it applies, the sequence form below that and wherever it
+    does not apply (a variant with its own step, a prior, a non-postflop problem); fused=False
+    always the sequence form. The choice does not change the solve: both reach the LP value."""
+    import treeplex.solvers.cfr as cfr
+
+    P = _spot("river").problem()
+    assert make_solver(P, "dcfr").engine is None  # a small spot: below the threshold
+    monkeypatch.setattr(cfr, "FUSED_MIN_SEQS", 0)
+    auto = make_solver(P, "dcfr")
+    assert auto.engine is not None and auto.players[0].R.dtype == np.float32  # float32 on the fused path
+    assert make_solver(P, "dcfr", fused=False).engine is None
+    assert make_solver(P, "apcfr+").engine is None  # its own step: the sequence form, no error
+    assert make_solver(P, "cfr+", prior=(P.X.uniform(), P.Y.uniform())).engine is None
+    assert make_solver(tp.make_game("leduc").problem() if hasattr(tp.make_game("leduc"), "problem")
+                       else tp.compile_game(tp.make_game("leduc")), "dcfr").engine is None
+    lp = tp.solve_lp(_spot("river").problem()).value
+    target = 1e-4 * P.A.max_abs_entry()
+    res = tp.solve(_spot("river").problem(), "dcfr", target_gap=target, max_iters=20000)
+    assert res.gap <= target and abs(res.value - lp) <= res.gap
+
+
 def test_postflop_solver_dcfr_schedule():
     """dcfr-ps restates postflop-solver's DiscountParams (c = t - 1): positive regrets by
     (c-1)^1.5 / ((c-1)^1.5 + 1), negative by 0.5, the average by ((c - p)/(c - p + 1))^3 with p

@@ -74,7 +74,11 @@ class Progress:
         """(x, y, evaluation) of the profile ``report`` picks from the solver's average and
         current iterate, or of the best one checked if restarts left it better."""
         avg, cur = solver.average(), solver.current()
-        (x, y), ev = pick(report, avg, evaluate(problem, *avg), cur, evaluate(problem, *cur))
+        if report == "best":
+            (x, y), ev = pick(report, avg, evaluate(problem, *avg), cur, evaluate(problem, *cur))
+        else:  # only the profile reported is evaluated (two products and two best responses fewer)
+            x, y = avg if report == "average" else cur
+            ev = evaluate(problem, x, y)
         if self.best is not None and self.best[2] < ev.gap:
             x, y = self.best[0], self.best[1]
             ev = evaluate(problem, x, y)

@@ -34,6 +34,9 @@ from .base import Solver, average_plan, load_players, register
 TINY = 1e-300  # floor for log(prior) in Hedge recentering
 
 
+FUSED_MIN_SEQS = 50_000_000  # fused=None picks the fused engine from here (between TURN's 4e6 and FLOP-FAST's 1e8)
+
+
 class RegretSolver(Solver):
     """Counterfactual regret minimization over the treeplexes of ``problem``: per iteration,
     the backend's ``cfr_iteration`` with this variant's scalars.
@@ -53,12 +56,15 @@ class RegretSolver(Solver):
       halves the solver state (regrets, strategies, the running average: 16 instead of 32
       bytes per sequence) for large games; gradients, the average handed to gap checks and
       the gaps stay in float64.
-    - ``fused`` (default False): True runs a postflop spot on the fused engine
+    - ``fused`` (default None: automatic): True runs a postflop spot on the fused engine
       (:mod:`treeplex.poker.fused`: one walk of the public tree per player and iteration,
       8 bytes per sequence in float32, checks by one best-response walk, the same iterates
       to rounding), which needs the numba backend, regret matching (no Hedge), no prior, no
-      lower bounds, no node locks and the class's own ``step``. Not the default yet: on the TURN benchmark
-      spot its iterations took about 2x the sequence-form path's (ARCHITECTURE.md).
+      lower bounds, no node locks and the class's own ``step``. None picks it for postflop
+      spots of at least ``FUSED_MIN_SEQS`` sequences where it applies (the sequence form
+      otherwise); False never. Measured (ARCHITECTURE.md, docs/benchmarks.md): on TURN (4e6
+      sequences) a fused iteration took about 1.6x the sequence form's; on FLOP-FAST (1e8)
+      1.04x, with a third of the memory and checks a third as costly.
     - ``lower``: lower bounds of a xi-perturbed treeplex (:class:`~.base.Solver`): regret
       matching on Delta played through b = l + (1 - L) p (EFPE; regret-matching variants).
 
@@ -81,7 +87,7 @@ class RegretSolver(Solver):
         return type(self).step is RegretSolver.step
 
     def __init__(self, problem: Problem, alternating: bool = True, prior=None, prior_weight: float = 100.0,
-                 restart_weight: float = 10.0, storage: str | None = None, lower=None, fused: bool = False):
+                 restart_weight: float = 10.0, storage: str | None = None, lower=None, fused: bool | None = None):
         super().__init__(problem, lower)
         if storage not in (None, "float64", "float32"):
             raise InputError(f"storage must be 'float64' or 'float32', got {storage!r}")
@@ -89,7 +95,7 @@ class RegretSolver(Solver):
         self.prior_weight = nonnegative(prior_weight, "prior_weight")
         self.restart_weight = nonnegative(restart_weight, "restart_weight")
         self.epoch = 0  # iteration at the last (re)start: schedules count t from there
-        if problem.locks is not None and (fused or prior is not None):
+        if problem.locks is not None and (fused is True or prior is not None):
             raise InputError(f"{self.name}: node locks need the sequence form without a prior (fused=false, "
                              "no warm start)")
         self.engine = self._fused_engine(fused, prior, storage or "float32")
@@ -105,9 +111,10 @@ class RegretSolver(Solver):
             self.warm_start(*prior, weight=self.prior_weight)
 
     def _fused_engine(self, fused, prior, storage):
-        """The postflop fused engine (:mod:`treeplex.poker.fused`) with ``fused``; an
-        InputError where it does not apply."""
-        if not fused:
+        """The postflop fused engine (:mod:`treeplex.poker.fused`) with ``fused=True`` (an
+        InputError where it does not apply), or with ``fused=None`` on a spot of at least
+        ``FUSED_MIN_SEQS`` sequences where it applies; None otherwise."""
+        if fused is False:
             return None
         game = getattr(self.problem, "game", None)
         why = None
@@ -117,11 +124,16 @@ class RegretSolver(Solver):
             why = f"the {self.backend.name} backend is chosen"
         elif self.lower is not None or prior is not None:
             why = "a prior or lower bounds need the sequence form"
+        elif self.problem.locks is not None:
+            why = "node locks need the sequence form"
         elif self.regrets(1)[5] > 0.0:
             why = "Hedge is not regret matching"
         elif type(self).step is not RegretSolver.step:
             why = f"{self.name} has its own step"
-        if why is not None:
+        if fused is None:
+            if why is not None or sum(T.n_seqs for T in self.problem.treeplexes) < FUSED_MIN_SEQS:
+                return None
+        elif why is not None:
             raise InputError(f"{self.name}: fused=true does not apply here: {why}")
         from ..poker.fused import FusedEngine
 
