@@ -75,16 +75,22 @@ def test_float32_storage_follows_float64(spot):
 
 @pytest.mark.parametrize("spot", ["river", "turn", "iso"])
 def test_best_response_walk_equals_sequence_form(spot):
-    """One read-only walk gives both best-response values of the average (read from the
-    strategy sums) and of the current profile: the sequence-form products and best responses'."""
+    """One read-only walk gives both best-response values of the average (the strategy sums
+    normalized per infoset) and of the current profile, and a second one its value: the
+    sequence-form products and best responses' on the plans the engine reports. The driver's
+    final evaluation of a fused run (walks, no products) equals evaluate() on its result."""
     P = _spot(spot).problem()
     s = make_solver(P, "dcfr", fused=True)
     for _ in range(7):
         s.step()
     for which, profile in (("average", s.average()), ("current", s.current())):
-        ev, fast = evaluate(P, *profile), s.evaluate_profile(which)
+        ev, fast = evaluate(P, *profile), s.evaluate_profile(which, value=True)
         assert fast.br0 == pytest.approx(ev.br0, abs=1e-9) and fast.br1 == pytest.approx(ev.br1, abs=1e-9)
-        assert fast.gap > 0
+        assert fast.value == pytest.approx(ev.value, abs=1e-9)
+        assert fast.br1 - 1e-12 <= fast.value <= fast.br0 + 1e-12 and fast.gap > 0
+    res = tp.solve(_spot(spot).problem(), "dcfr", max_iters=9, fused=True)
+    ev = evaluate(P, res.x, res.y)
+    assert (res.value, res.gap) == (pytest.approx(ev.value, abs=1e-9), pytest.approx(ev.gap, abs=1e-9))
 
 
 @pytest.mark.parametrize("spot", ["turn", "iso"])

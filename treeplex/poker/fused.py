@@ -74,7 +74,7 @@ from .operator import _normalizer, _same_combo
 from .public_tree import CHANCE, DECISION, TERMINAL
 from .streets_operator import apply_groups_into, scratch
 
-UPDATE, BR_AVERAGE, BR_CURRENT = 0, 1, 2  # walk modes
+UPDATE, BR_AVERAGE, BR_CURRENT, VALUE_AVERAGE, VALUE_CURRENT = 0, 1, 2, 3, 4  # walk modes
 
 
 @dataclass
@@ -288,9 +288,21 @@ class FusedEngine:
 
     def best_response(self, players, profile: str = "average") -> tuple[float, float]:
         """(BR_0(y), BR_1(x)) in player 0's payoff of the average (or ``"current"``) profile."""
-        mode = BR_AVERAGE if profile == "average" and players[0].root[0] > 0 and players[1].root[0] > 0 else BR_CURRENT
-        v0, v1 = self._walk(players, mode, True, True, (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0))
+        v0, v1 = self._walk(players, BR_AVERAGE if self._average(players, profile) else BR_CURRENT, True, True,
+                            (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0))
         return v0, -v1
+
+    def value(self, players, profile: str = "average") -> float:
+        """x^T A y of the average (or ``"current"``) profile, by one walk that plays both
+        strategies (the plans of :meth:`plans`; no products)."""
+        v0, _ = self._walk(players, VALUE_AVERAGE if self._average(players, profile) else VALUE_CURRENT, True, True,
+                           (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0))
+        return v0
+
+    @staticmethod
+    def _average(players, profile: str) -> bool:
+        """The average profile is asked and both strategy sums hold something (else the current)."""
+        return profile == "average" and players[0].root[0] > 0 and players[1].root[0] > 0
 
     def _walk(self, players, mode, upd0, upd1, sc):
         t = self.tree
@@ -426,7 +438,7 @@ def _down(L, s, in0, in1, T, G, O, st, roots, sc, mode, upd0, upd1, cut, collect
         sa = strat[a]
         ra, ro = RS[a][L], RS[1 - a][L]
         n = ra.shape[1]
-        if mode == BR_AVERAGE:
+        if mode == BR_AVERAGE or mode == VALUE_AVERAGE:
             _average_strategy(S, ov, mv, k, sa, tot)
         else:
             _strategy(R, P, ov, mv, k, sa, tot)
@@ -503,7 +515,10 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
         acts = act[a]
         for i in range(k):
             acts[i, :] = V[loc[child[cptr[u] + i]]]
-        if mode != BR_AVERAGE:
+        br = mode == BR_AVERAGE or mode == BR_CURRENT
+        if mode == VALUE_AVERAGE:
+            _average_strategy(S, ov, mv, k, sa, tot)
+        elif not br:
             _strategy(R, P, ov, mv, k, sa, tot)
         ident = mv == na
         if not ident:  # per-hand values summed per orbit: the reduced game's infoset values
@@ -512,7 +527,7 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
                 for h in range(na):
                     ovals[i, orb[h]] += acts[i, h]
         vals = acts if ident else ovals
-        if mode == UPDATE:
+        if not br:
             for h in range(na):  # the values played, per hand, before the update overwrites the strategy
                 out[h] = sa[0, orb[h]] * acts[0, h]
             for i in range(1, k):
@@ -522,7 +537,8 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
                 else:
                     for h in range(na):
                         out[h] += sa[i, orb[h]] * acts[i, h]
-            rm_block(R, P, ov, mv, k, vals, sa, sc[0], sc[1], sc[2], tot)
+            if mode == UPDATE:
+                rm_block(R, P, ov, mv, k, vals, sa, sc[0], sc[1], sc[2], tot)
         else:  # best response: the first best action of each infoset
             for o in range(mv):
                 best, bv = 0, vals[0, o]

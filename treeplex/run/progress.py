@@ -76,9 +76,12 @@ class Progress:
         avg, cur = solver.average(), solver.current()
         if report == "best":
             (x, y), ev = pick(report, avg, evaluate(problem, *avg), cur, evaluate(problem, *cur))
-        else:  # only the profile reported is evaluated (two products and two best responses fewer)
+        else:  # only the profile reported is evaluated: by the fused engine's walks, or by products
             x, y = avg if report == "average" else cur
-            ev = evaluate(problem, x, y)
+            quick = getattr(solver, "evaluate_profile", None)
+            ev = quick(report, value=True) if quick is not None else None
+            if ev is None:
+                ev = evaluate(problem, x, y)
         if self.best is not None and self.best[2] < ev.gap:
             x, y = self.best[0], self.best[1]
             ev = evaluate(problem, x, y)

@@ -180,16 +180,17 @@ class RegretSolver(Solver):
         to at most ``run.schedule.CHECK_SHARE`` of the solver time."""
         return self.engine is not None
 
-    def evaluate_profile(self, which: str):
+    def evaluate_profile(self, which: str, value: bool = False):
         """The :class:`~treeplex.metrics.Evaluation` of the ``"average"`` or ``"current"``
-        profile by one best-response walk of the fused engine (no products; ``value`` is not
-        computed: NaN), or None on the sequence-form path."""
+        profile by one best-response walk of the fused engine (no products; ``value`` by a
+        second walk if asked, else NaN), or None on the sequence-form path."""
         if self.engine is None:
             return None
         from ..model.metrics import Evaluation
 
         br0, br1 = self.engine.best_response(self.players, which)
-        return Evaluation(value=math.nan, br0=br0, br1=br1)
+        v = self.engine.value(self.players, which) if value else math.nan
+        return Evaluation(value=v, br0=br0, br1=br1)
 
     def state_dict(self) -> dict:
         return {**super().state_dict(), "epoch": self.epoch,
