@@ -175,34 +175,6 @@ def _payoff(state) -> float:
     return float(u[0]) if isinstance(u, tuple) else float(u)
 
 
-def _touch(T, j: int, n: int) -> int:
-    """Mark row ``j`` of table ``T`` reached (listed at ``T.touched[n]``) if it is not yet:
-    the count of listed rows after."""
-    if T.mark[j] == 0:
-        T.mark[j] = 1
-        T.touched[n] = j
-        return n + 1
-    return n
-
-
-def _utility(state, i: int) -> float:
-    """Player ``i``'s payoff at a terminal ``state`` (zero-sum: player 1's is minus player 0's)."""
-    u = _payoff(state)
-    return u if i == 0 else -u
-
-
-def _expand(T, a: int, k: int, child) -> float:
-    """The traverser's node at ``T``'s actions ``a .. a+k``: each action's sampled value
-    ``child(c)`` summed into ``T.v``; returns their sum weighted by the current strategy."""
-    b = T.b[a:a + k].tolist()  # not changed before the update: the arrays may grow below
-    value = 0.0
-    for c in range(k):
-        r = child(c)
-        T.v[a + c] += r
-        value += b[c] * r
-    return value
-
-
 def _chance(state, rng) -> str:
     """The sampled chance outcome (cumulative probabilities in listed order, as ``mccfr``)."""
     outcomes = list(state.chance_outcomes())
@@ -333,24 +305,17 @@ class LazyMCCFR:
         """The backend's regret update at every row the traversal reached (clears ``v``)."""
         _apply(T.start, T.end, T.noparent, T.v, T.b, T.R, pos, floor, general, T.mark, T.touched, self._stats)
 
-    def _settle(self, state, rng: SplitMix64, count: bool):
-        """The first terminal or player node from ``state``, chance outcomes sampled on the way;
-        every node passed ticks the clock (and counts in ``nodes_touched`` if ``count``)."""
-        while True:
-            if count:
-                self.nodes_touched += 1
-            self._tick()
-            if state.is_terminal() or not state.is_chance():
-                return state
-            state = state.apply(_chance(state, rng))
-
     def _es(self, state, i: int, w: float, rng: SplitMix64) -> float:
         """External sampling, traverser i: its sampled value (player i's payoff); the values of
         i's actions summed into its table's ``v``, the rows reached listed for the update, the
         opponent's current strategy added to its sums where it is sampled."""
-        state = self._settle(state, rng, True)
+        self.nodes_touched += 1
+        self._tick()
         if state.is_terminal():
-            return _utility(state, i)
+            u = _payoff(state)
+            return u if i == 0 else -u
+        if state.is_chance():
+            return self._es(state.apply(_chance(state, rng)), i, w, rng)
         p = state.player()
         actions = state.legal_actions()
         k = len(actions)
@@ -361,8 +326,16 @@ class LazyMCCFR:
             T.S[a:a + k] += w * T.b[a:a + k]
             c = _pick(T.b[a:a + k].tolist(), rng.uniform())
             return self._es(state.apply(actions[c]), i, w, rng)
-        value = _expand(T, a, k, lambda c: self._es(state.apply(actions[c]), i, w, rng))
-        self._stats[2] = _touch(T, j, self._stats[2])
+        b = T.b[a:a + k].tolist()  # not changed before the update: the arrays may grow below
+        value = 0.0
+        for c in range(k):
+            r = self._es(state.apply(actions[c]), i, w, rng)
+            T.v[a + c] += r
+            value += b[c] * r
+        if T.mark[j] == 0:
+            T.mark[j] = 1
+            T.touched[self._stats[2]] = j
+            self._stats[2] += 1
         return value
 
     def _os(self, state, i: int, w: float, rng: SplitMix64, own: float, opp: float, q: float) -> float:
@@ -373,7 +346,8 @@ class LazyMCCFR:
         self.nodes_touched += 1
         self._tick()
         if state.is_terminal():
-            return _utility(state, i)
+            u = _payoff(state)
+            return u if i == 0 else -u
         if state.is_chance():
             outcomes = list(state.chance_outcomes())
             x, acc, c = rng.uniform(), 0.0, len(outcomes) - 1
@@ -403,7 +377,10 @@ class LazyMCCFR:
             T.v[a + c] += u * opp / q
             for t in range(k):
                 T.S[a + t] += w * own * b[t] / q
-            self._stats[2] = _touch(T, j, self._stats[2])
+            if T.mark[j] == 0:
+                T.mark[j] = 1
+                T.touched[self._stats[2]] = j
+                self._stats[2] += 1
         return b[c] * u
 
     # ------------------------------------------------------------------ strategies and memory
@@ -482,9 +459,12 @@ class LazyMCCFR:
 
     def _br(self, state, p: int, br: LazyTable, rng: SplitMix64) -> float:
         """External sampling for player p against the fixed average strategy (p's payoff)."""
-        state = self._settle(state, rng, False)
+        self._tick()
         if state.is_terminal():
-            return _utility(state, p)
+            u = _payoff(state)
+            return u if p == 0 else -u
+        if state.is_chance():
+            return self._br(state.apply(_chance(state, rng)), p, br, rng)
         q = state.player()
         actions = state.legal_actions()
         k = len(actions)
@@ -493,8 +473,16 @@ class LazyMCCFR:
             return self._br(state.apply(actions[c]), p, br, rng)
         j = br.row(state.infoset_key(), k)
         a = int(br.start[j])
-        value = _expand(br, a, k, lambda c: self._br(state.apply(actions[c]), p, br, rng))
-        self._br_count = _touch(br, j, self._br_count)
+        b = br.b[a:a + k].tolist()
+        value = 0.0
+        for c in range(k):
+            r = self._br(state.apply(actions[c]), p, br, rng)
+            br.v[a + c] += r
+            value += b[c] * r
+        if br.mark[j] == 0:
+            br.mark[j] = 1
+            br.touched[self._br_count] = j
+            self._br_count += 1
         return value
 
     def _playout(self, state, p: int, br: LazyTable, rng: SplitMix64) -> float:
