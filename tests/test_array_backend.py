@@ -162,3 +162,21 @@ def test_structured_river_operator_agrees(algorithm):
         runs.append(s.average())
     for a, b in zip(*runs):
         np.testing.assert_allclose(b, a, atol=1e-9)
+
+
+def test_float32_average_is_a_plan(games):
+    """Strategy sums stored in float32 drift from their children's sums; the average plan is
+    rebuilt from its per-infoset ratios, so it is a realization plan to float64 rounding
+    (children sum to their parent) and its value lies between the two best responses."""
+    from treeplex.model.metrics import evaluate
+
+    p = tp.compile_game(games["leduc"])
+    s = make_solver(p, "dcfr", storage="float32")
+    for _ in range(1500):
+        s.step()
+    assert s.players[0].xsum.dtype == np.float32
+    for x, T in zip(s.average(), p.treeplexes):
+        kids = np.array([x[a:b].sum() for a, b in zip(T.start, T.end)])
+        np.testing.assert_allclose(kids, x[T.parent], rtol=1e-12, atol=1e-15)
+    ev = evaluate(p, *s.average())
+    assert ev.br1 - 1e-12 <= ev.value <= ev.br0 + 1e-12

@@ -236,6 +236,7 @@ def test_refusals(kuhn):
         name = "river"
         backend = kuhn.backend
         A = kuhn.A
+        locks = None
 
     with pytest.raises(tp.InputError, match="sampling needs a history tree"):
         ALGORITHMS["mccfr-es"](NoTree())

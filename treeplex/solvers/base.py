@@ -208,11 +208,19 @@ def load_players(players, state: dict, backend) -> None:
             setattr(s, f.name, backend.asarray(v, cur.dtype) if isinstance(v, np.ndarray) else type(cur)(v))
 
 
-def average_plan(backend, xsum, fallback) -> np.ndarray:
+def average_plan(backend, xsum, fallback, T=None) -> np.ndarray:
     """The weighted average realization plan xsum / xsum[0] (``fallback`` while the sum is
-    empty), as a float64 NumPy array."""
+    empty), as a float64 NumPy array. Sums stored in float32 drift from their children's over
+    a run, and a plan whose children do not sum to their parent breaks the bracket
+    BR_1(x) <= value <= BR_0(y); given the treeplex ``T``, such a plan is rebuilt from its
+    ratios per infoset (the fused engine's convention, :func:`treeplex.poker.fused._average_strategy`)."""
     xsum, fallback = backend.to_numpy(xsum), backend.to_numpy(fallback)
-    return xsum / np.float64(xsum[0]) if xsum[0] > 0.0 else np.array(fallback, dtype=np.float64)
+    if xsum[0] <= 0.0:
+        return np.array(fallback, dtype=np.float64)
+    x = xsum / np.float64(xsum[0])
+    if T is not None and xsum.dtype == np.float32:
+        x = T.plan_from_behavioral(T.behavioral_from_plan(x))
+    return x
 
 
 def check_array(name: str, a, shape: tuple, dtype: np.dtype) -> None:

@@ -166,7 +166,7 @@ class RegretSolver(Solver):
         """Weighted average of the played plans (the current iterate before any step)."""
         if self.engine is not None:
             return self.engine.plans(self.players, "average")
-        return tuple(average_plan(self.backend, s.xsum, s.x) for s in self.players)
+        return tuple(average_plan(self.backend, s.xsum, s.x, T) for s, T in zip(self.players, self.problem.treeplexes))
 
     def current(self) -> tuple[np.ndarray, np.ndarray]:
         """The plans the next iteration will play."""
