@@ -212,10 +212,10 @@ def solve(
         bar.close()
         if problem.backend.auto:
             NUMPY_BUDGET -= seconds - run_start
-        x, y, evaluation = run.final(problem, solver, report)
+        x, y, evaluation, current = run.final(problem, solver, report)
         return Result(algorithm=solver.name, x=x, y=y, evaluation=evaluation, iterations=solver.iteration,
                       gradients=solver.gradients, seconds=run.seconds, check_seconds=run.check_seconds,
-                      jit_seconds=jit.seconds, trace=run.trace, current=solver.current(), stopped_by=stopped_by)
+                      jit_seconds=jit.seconds, trace=run.trace, current=current, stopped_by=stopped_by)
 
 
 def _onto_numba(problem: Problem, solver: Solver, algorithm, params: dict, jit: JitClock) -> Solver:

@@ -70,9 +70,10 @@ class Progress:
         self.trace.append(row)
         return row, picked.gap
 
-    def final(self, problem: Problem, solver, report: str) -> tuple[np.ndarray, np.ndarray, Evaluation]:
+    def final(self, problem: Problem, solver, report: str) -> tuple[np.ndarray, np.ndarray, Evaluation, tuple]:
         """(x, y, evaluation) of the profile ``report`` picks from the solver's average and
-        current iterate, or of the best one checked if restarts left it better."""
+        current iterate, or of the best one checked if restarts left it better; and the current
+        iterate (computed once: on large spots each plan pair is GBs)."""
         avg, cur = solver.average(), solver.current()
         if report == "best":
             (x, y), ev = pick(report, avg, evaluate(problem, *avg), cur, evaluate(problem, *cur))
@@ -85,7 +86,7 @@ class Progress:
         if self.best is not None and self.best[2] < ev.gap:
             x, y = self.best[0], self.best[1]
             ev = evaluate(problem, x, y)
-        return x, y, ev
+        return x, y, ev, cur
 
 
 def pick(report: str, avg, ev_avg: Evaluation, cur, ev_cur: Evaluation):
