@@ -150,11 +150,11 @@ def test_automatic_choice_by_size(monkeypatch):
     FUSED_MIN_SEQS sequences where it applies, the sequence form below that and wherever it
     does not apply (a variant with its own step, a prior, a non-postflop problem); fused=False
     always the sequence form. The choice does not change the solve: both reach the LP value."""
-    import treeplex.poker.fused as engine
+    import treeplex.solvers.cfr as cfr
 
     P = _spot("river").problem()
     assert make_solver(P, "dcfr").engine is None  # a small spot: below the threshold
-    monkeypatch.setattr(engine, "FUSED_MIN_SEQS", 0)
+    monkeypatch.setattr(cfr, "FUSED_MIN_SEQS", 0)
     auto = make_solver(P, "dcfr")
     assert auto.engine is not None and auto.players[0].R.dtype == np.float32  # float32 on the fused path
     assert make_solver(P, "dcfr", fused=False).engine is None
@@ -166,30 +166,6 @@ def test_automatic_choice_by_size(monkeypatch):
     target = 1e-4 * P.A.max_abs_entry()
     res = tp.solve(_spot("river").problem(), "dcfr", target_gap=target, max_iters=20000)
     assert res.gap <= target and abs(res.value - lp) <= res.gap
-
-
-def test_operator_is_built_only_for_products(monkeypatch):
-    """On spots the fused engine takes by default the problem's operator is built on its first
-    product: a default solve (walks only) never builds it; a product then does, equal to the
-    operator of the same spot built directly, and the products are counted once."""
-    import treeplex.poker.fused as engine
-    from treeplex.model.problem import LazyOperator
-
-    monkeypatch.setattr(engine, "FUSED_MIN_SEQS", 0)
-    P = _spot("iso").problem()
-    assert isinstance(P.A, LazyOperator) and P.A._op is None
-    res = tp.solve(P, "dcfr", max_iters=20)
-    assert P.A._op is None and res.gradients == 40  # two walks an iteration, counted as two products
-    monkeypatch.setattr(engine, "FUSED_MIN_SEQS", 10**18)
-    Q = _spot("iso").problem()
-    assert not isinstance(Q.A, LazyOperator)
-    rng = np.random.default_rng(5)
-    y = rng.uniform(size=Q.A.shape[1])
-    before = P.A.gradients
-    np.testing.assert_allclose(P.A.matvec(y), Q.A.matvec(y), rtol=0, atol=1e-12)
-    assert P.A._op is not None and P.A.gradients == before + 1 and P.A.max_abs_entry() == Q.A.max_abs_entry()
-    ev, ref = evaluate(P, res.x, res.y), evaluate(Q, res.x, res.y)
-    assert ev.value == pytest.approx(ref.value, abs=1e-12) and ev.gap == pytest.approx(ref.gap, abs=1e-12)
 
 
 def test_postflop_solver_dcfr_schedule():

@@ -24,50 +24,6 @@ from ..core.treeplex import Treeplex
 NUMPY_NNZ = 1 << 16  # CSR products up to this many nonzeros run in NumPy
 
 
-class LazyOperator:
-    """A payoff operator built by ``build()`` (picklable: a bound method) on first use.
-    Products are counted here as on any operator (``gradients``, ``charge``); ``csr`` is None
-    and ``numpy_products`` False until it is built (a structured operator's values); every
-    other attribute is the built operator's. A solver that never multiplies (the fused
-    postflop engine, :mod:`treeplex.poker.fused`: walks, no products) never builds it."""
-
-    csr = None
-
-    def __init__(self, shape: tuple[int, int], build):
-        self.shape = (int(shape[0]), int(shape[1]))
-        self.gradients = 0
-        self._build, self._op = build, None
-
-    @property
-    def built(self):
-        """The operator itself (built now if it is not yet)."""
-        if self._op is None:
-            self._op = self._build()
-        return self._op
-
-    @property
-    def numpy_products(self) -> bool:
-        return self._op is not None and self._op.numpy_products
-
-    def matvec(self, y, count: bool = True, out=None):
-        if count:
-            self.gradients += 1
-        return self.built.matvec(y, count=False, out=out)
-
-    def rmatvec(self, x, count: bool = True, out=None):
-        if count:
-            self.gradients += 1
-        return self.built.rmatvec(x, count=False, out=out)
-
-    def charge(self, products: int) -> None:
-        self.gradients += products
-
-    def __getattr__(self, name):
-        if name.startswith("__") or name in ("_build", "_op"):
-            raise AttributeError(name)
-        return getattr(self.built, name)
-
-
 class PayoffOperator:
     """The payoff-operator protocol, and its gradient counter.
 

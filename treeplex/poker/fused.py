@@ -75,10 +75,6 @@ from .public_tree import CHANCE, DECISION, TERMINAL
 from .streets_operator import apply_groups_into, scratch
 
 UPDATE, BR_AVERAGE, BR_CURRENT, VALUE_AVERAGE, VALUE_CURRENT = 0, 1, 2, 3, 4  # walk modes
-# The CFR family's default path from this many sequences on (both players; suit-reduced): measured on
-# the shared 2-core machine, a fused iteration costs 1.5-2x a sequence-form one on TURN (4e6) and 1.04x
-# on FLOP-FAST (1e8) at a third of the memory (docs/benchmarks.md); nothing in between was measured.
-FUSED_MIN_SEQS = 50_000_000
 
 
 @dataclass

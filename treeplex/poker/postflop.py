@@ -33,7 +33,6 @@ import numpy as np
 
 from ..errors import InputError
 from ..model.game import RulesState
-from ..model.problem import LazyOperator
 from .cards import HAND_CARDS, RANKS, board_mask, card_name, hand_name, hand_strength, parse_board, parse_cards
 from .hands_game import HandsGame, HandsProblem
 from .operator import RiverPayoff, _normalizer, compatible
@@ -289,11 +288,6 @@ class PostflopGame(HandsGame):
         return StreetsPayoff(n_seqs, cards, self.weight, self._boards(), self._river_orders(), kind, value,
                              np.array(self.tree.term_board), base, stride)
 
-    def _payoff(self):
-        """The problem's operator: :meth:`operator`, on the suit-reduced sequences if any."""
-        A = self.operator()
-        return A if self.reduction is None else SymmetricPayoff(A, self.reduction)
-
     def _boards(self) -> np.ndarray:
         out = np.full((len(self.tree.boards), 5), -1, dtype=np.int32)
         for b, cards in enumerate(self.tree.boards):
@@ -334,19 +328,15 @@ class PostflopGame(HandsGame):
         if limit is not None and need > limit:
             raise InputError(f"postflop: this spot needs about {show(need)} "
                              f"({self.n_seqs(0) + self.n_seqs(1):,} sequences), above {name} ({show(limit)})")
-        from .fused import FUSED_MIN_SEQS
-
         t0 = time.perf_counter()
+        A = self.operator()
         locks = lock_sequences(self, self.locks) if self.locks else None
         if len(self.symmetries) == 1:
             X, Y = self.treeplex(0), self.treeplex(1)
         else:
             self.reduction = Reduction(self)
+            A = SymmetricPayoff(A, self.reduction)
             X, Y = self.reduction.treeplex(0), self.reduction.treeplex(1)
-        # on spots the fused engine takes by default, the operator is built only if a product asks
-        # for it (FLOP-FAST: 2.8 GB of its 3.2 GB problem)
-        big = X.n_seqs + Y.n_seqs >= FUSED_MIN_SEQS
-        A = LazyOperator((X.n_seqs, Y.n_seqs), self._payoff) if big else self._payoff()
         stats = self.stats()
         stats["compile_seconds"] = time.perf_counter() - t0
         self._problem = HandsProblem(X, Y, A, name=self.name, stats=stats, payoff_unit="chips", big_blind=self.big_blind,

@@ -34,6 +34,9 @@ from .base import Solver, average_plan, load_players, register
 TINY = 1e-300  # floor for log(prior) in Hedge recentering
 
 
+FUSED_MIN_SEQS = 50_000_000  # fused=None picks the fused engine from here (between TURN's 4e6 and FLOP-FAST's 1e8)
+
+
 class RegretSolver(Solver):
     """Counterfactual regret minimization over the treeplexes of ``problem``: per iteration,
     the backend's ``cfr_iteration`` with this variant's scalars.
@@ -58,7 +61,7 @@ class RegretSolver(Solver):
       8 bytes per sequence in float32, checks by one best-response walk, the same iterates
       to rounding), which needs the numba backend, regret matching (no Hedge), no prior, no
       lower bounds, no node locks and the class's own ``step``. None picks it for postflop
-      spots of at least :data:`treeplex.poker.fused.FUSED_MIN_SEQS` sequences where it applies (the sequence form
+      spots of at least ``FUSED_MIN_SEQS`` sequences where it applies (the sequence form
       otherwise); False never. Measured (ARCHITECTURE.md, docs/benchmarks.md): on TURN (4e6
       sequences) a fused iteration took about 1.6x the sequence form's; on FLOP-FAST (1e8)
       1.04x, with a third of the memory and checks a third as costly.
@@ -128,9 +131,7 @@ class RegretSolver(Solver):
         elif type(self).step is not RegretSolver.step:
             why = f"{self.name} has its own step"
         if fused is None:
-            from ..poker import fused as engine
-
-            if why is not None or sum(T.n_seqs for T in self.problem.treeplexes) < engine.FUSED_MIN_SEQS:
+            if why is not None or sum(T.n_seqs for T in self.problem.treeplexes) < FUSED_MIN_SEQS:
                 return None
         elif why is not None:
             raise InputError(f"{self.name}: fused=true does not apply here: {why}")
