@@ -123,63 +123,55 @@ def _poker_problems():
                                            range1="AQs,99", bet="50%,a", **{"raise": "2x"}).problem()
 
 
-@pytest.mark.parametrize("name, problem_of", list(_poker_problems()), ids=lambda v: v if isinstance(v, str) else "")
-def test_poker_products_stay_on_the_device(name, problem_of):
-    """The device operator's products equal the host operator's to 1e-12 of the largest, take
-    and give device arrays, and never call the host operator's products."""
-    import cupy
-
+def _on_device(problem_of, seed):
+    """(device operator, host operator, y, x, A y, A^T x by the host) of a fresh problem on the gpu backend."""
     p = problem_of()
     host = p.A
     p.use_backend("gpu")
-    D = p.A
-    assert D._poker is not None
-    rng = np.random.default_rng(2)
+    rng = np.random.default_rng(seed)
     y, x = rng.uniform(0, 1, host.shape[1]), rng.uniform(0, 1, host.shape[0])
-    ref_y, ref_x = host.matvec(y, count=False), host.rmatvec(x, count=False)
+    return p.A, host, y, x, host.matvec(y, count=False), host.rmatvec(x, count=False)
 
+
+def _refuse_host_products(m, host):
+    """Make any product of the host operator (or of the operator it wraps) fail, within ``m``."""
     def refuse(*a, **k):
         raise AssertionError("a host product ran")
 
     inner = getattr(host, "inner", host)
-    saved = host._product, inner._product
-    host._product = inner._product = refuse
-    try:
+    for op in (host,) if inner is host else (host, inner):
+        m.setattr(op, "_product", refuse)
+
+
+@pytest.mark.parametrize("name, problem_of", list(_poker_problems()), ids=lambda v: v if isinstance(v, str) else "")
+def test_poker_products_stay_on_the_device(name, problem_of, monkeypatch):
+    """The device operator's products equal the host operator's to 1e-12 of the largest, take
+    and give device arrays, and never call the host operator's products."""
+    import cupy
+
+    D, host, y, x, ref_y, ref_x = _on_device(problem_of, 2)
+    assert D._poker is not None
+    with monkeypatch.context() as m:
+        _refuse_host_products(m, host)
         before = D.gradients
         gy, gx = D.matvec(cupy.asarray(y)), D.rmatvec(cupy.asarray(x))
         assert D.gradients == before + 2
-    finally:
-        host._product, inner._product = saved
     assert isinstance(gy, cupy.ndarray) and isinstance(gx, cupy.ndarray)
     np.testing.assert_allclose(cupy.asnumpy(gy), ref_y, rtol=0, atol=1e-12 * np.abs(ref_y).max())
     np.testing.assert_allclose(cupy.asnumpy(gx), ref_x, rtol=0, atol=1e-12 * np.abs(ref_x).max())
 
 
 @pytest.mark.parametrize("name, problem_of", list(_poker_problems()), ids=lambda v: v if isinstance(v, str) else "")
-def test_host_arrays_are_multiplied_on_the_device(name, problem_of):
+def test_host_arrays_are_multiplied_on_the_device(name, problem_of, monkeypatch):
     """Host (NumPy) plans given to the device operator (the gap checks' metrics) are multiplied
     on the device, not by the host operator, and come back as host arrays equal to the host
     operator's products to 1e-12 of the largest; ``out`` is filled in place."""
-    p = problem_of()
-    host = p.A
-    p.use_backend("gpu")
-    D = p.A
-    rng = np.random.default_rng(3)
-    y, x = rng.uniform(0, 1, host.shape[1]), rng.uniform(0, 1, host.shape[0])
-    ref_y, ref_x = host.matvec(y, count=False), host.rmatvec(x, count=False)
-
-    def refuse(*a, **k):
-        raise AssertionError("a host product ran")
-
-    inner = getattr(host, "inner", host)
-    saved = host._product, inner._product
-    host._product = inner._product = refuse
-    try:
+    D, host, y, x, ref_y, ref_x = _on_device(problem_of, 3)
+    with monkeypatch.context() as m:
+        _refuse_host_products(m, host)
         gy = D.matvec(y, count=False)
         gx = np.empty(host.shape[1])
         assert D.rmatvec(x, count=False, out=gx) is gx
-    finally:
-        host._product, inner._product = saved
     assert type(gy) is np.ndarray
     np.testing.assert_allclose(gy, ref_y, rtol=0, atol=1e-12 * np.abs(ref_y).max())
     np.testing.assert_allclose(gx, ref_x, rtol=0, atol=1e-12 * np.abs(ref_x).max())
