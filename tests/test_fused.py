@@ -139,6 +139,8 @@ def test_fused_refusals():
         make_solver(P, "apcfr+", fused=True)
     with pytest.raises(InputError, match="fused=true does not apply"):
         make_solver(P, "cfr+", fused=True, prior=(P.X.uniform(), P.Y.uniform()))
+    with pytest.raises(InputError, match="fused must be true or false"):
+        make_solver(P, "cfr+", fused="maybe")
     s = make_solver(P, "cfr+", fused=True)
     with pytest.raises(InputError, match="sequence form"):
         s.restart()

@@ -91,6 +91,8 @@ class RegretSolver(Solver):
         super().__init__(problem, lower)
         if storage not in (None, "float64", "float32"):
             raise InputError(f"storage must be 'float64' or 'float32', got {storage!r}")
+        if fused not in (None, True, False):
+            raise InputError(f"fused must be true or false (or left out: chosen by size), got {fused!r}")
         self.alternating = bool(alternating)
         self.prior_weight = nonnegative(prior_weight, "prior_weight")
         self.restart_weight = nonnegative(restart_weight, "restart_weight")
