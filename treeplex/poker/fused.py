@@ -403,7 +403,7 @@ def _average_strategy(S, off, m, k, out, tot):
 
 
 @nb.njit(cache=True)
-def _down(L, s, in0, in1, T, G, O, st, roots, sc, mode, upd0, upd1, cut, collect, fr, fv0, fv1, B):
+def _down(L, s, in0, in1, T, G, O, st, sc, mode, upd0, upd1, cut, collect, fr, fv0, fv1, B):
     """Down segment s at level L of the stack: the players' reach at each of its nodes (the
     root's from in0, in1); the strategy sums of an updating actor (mode UPDATE); the values
     of its chance nodes zeroed (or, ``cut``, read from fv0, fv1; ``collect``: their reach
@@ -578,7 +578,7 @@ def _walk(s0, in0, in1, T, G, H, O, st, roots, sc, mode, upd0, upd1, cut, collec
     cc = np.zeros(levels, np.int64)
     L = 0
     seg[0] = s0
-    _down(0, s0, in0, in1, T, G, O, st, roots, sc, mode, upd0, upd1, cut, collect, fr, fv0, fv1, B)
+    _down(0, s0, in0, in1, T, G, O, st, sc, mode, upd0, upd1, cut, collect, fr, fv0, fv1, B)
     if collect:
         return
     while True:
@@ -589,7 +589,7 @@ def _walk(s0, in0, in1, T, G, H, O, st, roots, sc, mode, upd0, upd1, cut, collec
             if cc[L] < cptr[u + 1] - cptr[u]:
                 s2 = seg_of[child[cptr[u] + cc[L]]]
                 seg[L + 1], ce[L + 1], cc[L + 1] = s2, 0, 0
-                _down(L + 1, s2, B[0][0][L, e], B[0][1][L, e], T, G, O, st, roots, sc, mode, upd0, upd1, False,
+                _down(L + 1, s2, B[0][0][L, e], B[0][1][L, e], T, G, O, st, sc, mode, upd0, upd1, False,
                       False, fr, fv0, fv1, B)
                 L += 1
             else:

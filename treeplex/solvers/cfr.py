@@ -97,9 +97,8 @@ class RegretSolver(Solver):
         self.prior_weight = nonnegative(prior_weight, "prior_weight")
         self.restart_weight = nonnegative(restart_weight, "restart_weight")
         self.epoch = 0  # iteration at the last (re)start: schedules count t from there
-        if problem.locks is not None and (fused is True or prior is not None):
-            raise InputError(f"{self.name}: node locks need the sequence form without a prior (fused=false, "
-                             "no warm start)")
+        if problem.locks is not None and prior is not None:  # (fused=true with locks: refused by _fused_engine)
+            raise InputError(f"{self.name}: node locks need the sequence form without a prior (no warm start)")
         self.engine = self._fused_engine(fused, prior, storage or "float32")
         if problem.locks is not None:
             self.restartable = False  # a restart is a warm start, which would overwrite the locks
