@@ -308,8 +308,8 @@ class FusedEngine:
         t = self.tree
         st = tuple((s.R, s.S, s.P) for s in players)
         roots = tuple(s.root for s in players)
-        common = (t.static, t.G, t.hands, (t.orbit, tuple(t.rep)), st, roots, sc, mode, upd0, upd1)
-        fr0, fr1 = trunk_reach(*common, t.n_first, t.levels, t.width, t.kmax)
+        common = (t.static, t.G, t.hands, (t.orbit, tuple(t.rep)), st, sc, mode, upd0, upd1)
+        fr0, fr1 = trunk_reach(roots, *common, t.n_first, t.levels, t.width, t.kmax)
         if t.n_first:
             bounds = t.chunks(self.threads)
             runs = [(bounds[c], bounds[c + 1]) for c in range(len(bounds) - 1)]
@@ -563,7 +563,7 @@ def _buffers(n0, n1, levels, width, K):
 
 
 @nb.njit(cache=True)
-def _walk(s0, in0, in1, T, G, H, O, st, roots, sc, mode, upd0, upd1, cut, collect, fr, fv0, fv1, B):
+def _walk(s0, in0, in1, T, G, H, O, st, sc, mode, upd0, upd1, cut, collect, fr, fv0, fv1, B):
     """The walk of segment s0 and everything below it, its root's players' reach in0, in1;
     the updating players' values at its root end in row 0 of level 0's values. The segments
     below chance nodes are entered through a stack of levels (no recursion: numba's cache of
@@ -609,7 +609,7 @@ def _walk(s0, in0, in1, T, G, H, O, st, roots, sc, mode, upd0, upd1, cut, collec
 
 
 @nb.njit(cache=True, nogil=True)
-def trunk_reach(T, G, H, O, st, roots, sc, mode, upd0, upd1, nf, levels, width, K):
+def trunk_reach(roots, T, G, H, O, st, sc, mode, upd0, upd1, nf, levels, width, K):
     """Step 1 of a walk: the strategy sums' roots (mode UPDATE) and the reach vectors at the
     first chance nodes, (fr0, fr1)."""
     n0, n1 = len(H[0][1]), len(H[1][1])
@@ -620,13 +620,13 @@ def trunk_reach(T, G, H, O, st, roots, sc, mode, upd0, upd1, nf, levels, width, 
             roots[1][0] = sc[3] * roots[1][0] + sc[4]
     fr = (np.zeros((nf, n0)), np.zeros((nf, n1)))
     if nf > 0:
-        _walk(0, np.ones(n0), np.ones(n1), T, G, H, O, st, roots, sc, mode, upd0, upd1, False, True, fr, fr[0],
+        _walk(0, np.ones(n0), np.ones(n1), T, G, H, O, st, sc, mode, upd0, upd1, False, True, fr, fr[0],
               fr[1], _buffers(n0, n1, 1, width, K))
     return fr
 
 
 @nb.njit(cache=True, nogil=True)
-def subtrees(lo, hi, items, fr0, fr1, T, G, H, O, st, roots, sc, mode, upd0, upd1, levels, width, K):
+def subtrees(lo, hi, items, fr0, fr1, T, G, H, O, st, sc, mode, upd0, upd1, levels, width, K):
     """Step 2 (one chunk per thread, without the GIL): the subtrees items[lo:hi] below the
     first chance nodes; returns this chunk's values summed per first chance node."""
     nf, n0, n1 = fr0.shape[0], fr0.shape[1], fr1.shape[1]
@@ -634,7 +634,7 @@ def subtrees(lo, hi, items, fr0, fr1, T, G, H, O, st, roots, sc, mode, upd0, upd
     B = _buffers(n0, n1, levels, width, K)
     for it in range(lo, hi):
         f, u = items[it, 0], items[it, 1]
-        _walk(G[14][u], fr0[f], fr1[f], T, G, H, O, st, roots, sc, mode, upd0, upd1, False, False, (fr0, fr1),
+        _walk(G[14][u], fr0[f], fr1[f], T, G, H, O, st, sc, mode, upd0, upd1, False, False, (fr0, fr1),
               fv0, fv1, B)
         if upd0:
             fv0[f] += B[1][0][0, 0]
@@ -644,12 +644,12 @@ def subtrees(lo, hi, items, fr0, fr1, T, G, H, O, st, roots, sc, mode, upd0, upd
 
 
 @nb.njit(cache=True, nogil=True)
-def trunk(fv0, fv1, T, G, H, O, st, roots, sc, mode, upd0, upd1, levels, width, K):
+def trunk(fv0, fv1, T, G, H, O, st, sc, mode, upd0, upd1, levels, width, K):
     """Step 3: the trunk's walk, reading the subtrees' values at the first chance nodes.
     Returns the root values (sum over hands) of player 0 and player 1, each in its own payoff."""
     n0, n1 = fv0.shape[1], fv1.shape[1]
     B = _buffers(n0, n1, 1, width, K)
-    _walk(0, np.ones(n0), np.ones(n1), T, G, H, O, st, roots, sc, mode, upd0, upd1, True, False, (fv0, fv1), fv0,
+    _walk(0, np.ones(n0), np.ones(n1), T, G, H, O, st, sc, mode, upd0, upd1, True, False, (fv0, fv1), fv0,
           fv1, B)
     return B[1][0][0, 0].sum(), B[1][1][0, 0].sum()
 
