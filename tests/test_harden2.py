@@ -4,7 +4,7 @@ the exact LP on large postflop spots, memory guards, and the Ray batch watchdog.
 
 import pytest
 
-from tests.test_hardening import refused
+from test_hardening import refused
 
 
 # ------------------------------------------------------------ 2. the history estimate stops early
@@ -166,7 +166,7 @@ def test_docs_spot_is_above_the_lp_default(tmp_path):
 def test_no_stop_rule_on_a_big_spot_runs_iterative(capsys, monkeypatch):
     import json
 
-    from tests.test_hardening import run_cli
+    from test_hardening import run_cli
     from treeplex.core import memory
 
     code, out, _ = run_cli(capsys, "solve", SMALL_SPOT, "--range0", "AA,KK", "--range1", "QQ,JJ", "--json",
@@ -210,7 +210,7 @@ def test_out_on_a_big_postflop_spot_is_refused_before_the_solve(capsys, tmp_path
     err = refused(capsys, "solve", *FLOP, "--max-iters", "3", "--out-streets", "3", "--out", str(out),
                   "--max-memory", "100M", needle="--out: 12,456 nodes with their hands' strategies need about")
     assert "save fewer streets (--out-streets)" in err and not out.exists()
-    from tests.test_hardening import run_cli
+    from test_hardening import run_cli
 
     code, _, _ = run_cli(capsys, "solve", *FLOP, "--max-iters", "3", "--out-streets", "2", "--out", str(out),
                          "--max-memory", "100M", "--no-strategies")
@@ -218,7 +218,7 @@ def test_out_on_a_big_postflop_spot_is_refused_before_the_solve(capsys, tmp_path
 
 
 def test_view_and_show_check_the_file_size_before_reading(capsys, tmp_path):
-    from tests.test_hardening import run_cli
+    from test_hardening import run_cli
     from treeplex.model.strategy import READ_BYTES_PER_FILE_BYTE
 
     sol = tmp_path / "s.json"
