@@ -152,7 +152,7 @@ def read_flops(flops, deck, where: str = "nlfh52: flops"):
     if not isinstance(items, (list, tuple)) or not items:
         raise InputError(f"{where}: expected all, S<n> (e.g. S64) or flops such as 'AsKd7h,2c2d5s', got {flops!r}")
     class_of = {f: i for i, (_, members) in enumerate(classes) for f in members}
-    picked = []
+    picked, given = [], []
     for item in items:
         cards = parse_cards(str(item).strip(), where)
         if len(cards) != 3:
@@ -160,11 +160,13 @@ def read_flops(flops, deck, where: str = "nlfh52: flops"):
         off = [card_name(c) for c in cards if c not in deck]
         if off:
             raise InputError(f"{where}: card {off[0]} of {item!r} is not in the deck")
-        i = class_of[tuple(sorted(cards, reverse=True))]
+        flop = tuple(sorted(cards, reverse=True))
+        i = class_of[flop]
         if i in picked:
             raise InputError(f"{where}: {item!r} is in the same suit-isomorphism class as an earlier flop")
         picked.append(i)
-    return [classes[i] for i in sorted(picked)], ",".join(flop_text(classes[i][0]) for i in sorted(picked))
+        given.append((flop, classes[i][1]))  # the flop given stands for its class
+    return sorted(given), ",".join(flop_text(f) for f, _ in sorted(given))
 
 
 def flop_text(flop) -> str:
