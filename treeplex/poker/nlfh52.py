@@ -522,10 +522,11 @@ class NLFH52(HandsGame):
         return out
 
     def sizes(self, storage: str = "float64", threads: int | None = None) -> dict:
-        """The game's sizes, counted without building it: public nodes (preflop; flop nodes
-        per flop line, i.e. per end of the preflop round that goes on to flop betting, and
-        per flop class), flop classes and flops, sequences per player in the full layout
-        (every hand at every node) and in the solver's (hand orbits), and the memory estimate
+        """The game's sizes, counted without building it: public nodes (preflop; flop
+        decision nodes per flop line, i.e. per end of the preflop round that goes on to flop
+        betting, and per flop: over all lines), flop classes and flops, sequences per player in the full layout
+        (every hand at every node), in the solver's (hand orbits) and counting only the hand
+        orbits a node's flop leaves (``sequences_live_hands``), and the memory estimate
         of a sequence-form CFR solve (:func:`.postflop.bytes_per_seq` per full sequence, as
         :meth:`.postflop.PostflopGame.memory_estimate`, and 200 B per public node)."""
         import numba as nb
@@ -535,13 +536,14 @@ class NLFH52(HandsGame):
         flop_nodes = [self.templates[node.contrib[0]].n for node in lines]
         allins = sum(1 for node, *_ in pre.ends if node.kind == "deal" and node.allin)
         folds = sum(1 for node, *_ in pre.ends if node.kind == "fold")
-        orbits = self.orbit_counts()
-        full, reduced = [], []
+        orbits, live = self.orbit_counts(), self.orbit_counts(live=True)
+        full, reduced, alive = [], [], []
         for p in (0, 1):
             a_pre = pre.player_actions(p)
             a_flop = sum(self.templates[node.contrib[0]].actions[p] for node in lines)
             full.append(1 + len(self.hands[p]) * (a_pre + C * a_flop))
             reduced.append(1 + orbits[0] * a_pre + int(sum(orbits[1:])) * a_flop)
+            alive.append(1 + live[0] * a_pre + int(sum(live[1:])) * a_flop)
         decision = len(pre.actor) + C * sum(flop_nodes)
         terminals = (folds * (C if self.subset else 1) + allins * C
                      + C * sum(len(self.templates[node.contrib[0]].t_kind) for node in lines))
@@ -550,24 +552,28 @@ class NLFH52(HandsGame):
         memory = per_seq * sum(full) + BYTES_PER_PUBLIC_NODE * (decision + terminals + chance)
         return {"preflop_public_nodes": len(pre.actor), "flop_lines": len(lines), "preflop_allin_calls": allins,
                 "preflop_folds": folds, "flop_nodes_per_line": {"min": min(flop_nodes, default=0),
-                                                                "max": max(flop_nodes, default=0),
-                                                                "total": sum(flop_nodes)},
+                                                                "max": max(flop_nodes, default=0)},
+                "flop_nodes_per_flop": sum(flop_nodes),
                 "flop_classes": C, "flops": self.n_flops, "public_decision_nodes": decision,
                 "public_chance_nodes": chance, "public_terminals": terminals,
                 "preflop_hand_orbits": orbits[0], "sequences": reduced, "sequences_full_layout": full,
+                "sequences_live_hands": alive,
                 "memory_estimate_bytes": memory}
 
-    def orbit_counts(self) -> list[int]:
+    def orbit_counts(self, live: bool = False) -> list[int]:
         """Hand orbits per player: preflop (all the symmetries), then below each flop class
-        (the symmetries that map the flop onto itself)."""
+        (the symmetries that map the flop onto itself). ``live``: below a flop, only the
+        hands it leaves (the engine's layout keeps the others, with no weight)."""
         hands = self.hands[0]
         out = [int(hand_orbits(hands, self.symmetries).max()) + 1]
         cache: dict = {}
         for rep, _ in self.classes:
             st = tuple(setwise_stabilizer(self.symmetries, rep))
-            if st not in cache:
-                cache[st] = int(hand_orbits(hands, list(st)).max()) + 1
-            out.append(cache[st])
+            key = (st, rep if live else None)
+            if key not in cache:
+                hs = hands[~np.isin(HAND_CARDS[hands], rep).any(axis=1)] if live else hands
+                cache[key] = int(hand_orbits(hs, list(st)).max()) + 1
+            out.append(cache[key])
         return out
 
     @property
