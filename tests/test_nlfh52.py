@@ -252,3 +252,18 @@ def test_fused_engine_refuses_with_one_line():
     P = NLFH52(stack=300, flops="S2", bets="1,a", deck=DECK4).problem()
     with pytest.raises(InputError, match="fused=true does not apply here"):
         make_solver(P, "cfr+", fused=True)
+
+
+def test_info_count_reports_the_sizes_without_building(capsys):
+    import json
+
+    from treeplex.cli import main
+
+    spec = "nlfh52(stack=1000, flops=S5, bets=0.5,1,a, deck=TJQKA)"
+    assert main(["info", spec, "--count", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    g = make_game(spec)
+    assert got["sequences"] == [g.problem().X.n_seqs, g.problem().Y.n_seqs]
+    assert got["public_decision_nodes"] == g.tree.n_nodes and got["game"] == g.name
+    assert main(["info", "kuhn", "--count"]) == 2
+    assert "does not count its sizes" in capsys.readouterr().err

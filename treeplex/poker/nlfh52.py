@@ -64,7 +64,7 @@ from .isomorphism import Reduction, SymmetricPayoff, hand_orbits
 from .betting import ALL_IN
 from .nlfh import NLFH, PublicNode, parse_bets
 from .postflop import bytes_per_seq, parse_deck, BYTES_PER_PUBLIC_NODE
-from .public_tree import DECISION, CHANCE, card_symmetries, permute_card
+from .public_tree import CHANCE, DECISION, RowView, card_symmetries, permute_card
 from .streets_operator import StreetsPayoff
 
 ROOT = -1  # an up-link kind: the root
@@ -405,20 +405,14 @@ class FlopTree:
 
     @cached_property
     def actions(self):
-        from .public_tree import RowView
-
         return RowView(self.n_nodes, lambda v: list(self.labels[self.label_id[v]]))
 
     @cached_property
     def history(self):
-        from .public_tree import RowView
-
         return RowView(self.n_nodes, lambda v: self._history(DECISION, v))
 
     @cached_property
     def term_history(self):
-        from .public_tree import RowView
-
         return RowView(self.n_terminals, lambda t: self._history(2, t))
 
     def _history(self, kind: int, i: int) -> str:
