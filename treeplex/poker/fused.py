@@ -17,12 +17,14 @@ updating player, carrying per-hand reach vectors down and counterfactual values 
   terminals' values; hands that hold a dealt card are zeroed at the terminals, whose board
   includes it).
 - Terminal: fold values by inclusion-exclusion over the 52 card masses, showdown values by
-  the sorted O(n) sweep: :func:`.streets_operator.apply_groups_into`, the product's own kernel.
+  the sorted O(n) sweep (:func:`terminal_values`, one terminal at a time, skipping the
+  opponent's hands of zero reach; the products' kernel instead sweeps up to 8 terminals side by
+  side in SIMD lanes, which pays off there because whole boards' terminals share a pass; here
+  a segment has 1-25 terminals and the scalar sweep measured 0.85x the lanes' time on TURN).
   The walk goes by *segments*, the parts of the tree between chance nodes (all on one
   board): down a segment (reaches at each of its nodes), through the segments below its
-  chance nodes, then all its terminals at once (up to 8 side by side in SIMD lanes, as the
-  product does; one terminal at a time cost 3x more, measured on TURN), then up it. The
-  temporaries are a reach and a value vector per node of the segments on the current path
+  chance nodes, then its terminals, then up it. The temporaries are a reach and a value vector
+  per node of the segments on the current path
   (a stack of at most 3-4 segments), not full-length arrays.
 
 Storage per player (the sequence form's ``b``, ``x`` and float64 gradient are not kept):
@@ -72,7 +74,6 @@ from ..backends.numba_regret import rm_block
 from .cards import HAND_CARDS
 from .operator import _normalizer, _same_combo
 from .public_tree import CHANCE, DECISION, TERMINAL
-from .streets_operator import apply_groups_into, scratch
 
 UPDATE, BR_AVERAGE, BR_CURRENT, VALUE_AVERAGE, VALUE_CURRENT = 0, 1, 2, 3, 4  # walk modes
 
@@ -214,14 +215,8 @@ class FusedTree:
         terms = nodes[is_t] - tb
         seg_tptr = np.zeros(nseg + 1, np.int64)
         seg_tptr[1:] = np.cumsum(np.add.reduceat(is_t.astype(np.int64), seg_ptr[:-1]) if nseg else [])
-        lt = loc[terms + tb]
-        ob = tuple(np.zeros(len(self.tkind), np.int64) for _ in (0, 1))
-        for p in (0, 1):
-            ob[p][terms] = lt * self.n[p]
-        self.G = (seg_ptr, nodes, loc, cidx, seg_tptr, np.arange(len(terms) + 1, dtype=np.int64),
-                  terms.astype(np.int64), self.tboard[terms], np.ones(len(terms), np.int64),
-                  tuple((lt * self.n[p]).astype(np.int64) for p in (0, 1)), ob, np.ones(len(self.tkind), np.int64),
-                  np.array(seg_cptr, np.int64), np.array(chance_loc, np.int64), seg_of)
+        self.G = (seg_ptr, nodes, loc, cidx, seg_tptr, terms.astype(np.int64), np.array(seg_cptr, np.int64),
+                  np.array(chance_loc, np.int64), seg_of)
         self.levels = int(level.max()) + 1 if nseg else 1
         self.width = int(width.max()) if nseg else 1
         items = [(cidx[u], int(c)) for u in nodes[seg_ptr[0]:seg_ptr[1]] if kind[u] == CHANCE
@@ -461,8 +456,8 @@ def _down(L, s, in0, in1, T, G, O, st, sc, mode, upd0, upd1, cut, collect, fr, f
 
 @nb.njit(cache=True)
 def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
-    """Up segment s at level L: its terminals' values for each updating player, all at once
-    (:func:`.streets_operator.apply_groups_into`: the segment's terminals share its board), then
+    """Up segment s at level L: its terminals' values for each updating player
+    (:func:`terminal_values`), then
     its decision nodes in reverse order: the actor's regret update (or best action) and both
     players' values. Its chance nodes' values are already in place."""
     kind, cptr, child, actor, off, m, tab, tkind, tval = T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8]
@@ -473,24 +468,19 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
     ne = seg_ptr[s + 1] - base
     t0, t1 = G[4][s], G[4][s + 1]
     if t1 > t0:
-        ptr, terms, gboard, gstride = G[5], G[6], G[7], G[8]
+        terms, tboard = G[5], T[9]
+        cm, dead = B[6]
         for p in range(2):
             if not (upd0 if p == 0 else upd1):
                 continue
-            q = 1 - p
-            V = VS[p][L]
-            n_own = V.shape[1]
+            hp, hq = H[p], H[1 - p]
+            sign = 1.0 if p == 0 else -1.0  # a fold's value is player 0's payoff; a showdown's, the stake
             for g in range(t0, t1):
-                V[loc[terms[g] + T[12][0]], :] = 0.0
-            hp, hq = H[p], H[q]
-            apply_groups_into(t0, t1, ptr, terms, gboard, G[9][q], gstride, tkind, tval, 1.0 if p == 0 else -1.0,
-                              RS[q][L].reshape(-1), hq[1], hq[0], hq[4], hq[5], hq[6], hp[2], hp[0], hp[3],
-                              hp[4], hp[5], hp[6], boards, G[10][p], G[11], V.reshape(-1), B[6][p])
-            if p == 1:  # the kernel gives A^T x (player 0's payoff); player 1's values are its negative
-                for g in range(t0, t1):
-                    e = loc[terms[g] + T[12][0]]
-                    for h in range(n_own):
-                        V[e, h] = -V[e, h]
+                t = terms[g]
+                e = loc[t + T[12][0]]
+                terminal_values(tkind[t], tval[t] if tkind[t] else sign * tval[t], boards[tboard[t]], RS[1 - p][L, e], VS[p][L, e],
+                                hq[1], hq[0], hp[3], hq[4], hq[5], hq[6], hp[2], hp[0], hp[4], hp[5], hp[6],
+                                tboard[t], cm, dead)
     for e in range(ne - 1, -1, -1):
         u = seg_nodes[base + e]
         if kind[u] != DECISION:
@@ -551,6 +541,83 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
 
 
 @nb.njit(cache=True)
+def terminal_values(kind, val, board, r, out, w_in, cards_in, same, iptr, iidx, istr, coef, cards_own, optr, oidx,
+                    ostr, bd, cm, dead):
+    """out[h] = the value of own hand h at one terminal (``val``: the payoff, times chance, in
+    the own player's sign), the opponent's reach r per hand. With x_i = w_i r_i the opponent's
+    weighted reach on hands compatible with the board, and cm[c] the mass x on hands holding
+    card c, for own hand h = (c1, c2) (coef_h: its weight over the normalizer):
+
+        fold:     val coef_h (X - cm[c1] - cm[c2] + x_same(h))             (inclusion-exclusion)
+        showdown: val coef_h (win_h - lose_h), win_h (lose_h) the compatible mass strictly
+                  weaker (stronger), by one sweep up and one down the board's hands sorted by
+                  strength, cm carrying the cards seen so far (postflop-solver's O(n) sweep).
+
+    Hands whose reach is 0 are skipped (after CFR settles most hands reach few terminals)."""
+    n_in, n_own = len(w_in), len(coef)
+    for k in range(5):
+        if board[k] >= 0:
+            dead[board[k]] = True
+    cm[:] = 0.0
+    if kind == 0:
+        tot = 0.0
+        for i in range(n_in):
+            x = r[i]
+            if x != 0.0:
+                c1, c2 = cards_in[i, 0], cards_in[i, 1]
+                if not (dead[c1] or dead[c2]):
+                    x *= w_in[i]
+                    tot += x
+                    cm[c1] += x
+                    cm[c2] += x
+        for h in range(n_own):
+            c1, c2 = cards_own[h, 0], cards_own[h, 1]
+            if dead[c1] or dead[c2]:
+                out[h] = 0.0
+            else:
+                sm = same[h]
+                xs = w_in[sm] * r[sm] if sm < n_in else 0.0
+                out[h] = val * coef[h] * (tot - cm[c1] - cm[c2] + xs)
+    else:
+        i0, i1, o0, o1 = iptr[bd], iptr[bd + 1], optr[bd], optr[bd + 1]
+        out[:] = 0.0  # hands blocked by the board are not in the sorted lists
+        run = 0.0
+        j = i0
+        for q in range(o0, o1):
+            s = ostr[q]
+            while j < i1 and istr[j] < s:
+                i = iidx[j]
+                x = r[i]
+                if x != 0.0:
+                    x *= w_in[i]
+                    run += x
+                    cm[cards_in[i, 0]] += x
+                    cm[cards_in[i, 1]] += x
+                j += 1
+            h = oidx[q]
+            out[h] = run - cm[cards_own[h, 0]] - cm[cards_own[h, 1]]
+        cm[:] = 0.0
+        run = 0.0
+        j = i1 - 1
+        for q in range(o1 - 1, o0 - 1, -1):
+            s = ostr[q]
+            while j >= i0 and istr[j] > s:
+                i = iidx[j]
+                x = r[i]
+                if x != 0.0:
+                    x *= w_in[i]
+                    run += x
+                    cm[cards_in[i, 0]] += x
+                    cm[cards_in[i, 1]] += x
+                j -= 1
+            h = oidx[q]
+            out[h] = val * coef[h] * (out[h] - (run - cm[cards_own[h, 0]] - cm[cards_own[h, 1]]))
+    for k in range(5):
+        if board[k] >= 0:
+            dead[board[k]] = False
+
+
+@nb.njit(cache=True)
 def _buffers(n0, n1, levels, width, K):
     """One thread's stack: per segment level, node of the segment and player, the reach and
     the values; scratch for a node's per-action values, strategy and regret update."""
@@ -559,7 +626,7 @@ def _buffers(n0, n1, levels, width, K):
     VS = (np.zeros((levels, width, n0)), np.zeros((levels, width, n1)))
     act = (np.zeros((K, n0)), np.zeros((K, n1)))
     strat = (np.zeros((K, n0)), np.zeros((K, n1)))
-    return RS, VS, act, strat, np.zeros(nm), np.zeros((K, nm)), (scratch(n1, n0), scratch(n0, n1))
+    return RS, VS, act, strat, np.zeros(nm), np.zeros((K, nm)), (np.zeros(52), np.zeros(52, dtype=np.bool_))
 
 
 @nb.njit(cache=True)
@@ -570,7 +637,7 @@ def _walk(s0, in0, in1, T, G, H, O, st, sc, mode, upd0, upd1, cut, collect, fr, 
     recursive kernels is unreliable). ``cut``: level 0's chance nodes take fv0, fv1 and are
     not walked; ``collect``: only level 0's reach, recorded at its chance nodes."""
     cptr, child = T[1], T[2]
-    seg_ptr, seg_nodes, seg_cptr, seg_chance, seg_of = G[0], G[1], G[12], G[13], G[14]
+    seg_ptr, seg_nodes, seg_cptr, seg_chance, seg_of = G[0], G[1], G[6], G[7], G[8]
     VS = B[1]
     levels = VS[0].shape[0]
     seg = np.zeros(levels, np.int64)
@@ -634,7 +701,7 @@ def subtrees(lo, hi, items, fr0, fr1, T, G, H, O, st, sc, mode, upd0, upd1, leve
     B = _buffers(n0, n1, levels, width, K)
     for it in range(lo, hi):
         f, u = items[it, 0], items[it, 1]
-        _walk(G[14][u], fr0[f], fr1[f], T, G, H, O, st, sc, mode, upd0, upd1, False, False, (fr0, fr1),
+        _walk(G[8][u], fr0[f], fr1[f], T, G, H, O, st, sc, mode, upd0, upd1, False, False, (fr0, fr1),
               fv0, fv1, B)
         if upd0:
             fv0[f] += B[1][0][0, 0]
