@@ -160,7 +160,13 @@ class FusedTree:
         self.boards = game._boards()
         self.hands = tuple((cards[p], weight[p], weight[p] / Z, same[p], *orders[p]) for p in (0, 1))
         self.kmax = kmax
+        # each player's last (node, action) before each node; a node's come before it
+        self.last = tuple(np.ascontiguousarray(np.stack([tree.last_node[:, p], tree.last_act[:, p]], axis=1),
+                                               dtype=np.int64) for p in (0, 1))
+        assert all((lst[:, 0] < np.arange(nD)).all() for lst in self.last)
         self._segments(game)
+        self._workers = None
+        self.dtype = np.dtype(np.float32)  # the storage of the last engine on this tree (node_values reads plans in it)
 
     def _segments(self, game) -> None:
         """Segments: the parts of the tree between chance nodes (each a root, the nodes below it
@@ -229,6 +235,58 @@ class FusedTree:
         self.static = (self.kind, self.cptr, self.child, self.actor, self.off, self.m, self.tab, self.tkind,
                        self.tval, self.tboard, self.boards, cidx, np.array([tb], dtype=np.int64))
 
+    def walk(self, players, mode, upd0, upd1, sc):
+        """One walk (mode UPDATE, BR_*, VALUE_*) of both players' states ``players``; returns
+        each player's values per hand at the trunk's nodes (:func:`trunk`)."""
+        st = tuple((s.R, s.S, s.P) for s in players)
+        roots = tuple(s.root for s in players)
+        common = (self.static, self.G, self.hands, (self.orbit, tuple(self.rep)), st, sc, mode, upd0, upd1)
+        fr0, fr1 = trunk_reach(roots, *common, self.n_first, self.levels, self.width, self.kmax)
+        if self.n_first:
+            bounds = self.chunks(self.threads)
+            runs = [(bounds[c], bounds[c + 1]) for c in range(len(bounds) - 1)]
+            sizes = (self.items, fr0, fr1, *common, self.levels, self.width, self.kmax)
+            if len(runs) == 1:
+                parts = [subtrees(*runs[0], *sizes)]
+            else:
+                parts = list(self._pool().map(lambda r: subtrees(*r, *sizes), runs))
+            fv0, fv1 = parts[0]
+            for a, b in parts[1:]:
+                fv0 += a
+                fv1 += b
+        else:
+            fv0, fv1 = fr0, fr1
+        return trunk(fv0, fv1, *common, self.levels, self.width, self.kmax)
+
+    @property
+    def threads(self) -> int:
+        return nb.get_num_threads()
+
+    def _pool(self):
+        """Worker threads for the subtree chunks (numba's thread count; kernels run without the GIL)."""
+        if self._workers is None or self._workers._max_workers != self.threads:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._workers = ThreadPoolExecutor(self.threads)
+        return self._workers
+
+    def node_values(self, x: np.ndarray, y: np.ndarray, nodes) -> dict[int, np.ndarray]:
+        """Per trunk node v of ``nodes``: the acting player's counterfactual value per hand
+        (own payoff) under the sequence-form plans (x, y) (the problem's layout), by one
+        VALUE walk of the plans put in this layout (no products, no full-hand vectors). The
+        walk's strategy at an infoset is the plan's ratios there, read from the plan in
+        ``self.dtype`` (the solver's storage: float32 rounds them to about 6e-8 relative);
+        the values are summed in float64. With isomorphism a hand's value is the one of its
+        representative-tree hand (the caller averages over orbits)."""
+        players = []
+        for p, plan in enumerate((x, y)):
+            S = np.zeros(self.size[p], dtype=self.dtype)
+            _plan_to_fused(self.static, self.sbase, p, np.asarray(plan, np.float64), S)
+            players.append(FusedPlayer(R=S[:0], S=S, P=S[:0], root=np.ones(1)))
+        rows = self.walk(players, VALUE_AVERAGE, True, True, (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0))
+        loc = self.G[2]
+        return {v: rows[self.actor[v]][loc[v]] for v in nodes}
+
     def chunks(self, threads: int) -> np.ndarray:
         """Item boundaries cutting the parallel items into ``threads`` runs of about equal work."""
         n = len(self.items)
@@ -267,7 +325,7 @@ class FusedEngine:
         self.tree = game.fused_tree()
         self.game = game
         self.players = tuple(self.tree.new_player(p, np.dtype(dtype), predictive) for p in (0, 1))
-        self._workers = None
+        self.tree.dtype = np.dtype(dtype)
 
     def iteration(self, players, coef, avg, alternating: bool) -> None:
         """One CFR iteration with the scalars ``coef`` = regrets(t), ``avg`` = averaging(t)."""
@@ -276,73 +334,36 @@ class FusedEngine:
         pos, floor, general, _ = kernel_args(coef, False)  # one compiled walk for every variant
         sc = (float(pos), float(floor), tuple(float(c) for c in general), float(avg[0]), float(avg[1]))
         if alternating:
-            self._walk(players, UPDATE, True, False, sc)
-            self._walk(players, UPDATE, False, True, sc)
+            self.tree.walk(players, UPDATE, True, False, sc)
+            self.tree.walk(players, UPDATE, False, True, sc)
         else:
-            self._walk(players, UPDATE, True, True, sc)
+            self.tree.walk(players, UPDATE, True, True, sc)
 
     def best_response(self, players, profile: str = "average") -> tuple[float, float]:
         """(BR_0(y), BR_1(x)) in player 0's payoff of the average (or ``"current"``) profile."""
-        v0, v1 = self._walk(players, BR_AVERAGE if self._average(players, profile) else BR_CURRENT, True, True,
-                            (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0))
-        return v0, -v1
+        r0, r1 = self.tree.walk(players, BR_AVERAGE if self._average(players, profile) else BR_CURRENT, True, True,
+                                (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0))
+        return r0[0].sum(), -r1[0].sum()
 
     def value(self, players, profile: str = "average") -> float:
         """x^T A y of the average (or ``"current"``) profile, by one walk that plays both
         strategies (the plans of :meth:`plans`; no products)."""
-        v0, _ = self._walk(players, VALUE_AVERAGE if self._average(players, profile) else VALUE_CURRENT, True, True,
-                           (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0))
-        return v0
+        r0, _ = self.tree.walk(players, VALUE_AVERAGE if self._average(players, profile) else VALUE_CURRENT, True,
+                               True, (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0))
+        return r0[0].sum()
 
     @staticmethod
     def _average(players, profile: str) -> bool:
         """The average profile is asked and both strategy sums hold something (else the current)."""
         return profile == "average" and players[0].root[0] > 0 and players[1].root[0] > 0
 
-    def _walk(self, players, mode, upd0, upd1, sc):
-        t = self.tree
-        st = tuple((s.R, s.S, s.P) for s in players)
-        roots = tuple(s.root for s in players)
-        common = (t.static, t.G, t.hands, (t.orbit, tuple(t.rep)), st, sc, mode, upd0, upd1)
-        fr0, fr1 = trunk_reach(roots, *common, t.n_first, t.levels, t.width, t.kmax)
-        if t.n_first:
-            bounds = t.chunks(self.threads)
-            runs = [(bounds[c], bounds[c + 1]) for c in range(len(bounds) - 1)]
-            sizes = (t.items, fr0, fr1, *common, t.levels, t.width, t.kmax)
-            if len(runs) == 1:
-                parts = [subtrees(*runs[0], *sizes)]
-            else:
-                parts = list(self._pool().map(lambda r: subtrees(*r, *sizes), runs))
-            fv0, fv1 = parts[0]
-            for a, b in parts[1:]:
-                fv0 += a
-                fv1 += b
-        else:
-            fv0, fv1 = fr0, fr1
-        return trunk(fv0, fv1, *common, t.levels, t.width, t.kmax)
-
-    @property
-    def threads(self) -> int:
-        return nb.get_num_threads()
-
-    def _pool(self):
-        """Worker threads for the subtree chunks (numba's thread count; kernels run without the GIL)."""
-        if self._workers is None or self._workers._max_workers != self.threads:
-            from concurrent.futures import ThreadPoolExecutor
-
-            self._workers = ThreadPoolExecutor(self.threads)
-        return self._workers
-
     def plans(self, players, which: str) -> tuple[np.ndarray, np.ndarray]:
         """Sequence-form realization plans (the problem's layout): the average or the current."""
-        prob = self.game.problem()
-        out = []
-        for p, (T, s) in enumerate(zip(prob.treeplexes, players)):
-            b = np.ones(T.n_seqs)
-            average = which == "average" and s.root[0] > 0
-            _seq_behavioral(self.tree.static, self.tree.sbase, p, s.R, s.P, s.S, average, b, self.tree.kmax,
-                            max(self.tree.n))
-            x = T.plan_from_behavioral(b)
+        t, out = self.tree, []
+        for p, s in enumerate(players):
+            x = np.empty(self.game.problem().treeplexes[p].n_seqs)
+            _plan(t.static, t.sbase, t.last[p], t.orbit[p], t.rep[p], p, s.R, s.P, s.S,
+                  which == "average" and s.root[0] > 0, x, t.kmax, max(t.n))
             out.append(x)
         return tuple(out)
 
@@ -713,21 +734,38 @@ def subtrees(lo, hi, items, fr0, fr1, T, G, H, O, st, sc, mode, upd0, upd1, leve
 @nb.njit(cache=True, nogil=True)
 def trunk(fv0, fv1, T, G, H, O, st, sc, mode, upd0, upd1, levels, width, K):
     """Step 3: the trunk's walk, reading the subtrees' values at the first chance nodes.
-    Returns the root values (sum over hands) of player 0 and player 1, each in its own payoff."""
+    Returns each player's values (own payoff) per hand at the trunk's nodes, by place in the
+    root segment (row 0: the root)."""
     n0, n1 = fv0.shape[1], fv1.shape[1]
     B = _buffers(n0, n1, 1, width, K)
     _walk(0, np.ones(n0), np.ones(n1), T, G, H, O, st, sc, mode, upd0, upd1, True, False, (fv0, fv1), fv0,
           fv1, B)
-    return B[1][0][0, 0].sum(), B[1][1][0, 0].sum()
+    return B[1][0][0], B[1][1][0]
 
 
 @nb.njit(cache=True)
-def _seq_behavioral(T, sbase, p, R, P, S, average, b, K, n):
-    """b[sequence] = player p's local strategy at its nodes: the average (S normalized per
-    infoset, :func:`_average_strategy`) or the current one."""
+def _plan_to_fused(T, sbase, p, plan, S):
+    """S[off_v + i m_v + o] = plan[sbase_v + o k_v + i] at player p's nodes (the sequence
+    form's layout to this one's)."""
     cptr, actor, off, m = T[1], T[3], T[4], T[5]
+    for v in range(len(actor)):
+        if actor[v] == p:
+            k = cptr[v + 1] - cptr[v]
+            for i in range(k):
+                for o in range(m[v]):
+                    S[off[v] + i * m[v] + o] = plan[sbase[v] + o * k + i]
+
+
+@nb.njit(cache=True)
+def _plan(T, sbase, last, orbit, rep, p, R, P, S, average, x, K, n):
+    """x = player p's realization plan in the sequence form's layout: x[0] = 1 and, node by
+    node (a node's parents come first), x[sbase_v + o k_v + i] = x[parent] b_v(i | o), with b
+    the average strategy (S normalized per infoset, :func:`_average_strategy`) or the current
+    one, and the parent the sequence of the orbit's first hand at p's last (node, action)."""
+    cptr, actor, off, m, tab = T[1], T[3], T[4], T[5], T[6]
     out = np.zeros((K, n))
     tot = np.zeros(n)
+    x[0] = 1.0
     for v in range(len(actor)):
         if actor[v] == p:
             k = cptr[v + 1] - cptr[v]
@@ -735,6 +773,8 @@ def _seq_behavioral(T, sbase, p, R, P, S, average, b, K, n):
                 _average_strategy(S, off[v], m[v], k, out, tot)
             else:
                 _strategy(R, P, off[v], m[v], k, out, tot)
-            for i in range(k):
-                for o in range(m[v]):
-                    b[sbase[v] + o * k + i] = out[i, o]
+            u, a = last[v, 0], last[v, 1]
+            for o in range(m[v]):
+                par = 1.0 if u < 0 else x[sbase[u] + orbit[tab[u], rep[tab[v], o]] * (cptr[u + 1] - cptr[u]) + a]
+                for i in range(k):
+                    x[sbase[v] + o * k + i] = par * out[i, o]
