@@ -40,7 +40,7 @@ def main() -> None:
     game.build_tree()
     stage("public tree")
     problem = game.problem()
-    stage(f"problem ({problem.X.n_seqs + problem.Y.n_seqs:,} sequences)")
+    stage(f"problem ({sum(problem.n_seqs):,} sequences; treeplexes deferred)")
     solver = make_solver(problem, "dcfr")
     stage(f"solver ({'fused engine' if solver.engine is not None else 'sequence form'})")
     for i in (1, 2):

@@ -361,7 +361,7 @@ class FusedEngine:
         """Sequence-form realization plans (the problem's layout): the average or the current."""
         t, out = self.tree, []
         for p, s in enumerate(players):
-            x = np.empty(self.game.problem().treeplexes[p].n_seqs)
+            x = np.empty(self.game.problem().n_seqs[p])
             _plan(t.static, t.sbase, t.last[p], t.orbit[p], t.rep[p], p, s.R, s.P, s.S,
                   which == "average" and s.root[0] > 0, x, t.kmax, max(t.n))
             out.append(x)

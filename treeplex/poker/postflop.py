@@ -28,9 +28,11 @@ import json
 import math
 import os
 import time
+from functools import partial
 
 import numpy as np
 
+from ..core.treeplex import DeferredTreeplex
 from ..errors import InputError
 from ..model.game import RulesState
 from .cards import HAND_CARDS, RANKS, board_mask, card_name, hand_name, hand_strength, parse_board, parse_cards
@@ -314,7 +316,8 @@ class PostflopGame(HandsGame):
         return out
 
     def problem(self, max_memory: str | int | None = None) -> HandsProblem:
-        """The sequence-form problem with the structured operator; refuses, before allocating,
+        """The sequence-form problem with the structured operator (its treeplexes built on first
+        use: the fused engine never needs them); refuses, before allocating,
         a game whose :meth:`memory_estimate` is above ``max_memory`` (bytes, or a size such as
         ``"4G"``; default: the memory available now)."""
         from ..core.memory import limit_bytes, show
@@ -332,11 +335,11 @@ class PostflopGame(HandsGame):
         A = self.operator()
         locks = lock_sequences(self, self.locks) if self.locks else None
         if len(self.symmetries) == 1:
-            X, Y = self.treeplex(0), self.treeplex(1)
+            X, Y = (DeferredTreeplex(self.n_seqs(p), partial(self.treeplex, p)) for p in (0, 1))
         else:
             self.reduction = Reduction(self)
             A = SymmetricPayoff(A, self.reduction)
-            X, Y = self.reduction.treeplex(0), self.reduction.treeplex(1)
+            X, Y = (DeferredTreeplex(self.reduction.n_red[p], partial(self.reduction.treeplex, p)) for p in (0, 1))
         stats = self.stats()
         stats["compile_seconds"] = time.perf_counter() - t0
         self._problem = HandsProblem(X, Y, A, name=self.name, stats=stats, payoff_unit="chips", big_blind=self.big_blind,
