@@ -1,6 +1,8 @@
 """Peak memory of a postflop spot's solve, stage by stage, on the default path (the fused
 engine from 5e7 sequences): the public tree, the sequence-form problem, the solver, two
-iterations, a check, and the result's average and current plans.
+iterations, a check, the result's average plans (the CLI's; the current
+iterate's only where it is reported), and the starting street's
+strategies and EVs (what ``--out`` and the summary print).
 
     .venv/bin/python benchmarks/postflop_memory.py --spot FLOP-FAST [--threads 2]
 
@@ -38,7 +40,7 @@ def main() -> None:
     game.build_tree()
     stage("public tree")
     problem = game.problem()
-    stage(f"problem ({problem.X.n_seqs + problem.Y.n_seqs:,} sequences)")
+    stage(f"problem ({sum(problem.n_seqs):,} sequences; treeplexes deferred)")
     solver = make_solver(problem, "dcfr")
     stage(f"solver ({'fused engine' if solver.engine is not None else 'sequence form'})")
     for i in (1, 2):
@@ -46,10 +48,10 @@ def main() -> None:
         stage(f"iteration {i}")
     ev = solver.evaluate_profile("average")
     stage("a check" if ev is not None else "a check (fused only: skipped)")
-    solver.average()
+    x, y = solver.average()
     stage("average plans (float64)")
-    solver.current()
-    stage("current plans (float64)")
+    game.strategy_dict(x, y)
+    stage("the starting street's strategies and EVs (--out, the summary)")
 
 
 if __name__ == "__main__":

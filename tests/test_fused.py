@@ -200,3 +200,36 @@ def test_cheap_checks_are_spaced_to_a_tenth_of_the_solver_time():
     assert s.next_check >= 20 + round(1 / CHECK_SHARE)
     s.checked(20, 1.0, seconds=2.0, cost=0.0)
     assert s.next_check == 22  # max(min_step, it // 10)
+
+
+@pytest.mark.parametrize("spot", ["river", "turn", "iso"])
+@pytest.mark.parametrize("storage", ["float64", "float32"])
+def test_node_values_by_the_walk_equal_the_products(spot, storage):
+    """After a fused solve, ``--out``'s EVs at the starting street's nodes come from one VALUE
+    walk of the plans (no products): per hand they equal the EVs computed from the
+    sequence-form products and counterfactual values (the path of a sequence-form solve), to
+    float64 rounding with float64 storage and to the plans' float32 rounding otherwise; a
+    node off the starting board falls back to the products."""
+    g = _spot(spot)
+    s = make_solver(g.problem(), "dcfr", fused=True, storage=storage)
+    for _ in range(9):
+        s.step()
+    x, y = s.average()
+    nodes = g.out_nodes(1)
+    walked = g.node_values(x, y, nodes)
+    fused, g._fused = g._fused, None  # the products' path, as after a sequence-form solve
+    try:
+        ref = g.node_values(x, y, nodes)
+    finally:
+        g._fused = fused
+    tol = 1e-9 if storage == "float64" else 1e-5
+    compared = 0
+    for v in nodes:
+        a, b = walked[v]["ev"], ref[v]["ev"]
+        assert np.array_equal(np.isnan(a), np.isnan(b))
+        np.testing.assert_allclose(a[~np.isnan(a)], b[~np.isnan(b)], rtol=0, atol=tol * max(1.0, g.pot))
+        compared += int((~np.isnan(a)).sum())
+    assert compared > 0
+    if len(g.board) < 5:  # a turn node: the products (the walk records the starting street only)
+        deep = [v for v in range(g.tree.n_nodes) if len(g.tree.boards[g.tree.board[v]]) > len(g.board)][:3]
+        assert set(g.node_values(x, y, deep)) == set(deep)

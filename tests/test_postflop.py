@@ -265,7 +265,7 @@ def test_isomorphic_values_from_the_orbit_layout_equal_the_full_layout():
                      bet="50%,a", **{"raise": "2x"})
     lp = tp.solve_lp(g.problem())
     red, M = g.reduction, g.problem().A.inner
-    full = [lp.x[red.red_of[0]], lp.y[red.red_of[1]]]  # E x, E y
+    full = [red.expand(0, lp.x), red.expand(1, lp.y)]  # E x, E y
     nodes = [v for v in range(g.tree.n_nodes) if len(g.tree.boards[g.tree.board[v]]) == 4]
     got = g.node_values(lp.x, lp.y, nodes)
     split = compared = 0

@@ -255,3 +255,15 @@ def _subtree_roots(parent: np.ndarray, seq_infoset: np.ndarray) -> np.ndarray:
         if np.array_equal(nxt, root):
             return root
         root = nxt
+
+
+@dataclass
+class DeferredTreeplex:
+    """A treeplex built on first use (``build()``), its size known before: a
+    :class:`~treeplex.model.problem.Problem` holding one builds it when a solver or a result
+    first asks for it. The fused postflop engine never does: on FLOP-FAST the two orbit
+    treeplexes are about 2 GB it does not need."""
+
+    n_seqs: int
+    build: object  # () -> Treeplex
+

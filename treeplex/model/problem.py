@@ -19,7 +19,7 @@ import numpy as np
 
 from .strategy import profile_dict, profile_text
 from ..core.tree import GameTree
-from ..core.treeplex import Treeplex
+from ..core.treeplex import DeferredTreeplex, Treeplex
 
 NUMPY_NNZ = 1 << 16  # CSR products up to this many nonzeros run in NumPy
 
@@ -211,14 +211,22 @@ class Problem:
     _backend: object = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
-        if self.A.shape != (self.X.n_seqs, self.Y.n_seqs):
-            raise ValueError(
-                f"A has shape {self.A.shape}, treeplexes have {self.X.n_seqs} and {self.Y.n_seqs} sequences"
-            )
+        if self.A.shape != self.n_seqs:
+            raise ValueError(f"A has shape {self.A.shape}, treeplexes have {self.n_seqs[0]} and {self.n_seqs[1]} sequences")
+
+    @property
+    def n_seqs(self) -> tuple[int, int]:
+        """Both players' numbers of sequences (without building a deferred treeplex)."""
+        return (self.__dict__["_X"].n_seqs, self.__dict__["_Y"].n_seqs)
 
     @property
     def treeplexes(self) -> tuple[Treeplex, Treeplex]:
         return (self.X, self.Y)
+
+    @property
+    def backend_name(self) -> str:
+        """The backend's name, without creating it ("numba" until :meth:`use_backend` chose another)."""
+        return "numba" if self._backend is None else self._backend.name
 
     @property
     def backend(self):
@@ -257,3 +265,23 @@ class Problem:
         from ``game`` on first access; None without a game. Structured problems, whose
         sequences are not numbered by a walk of the game, override it with None."""
         return None if self.game is None else GameTree.from_game(self.game, self)
+
+
+def _treeplex_property(name: str):
+    """Problem.X / Problem.Y: the treeplex, built on first access where the problem was given
+    a :class:`~treeplex.core.treeplex.DeferredTreeplex`."""
+
+    def get(self):
+        t = self.__dict__[name]
+        if isinstance(t, DeferredTreeplex):
+            t = self.__dict__[name] = t.build()
+        return t
+
+    def put(self, t):
+        self.__dict__[name] = t
+
+    return property(get, put)
+
+
+Problem.X = _treeplex_property("_X")  # after @dataclass: its __init__ assigns through the property
+Problem.Y = _treeplex_property("_Y")

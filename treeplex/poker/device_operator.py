@@ -45,7 +45,7 @@ def _layout(A):
     # StreetsPayoff has ``boards``, RiverPayoff ``strength``, SymmetricPayoff neither but an ``inner`` one
     red = None
     if not hasattr(A, "boards") and not hasattr(A, "strength") and hasattr(A, "inner"):
-        A, red = A.inner, A.red.red_of
+        A, red = A.inner, (A.red.red_of(0), A.red.red_of(1))
     if hasattr(A, "boards"):
         return (A.cards, A.weight, A.coef, A.same, A.boards, A.order, A.kind, A.value, A.board, A.base, A.stride,
                 red)

@@ -17,12 +17,14 @@ updating player, carrying per-hand reach vectors down and counterfactual values 
   terminals' values; hands that hold a dealt card are zeroed at the terminals, whose board
   includes it).
 - Terminal: fold values by inclusion-exclusion over the 52 card masses, showdown values by
-  the sorted O(n) sweep: :func:`.streets_operator.apply_groups_into`, the product's own kernel.
+  the sorted O(n) sweep (:func:`terminal_values`, one terminal at a time, skipping the
+  opponent's hands of zero reach; the products' kernel instead sweeps up to 8 terminals side by
+  side in SIMD lanes, which pays off there because whole boards' terminals share a pass; here
+  a segment has 1-25 terminals and the scalar sweep measured 0.85x the lanes' time on TURN).
   The walk goes by *segments*, the parts of the tree between chance nodes (all on one
   board): down a segment (reaches at each of its nodes), through the segments below its
-  chance nodes, then all its terminals at once (up to 8 side by side in SIMD lanes, as the
-  product does; one terminal at a time cost 3x more, measured on TURN), then up it. The
-  temporaries are a reach and a value vector per node of the segments on the current path
+  chance nodes, then its terminals, then up it. The temporaries are a reach and a value vector
+  per node of the segments on the current path
   (a stack of at most 3-4 segments), not full-length arrays.
 
 Storage per player (the sequence form's ``b``, ``x`` and float64 gradient are not kept):
@@ -72,7 +74,6 @@ from ..backends.numba_regret import rm_block
 from .cards import HAND_CARDS
 from .operator import _normalizer, _same_combo
 from .public_tree import CHANCE, DECISION, TERMINAL
-from .streets_operator import apply_groups_into, scratch
 
 UPDATE, BR_AVERAGE, BR_CURRENT, VALUE_AVERAGE, VALUE_CURRENT = 0, 1, 2, 3, 4  # walk modes
 
@@ -159,7 +160,13 @@ class FusedTree:
         self.boards = game._boards()
         self.hands = tuple((cards[p], weight[p], weight[p] / Z, same[p], *orders[p]) for p in (0, 1))
         self.kmax = kmax
+        # each player's last (node, action) before each node; a node's come before it
+        self.last = tuple(np.ascontiguousarray(np.stack([tree.last_node[:, p], tree.last_act[:, p]], axis=1),
+                                               dtype=np.int64) for p in (0, 1))
+        assert all((lst[:, 0] < np.arange(nD)).all() for lst in self.last)
         self._segments(game)
+        self._workers = None
+        self.dtype = np.dtype(np.float32)  # the storage of the last engine on this tree (node_values reads plans in it)
 
     def _segments(self, game) -> None:
         """Segments: the parts of the tree between chance nodes (each a root, the nodes below it
@@ -214,14 +221,8 @@ class FusedTree:
         terms = nodes[is_t] - tb
         seg_tptr = np.zeros(nseg + 1, np.int64)
         seg_tptr[1:] = np.cumsum(np.add.reduceat(is_t.astype(np.int64), seg_ptr[:-1]) if nseg else [])
-        lt = loc[terms + tb]
-        ob = tuple(np.zeros(len(self.tkind), np.int64) for _ in (0, 1))
-        for p in (0, 1):
-            ob[p][terms] = lt * self.n[p]
-        self.G = (seg_ptr, nodes, loc, cidx, seg_tptr, np.arange(len(terms) + 1, dtype=np.int64),
-                  terms.astype(np.int64), self.tboard[terms], np.ones(len(terms), np.int64),
-                  tuple((lt * self.n[p]).astype(np.int64) for p in (0, 1)), ob, np.ones(len(self.tkind), np.int64),
-                  np.array(seg_cptr, np.int64), np.array(chance_loc, np.int64), seg_of)
+        self.G = (seg_ptr, nodes, loc, cidx, seg_tptr, terms.astype(np.int64), np.array(seg_cptr, np.int64),
+                  np.array(chance_loc, np.int64), seg_of)
         self.levels = int(level.max()) + 1 if nseg else 1
         self.width = int(width.max()) if nseg else 1
         items = [(cidx[u], int(c)) for u in nodes[seg_ptr[0]:seg_ptr[1]] if kind[u] == CHANCE
@@ -233,6 +234,58 @@ class FusedTree:
         # 7-9 terminal kind, value, board, 10 boards' cards, 11 chance index in its segment, 12 first terminal id
         self.static = (self.kind, self.cptr, self.child, self.actor, self.off, self.m, self.tab, self.tkind,
                        self.tval, self.tboard, self.boards, cidx, np.array([tb], dtype=np.int64))
+
+    def walk(self, players, mode, upd0, upd1, sc):
+        """One walk (mode UPDATE, BR_*, VALUE_*) of both players' states ``players``; returns
+        each player's values per hand at the trunk's nodes (:func:`trunk`)."""
+        st = tuple((s.R, s.S, s.P) for s in players)
+        roots = tuple(s.root for s in players)
+        common = (self.static, self.G, self.hands, (self.orbit, tuple(self.rep)), st, sc, mode, upd0, upd1)
+        fr0, fr1 = trunk_reach(roots, *common, self.n_first, self.levels, self.width, self.kmax)
+        if self.n_first:
+            bounds = self.chunks(self.threads)
+            runs = [(bounds[c], bounds[c + 1]) for c in range(len(bounds) - 1)]
+            sizes = (self.items, fr0, fr1, *common, self.levels, self.width, self.kmax)
+            if len(runs) == 1:
+                parts = [subtrees(*runs[0], *sizes)]
+            else:
+                parts = list(self._pool().map(lambda r: subtrees(*r, *sizes), runs))
+            fv0, fv1 = parts[0]
+            for a, b in parts[1:]:
+                fv0 += a
+                fv1 += b
+        else:
+            fv0, fv1 = fr0, fr1
+        return trunk(fv0, fv1, *common, self.levels, self.width, self.kmax)
+
+    @property
+    def threads(self) -> int:
+        return nb.get_num_threads()
+
+    def _pool(self):
+        """Worker threads for the subtree chunks (numba's thread count; kernels run without the GIL)."""
+        if self._workers is None or self._workers._max_workers != self.threads:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._workers = ThreadPoolExecutor(self.threads)
+        return self._workers
+
+    def node_values(self, x: np.ndarray, y: np.ndarray, nodes) -> dict[int, np.ndarray]:
+        """Per trunk node v of ``nodes``: the acting player's counterfactual value per hand
+        (own payoff) under the sequence-form plans (x, y) (the problem's layout), by one
+        VALUE walk of the plans put in this layout (no products, no full-hand vectors). The
+        walk's strategy at an infoset is the plan's ratios there, read from the plan in
+        ``self.dtype`` (the solver's storage: float32 rounds them to about 6e-8 relative);
+        the values are summed in float64. With isomorphism a hand's value is the one of its
+        representative-tree hand (the caller averages over orbits)."""
+        players = []
+        for p, plan in enumerate((x, y)):
+            S = np.zeros(self.size[p], dtype=self.dtype)
+            _plan_to_fused(self.static, self.sbase, p, np.asarray(plan, np.float64), S)
+            players.append(FusedPlayer(R=S[:0], S=S, P=S[:0], root=np.ones(1)))
+        rows = self.walk(players, VALUE_AVERAGE, True, True, (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0))
+        loc = self.G[2]
+        return {v: rows[self.actor[v]][loc[v]] for v in nodes}
 
     def chunks(self, threads: int) -> np.ndarray:
         """Item boundaries cutting the parallel items into ``threads`` runs of about equal work."""
@@ -272,7 +325,7 @@ class FusedEngine:
         self.tree = game.fused_tree()
         self.game = game
         self.players = tuple(self.tree.new_player(p, np.dtype(dtype), predictive) for p in (0, 1))
-        self._workers = None
+        self.tree.dtype = np.dtype(dtype)
 
     def iteration(self, players, coef, avg, alternating: bool) -> None:
         """One CFR iteration with the scalars ``coef`` = regrets(t), ``avg`` = averaging(t)."""
@@ -281,73 +334,36 @@ class FusedEngine:
         pos, floor, general, _ = kernel_args(coef, False)  # one compiled walk for every variant
         sc = (float(pos), float(floor), tuple(float(c) for c in general), float(avg[0]), float(avg[1]))
         if alternating:
-            self._walk(players, UPDATE, True, False, sc)
-            self._walk(players, UPDATE, False, True, sc)
+            self.tree.walk(players, UPDATE, True, False, sc)
+            self.tree.walk(players, UPDATE, False, True, sc)
         else:
-            self._walk(players, UPDATE, True, True, sc)
+            self.tree.walk(players, UPDATE, True, True, sc)
 
     def best_response(self, players, profile: str = "average") -> tuple[float, float]:
         """(BR_0(y), BR_1(x)) in player 0's payoff of the average (or ``"current"``) profile."""
-        v0, v1 = self._walk(players, BR_AVERAGE if self._average(players, profile) else BR_CURRENT, True, True,
-                            (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0))
-        return v0, -v1
+        r0, r1 = self.tree.walk(players, BR_AVERAGE if self._average(players, profile) else BR_CURRENT, True, True,
+                                (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0))
+        return r0[0].sum(), -r1[0].sum()
 
     def value(self, players, profile: str = "average") -> float:
         """x^T A y of the average (or ``"current"``) profile, by one walk that plays both
         strategies (the plans of :meth:`plans`; no products)."""
-        v0, _ = self._walk(players, VALUE_AVERAGE if self._average(players, profile) else VALUE_CURRENT, True, True,
-                           (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0))
-        return v0
+        r0, _ = self.tree.walk(players, VALUE_AVERAGE if self._average(players, profile) else VALUE_CURRENT, True,
+                               True, (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0))
+        return r0[0].sum()
 
     @staticmethod
     def _average(players, profile: str) -> bool:
         """The average profile is asked and both strategy sums hold something (else the current)."""
         return profile == "average" and players[0].root[0] > 0 and players[1].root[0] > 0
 
-    def _walk(self, players, mode, upd0, upd1, sc):
-        t = self.tree
-        st = tuple((s.R, s.S, s.P) for s in players)
-        roots = tuple(s.root for s in players)
-        common = (t.static, t.G, t.hands, (t.orbit, tuple(t.rep)), st, sc, mode, upd0, upd1)
-        fr0, fr1 = trunk_reach(roots, *common, t.n_first, t.levels, t.width, t.kmax)
-        if t.n_first:
-            bounds = t.chunks(self.threads)
-            runs = [(bounds[c], bounds[c + 1]) for c in range(len(bounds) - 1)]
-            sizes = (t.items, fr0, fr1, *common, t.levels, t.width, t.kmax)
-            if len(runs) == 1:
-                parts = [subtrees(*runs[0], *sizes)]
-            else:
-                parts = list(self._pool().map(lambda r: subtrees(*r, *sizes), runs))
-            fv0, fv1 = parts[0]
-            for a, b in parts[1:]:
-                fv0 += a
-                fv1 += b
-        else:
-            fv0, fv1 = fr0, fr1
-        return trunk(fv0, fv1, *common, t.levels, t.width, t.kmax)
-
-    @property
-    def threads(self) -> int:
-        return nb.get_num_threads()
-
-    def _pool(self):
-        """Worker threads for the subtree chunks (numba's thread count; kernels run without the GIL)."""
-        if self._workers is None or self._workers._max_workers != self.threads:
-            from concurrent.futures import ThreadPoolExecutor
-
-            self._workers = ThreadPoolExecutor(self.threads)
-        return self._workers
-
     def plans(self, players, which: str) -> tuple[np.ndarray, np.ndarray]:
         """Sequence-form realization plans (the problem's layout): the average or the current."""
-        prob = self.game.problem()
-        out = []
-        for p, (T, s) in enumerate(zip(prob.treeplexes, players)):
-            b = np.ones(T.n_seqs)
-            average = which == "average" and s.root[0] > 0
-            _seq_behavioral(self.tree.static, self.tree.sbase, p, s.R, s.P, s.S, average, b, self.tree.kmax,
-                            max(self.tree.n))
-            x = T.plan_from_behavioral(b)
+        t, out = self.tree, []
+        for p, s in enumerate(players):
+            x = np.empty(self.game.problem().n_seqs[p])
+            _plan(t.static, t.sbase, t.last[p], t.orbit[p], t.rep[p], p, s.R, s.P, s.S,
+                  which == "average" and s.root[0] > 0, x, t.kmax, max(t.n))
             out.append(x)
         return tuple(out)
 
@@ -461,8 +477,8 @@ def _down(L, s, in0, in1, T, G, O, st, sc, mode, upd0, upd1, cut, collect, fr, f
 
 @nb.njit(cache=True)
 def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
-    """Up segment s at level L: its terminals' values for each updating player, all at once
-    (:func:`.streets_operator.apply_groups_into`: the segment's terminals share its board), then
+    """Up segment s at level L: its terminals' values for each updating player
+    (:func:`terminal_values`), then
     its decision nodes in reverse order: the actor's regret update (or best action) and both
     players' values. Its chance nodes' values are already in place."""
     kind, cptr, child, actor, off, m, tab, tkind, tval = T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8]
@@ -473,24 +489,19 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
     ne = seg_ptr[s + 1] - base
     t0, t1 = G[4][s], G[4][s + 1]
     if t1 > t0:
-        ptr, terms, gboard, gstride = G[5], G[6], G[7], G[8]
+        terms, tboard = G[5], T[9]
+        cm, dead = B[6]
         for p in range(2):
             if not (upd0 if p == 0 else upd1):
                 continue
-            q = 1 - p
-            V = VS[p][L]
-            n_own = V.shape[1]
+            hp, hq = H[p], H[1 - p]
+            sign = 1.0 if p == 0 else -1.0  # a fold's value is player 0's payoff; a showdown's, the stake
             for g in range(t0, t1):
-                V[loc[terms[g] + T[12][0]], :] = 0.0
-            hp, hq = H[p], H[q]
-            apply_groups_into(t0, t1, ptr, terms, gboard, G[9][q], gstride, tkind, tval, 1.0 if p == 0 else -1.0,
-                              RS[q][L].reshape(-1), hq[1], hq[0], hq[4], hq[5], hq[6], hp[2], hp[0], hp[3],
-                              hp[4], hp[5], hp[6], boards, G[10][p], G[11], V.reshape(-1), B[6][p])
-            if p == 1:  # the kernel gives A^T x (player 0's payoff); player 1's values are its negative
-                for g in range(t0, t1):
-                    e = loc[terms[g] + T[12][0]]
-                    for h in range(n_own):
-                        V[e, h] = -V[e, h]
+                t = terms[g]
+                e = loc[t + T[12][0]]
+                terminal_values(tkind[t], tval[t] if tkind[t] else sign * tval[t], boards[tboard[t]], RS[1 - p][L, e], VS[p][L, e],
+                                hq[1], hq[0], hp[3], hq[4], hq[5], hq[6], hp[2], hp[0], hp[4], hp[5], hp[6],
+                                tboard[t], cm, dead)
     for e in range(ne - 1, -1, -1):
         u = seg_nodes[base + e]
         if kind[u] != DECISION:
@@ -551,6 +562,83 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
 
 
 @nb.njit(cache=True)
+def terminal_values(kind, val, board, r, out, w_in, cards_in, same, iptr, iidx, istr, coef, cards_own, optr, oidx,
+                    ostr, bd, cm, dead):
+    """out[h] = the value of own hand h at one terminal (``val``: the payoff, times chance, in
+    the own player's sign), the opponent's reach r per hand. With x_i = w_i r_i the opponent's
+    weighted reach on hands compatible with the board, and cm[c] the mass x on hands holding
+    card c, for own hand h = (c1, c2) (coef_h: its weight over the normalizer):
+
+        fold:     val coef_h (X - cm[c1] - cm[c2] + x_same(h))             (inclusion-exclusion)
+        showdown: val coef_h (win_h - lose_h), win_h (lose_h) the compatible mass strictly
+                  weaker (stronger), by one sweep up and one down the board's hands sorted by
+                  strength, cm carrying the cards seen so far (postflop-solver's O(n) sweep).
+
+    Hands whose reach is 0 are skipped (after CFR settles most hands reach few terminals)."""
+    n_in, n_own = len(w_in), len(coef)
+    for k in range(5):
+        if board[k] >= 0:
+            dead[board[k]] = True
+    cm[:] = 0.0
+    if kind == 0:
+        tot = 0.0
+        for i in range(n_in):
+            x = r[i]
+            if x != 0.0:
+                c1, c2 = cards_in[i, 0], cards_in[i, 1]
+                if not (dead[c1] or dead[c2]):
+                    x *= w_in[i]
+                    tot += x
+                    cm[c1] += x
+                    cm[c2] += x
+        for h in range(n_own):
+            c1, c2 = cards_own[h, 0], cards_own[h, 1]
+            if dead[c1] or dead[c2]:
+                out[h] = 0.0
+            else:
+                sm = same[h]
+                xs = w_in[sm] * r[sm] if sm < n_in else 0.0
+                out[h] = val * coef[h] * (tot - cm[c1] - cm[c2] + xs)
+    else:
+        i0, i1, o0, o1 = iptr[bd], iptr[bd + 1], optr[bd], optr[bd + 1]
+        out[:] = 0.0  # hands blocked by the board are not in the sorted lists
+        run = 0.0
+        j = i0
+        for q in range(o0, o1):
+            s = ostr[q]
+            while j < i1 and istr[j] < s:
+                i = iidx[j]
+                x = r[i]
+                if x != 0.0:
+                    x *= w_in[i]
+                    run += x
+                    cm[cards_in[i, 0]] += x
+                    cm[cards_in[i, 1]] += x
+                j += 1
+            h = oidx[q]
+            out[h] = run - cm[cards_own[h, 0]] - cm[cards_own[h, 1]]
+        cm[:] = 0.0
+        run = 0.0
+        j = i1 - 1
+        for q in range(o1 - 1, o0 - 1, -1):
+            s = ostr[q]
+            while j >= i0 and istr[j] > s:
+                i = iidx[j]
+                x = r[i]
+                if x != 0.0:
+                    x *= w_in[i]
+                    run += x
+                    cm[cards_in[i, 0]] += x
+                    cm[cards_in[i, 1]] += x
+                j -= 1
+            h = oidx[q]
+            out[h] = val * coef[h] * (out[h] - (run - cm[cards_own[h, 0]] - cm[cards_own[h, 1]]))
+    for k in range(5):
+        if board[k] >= 0:
+            dead[board[k]] = False
+
+
+@nb.njit(cache=True)
 def _buffers(n0, n1, levels, width, K):
     """One thread's stack: per segment level, node of the segment and player, the reach and
     the values; scratch for a node's per-action values, strategy and regret update."""
@@ -559,7 +647,7 @@ def _buffers(n0, n1, levels, width, K):
     VS = (np.zeros((levels, width, n0)), np.zeros((levels, width, n1)))
     act = (np.zeros((K, n0)), np.zeros((K, n1)))
     strat = (np.zeros((K, n0)), np.zeros((K, n1)))
-    return RS, VS, act, strat, np.zeros(nm), np.zeros((K, nm)), (scratch(n1, n0), scratch(n0, n1))
+    return RS, VS, act, strat, np.zeros(nm), np.zeros((K, nm)), (np.zeros(52), np.zeros(52, dtype=np.bool_))
 
 
 @nb.njit(cache=True)
@@ -570,7 +658,7 @@ def _walk(s0, in0, in1, T, G, H, O, st, sc, mode, upd0, upd1, cut, collect, fr, 
     recursive kernels is unreliable). ``cut``: level 0's chance nodes take fv0, fv1 and are
     not walked; ``collect``: only level 0's reach, recorded at its chance nodes."""
     cptr, child = T[1], T[2]
-    seg_ptr, seg_nodes, seg_cptr, seg_chance, seg_of = G[0], G[1], G[12], G[13], G[14]
+    seg_ptr, seg_nodes, seg_cptr, seg_chance, seg_of = G[0], G[1], G[6], G[7], G[8]
     VS = B[1]
     levels = VS[0].shape[0]
     seg = np.zeros(levels, np.int64)
@@ -634,7 +722,7 @@ def subtrees(lo, hi, items, fr0, fr1, T, G, H, O, st, sc, mode, upd0, upd1, leve
     B = _buffers(n0, n1, levels, width, K)
     for it in range(lo, hi):
         f, u = items[it, 0], items[it, 1]
-        _walk(G[14][u], fr0[f], fr1[f], T, G, H, O, st, sc, mode, upd0, upd1, False, False, (fr0, fr1),
+        _walk(G[8][u], fr0[f], fr1[f], T, G, H, O, st, sc, mode, upd0, upd1, False, False, (fr0, fr1),
               fv0, fv1, B)
         if upd0:
             fv0[f] += B[1][0][0, 0]
@@ -646,21 +734,38 @@ def subtrees(lo, hi, items, fr0, fr1, T, G, H, O, st, sc, mode, upd0, upd1, leve
 @nb.njit(cache=True, nogil=True)
 def trunk(fv0, fv1, T, G, H, O, st, sc, mode, upd0, upd1, levels, width, K):
     """Step 3: the trunk's walk, reading the subtrees' values at the first chance nodes.
-    Returns the root values (sum over hands) of player 0 and player 1, each in its own payoff."""
+    Returns each player's values (own payoff) per hand at the trunk's nodes, by place in the
+    root segment (row 0: the root)."""
     n0, n1 = fv0.shape[1], fv1.shape[1]
     B = _buffers(n0, n1, 1, width, K)
     _walk(0, np.ones(n0), np.ones(n1), T, G, H, O, st, sc, mode, upd0, upd1, True, False, (fv0, fv1), fv0,
           fv1, B)
-    return B[1][0][0, 0].sum(), B[1][1][0, 0].sum()
+    return B[1][0][0], B[1][1][0]
 
 
 @nb.njit(cache=True)
-def _seq_behavioral(T, sbase, p, R, P, S, average, b, K, n):
-    """b[sequence] = player p's local strategy at its nodes: the average (S normalized per
-    infoset, :func:`_average_strategy`) or the current one."""
+def _plan_to_fused(T, sbase, p, plan, S):
+    """S[off_v + i m_v + o] = plan[sbase_v + o k_v + i] at player p's nodes (the sequence
+    form's layout to this one's)."""
     cptr, actor, off, m = T[1], T[3], T[4], T[5]
+    for v in range(len(actor)):
+        if actor[v] == p:
+            k = cptr[v + 1] - cptr[v]
+            for i in range(k):
+                for o in range(m[v]):
+                    S[off[v] + i * m[v] + o] = plan[sbase[v] + o * k + i]
+
+
+@nb.njit(cache=True)
+def _plan(T, sbase, last, orbit, rep, p, R, P, S, average, x, K, n):
+    """x = player p's realization plan in the sequence form's layout: x[0] = 1 and, node by
+    node (a node's parents come first), x[sbase_v + o k_v + i] = x[parent] b_v(i | o), with b
+    the average strategy (S normalized per infoset, :func:`_average_strategy`) or the current
+    one, and the parent the sequence of the orbit's first hand at p's last (node, action)."""
+    cptr, actor, off, m, tab = T[1], T[3], T[4], T[5], T[6]
     out = np.zeros((K, n))
     tot = np.zeros(n)
+    x[0] = 1.0
     for v in range(len(actor)):
         if actor[v] == p:
             k = cptr[v + 1] - cptr[v]
@@ -668,6 +773,8 @@ def _seq_behavioral(T, sbase, p, R, P, S, average, b, K, n):
                 _average_strategy(S, off[v], m[v], k, out, tot)
             else:
                 _strategy(R, P, off[v], m[v], k, out, tot)
-            for i in range(k):
-                for o in range(m[v]):
-                    b[sbase[v] + o * k + i] = out[i, o]
+            u, a = last[v, 0], last[v, 1]
+            for o in range(m[v]):
+                par = 1.0 if u < 0 else x[sbase[u] + orbit[tab[u], rep[tab[v], o]] * (cptr[u + 1] - cptr[u]) + a]
+                for i in range(k):
+                    x[sbase[v] + o * k + i] = par * out[i, o]

@@ -46,15 +46,18 @@ def hand_orbits(hands: np.ndarray, perms: list[tuple[int, ...]]) -> np.ndarray:
 
 
 class Reduction:
-    """Orbit layout of a :class:`~.postflop.PostflopGame`'s representative tree, per player:
-    ``red_of[p]`` maps every full sequence (``base_v + h * k_v + a``) to its orbit sequence;
-    at p's node v, hand h is in orbit ``orbits[p][v][h]`` and orbit o owns ``rbase[p][v] + o * k_v + a``.
-    Nodes share their stabilizer's orbits (one set per board)."""
+    """Orbit layout of a :class:`~.postflop.PostflopGame`'s representative tree, per player: at
+    p's node v, hand h is in orbit ``orbits[p][v][h]`` and orbit o owns ``rbase[p][v] + o * k_v + a``,
+    so the full sequence ``base_v + h * k_v + a`` maps to ``rbase_v + orbit(h) * k_v + a``.
+    Nodes share their stabilizer's orbits (one set per board). The map is computed where it is
+    used (:func:`_gather_orbits`, :func:`_scatter_orbits`), never stored per full sequence (an
+    int64 per full sequence was 2 GB on FLOP-FAST); :meth:`red_of` materializes it for the
+    callers that index it at random."""
 
     def __init__(self, game):
         tree = game.tree
         self.game = game
-        self.red_of, self.n_red, self.rbase, self.orbits, self.members = [], [], [], [], []
+        self.n_red, self.rbase, self.orbits, self.members, self.maps = [], [], [], [], []
         stab_of = {}
         board_class = np.array([stab_of.setdefault(tuple(tree.stabilizer(b)), len(stab_of))
                                 for b in range(len(tree.boards))], dtype=np.int64)
@@ -68,16 +71,26 @@ class Reduction:
             mine = tree.actor == p
             size = np.where(mine, width[node_class] * k, 0)
             rbase = np.where(mine, 1 + np.cumsum(size) - size, -1)
-            base = game.bases[p]
-            red_of = np.zeros(game.n_seqs(p), dtype=np.int64)
-            nodes = np.flatnonzero(mine)
             flat = np.concatenate(orbs).astype(np.int64) if orbs else np.zeros(0, np.int64)
-            _fill_red_of(red_of, nodes, game.bases[p], rbase, k, node_class, n * np.arange(len(orbs)), flat, n)
-            self.red_of.append(red_of)
+            # (nodes, base, rbase, k, node_class, orbit offset per class, orbits, hands, full length)
+            self.maps.append((np.flatnonzero(mine), np.asarray(game.bases[p], np.int64), rbase, k, node_class,
+                              n * np.arange(len(orbs), dtype=np.int64), flat, n, game.n_seqs(p)))
             self.n_red.append(int(1 + size.sum()))
             self.rbase.append(rbase)
             self.orbits.append([orbs[c] if m else None for c, m in zip(node_class.tolist(), mine.tolist())])
             self.members.append((node_class, [np.unique(o, return_index=True)[1] for o in orbs]))
+
+    def red_of(self, p: int) -> np.ndarray:
+        """int64[full sequences of p]: each one's orbit sequence (E_p as an index array)."""
+        return _gather_orbits(np.arange(self.n_red[p], dtype=np.float64), *self.maps[p]).astype(np.int64)
+
+    def expand(self, p: int, vec: np.ndarray) -> np.ndarray:
+        """E_p vec: an orbit-layout vector on every hand of the representative tree."""
+        return _gather_orbits(np.asarray(vec, np.float64), *self.maps[p])
+
+    def reduce(self, p: int, vec: np.ndarray) -> np.ndarray:
+        """E_p^T vec: a full-layout vector summed per orbit."""
+        return _scatter_orbits(vec, *self.maps[p], self.n_red[p])
 
     def treeplex(self, p: int) -> Treeplex:
         """The orbit treeplex: infoset (v, orbit o) with the parent of any member hand (the
@@ -88,9 +101,10 @@ class Reduction:
         k = np.asarray(tree.n_actions, dtype=np.int64)
         width = np.array([len(f) for f in firsts], dtype=np.int64)
         counts = width[node_class[nodes]]
-        start, end, parents = _orbit_infosets(nodes, counts, self.rbase[p], k, node_class, np.cumsum(width) - width,
+        _, _, rbase, _, _, orb_off, flat, _, _ = self.maps[p]
+        start, end, parents = _orbit_infosets(nodes, counts, rbase, k, node_class, np.cumsum(width) - width,
                                               np.concatenate(firsts).astype(np.int64), tree.last_node[:, p],
-                                              tree.last_act[:, p], game.bases[p], self.red_of[p])
+                                              tree.last_act[:, p], orb_off, flat)
         members = [firsts[c] for c in node_class[nodes].tolist()]
         return Treeplex(start, end, parents,
                         LazyKeys(game, p, nodes, counts, members), LazyLabels(game, p, nodes, counts, members))
@@ -105,12 +119,10 @@ class SymmetricPayoff(PayoffOperator):
         self.gradients = 0
 
     def _matvec(self, y):
-        return _scatter_add(self.inner.matvec(_gather(np.asarray(y, np.float64), self.red.red_of[1]), count=False),
-                            self.red.red_of[0], self.shape[0])
+        return self.red.reduce(0, self.inner.matvec(self.red.expand(1, y), count=False))
 
     def _rmatvec(self, x):
-        return _scatter_add(self.inner.rmatvec(_gather(np.asarray(x, np.float64), self.red.red_of[0]), count=False),
-                            self.red.red_of[1], self.shape[1])
+        return self.red.reduce(1, self.inner.rmatvec(self.red.expand(0, x), count=False))
 
     def max_abs_entry(self) -> float:
         """Upper bound: an orbit pair sums at most |G|^2 entries of M."""
@@ -122,13 +134,13 @@ class SymmetricPayoff(PayoffOperator):
 
     @property
     def nbytes(self) -> int:
-        return self.inner.nbytes + sum(r.nbytes for r in self.red.red_of)
+        return self.inner.nbytes
 
     def to_sparse(self):
         import scipy.sparse as sp
 
         E = [sp.csr_matrix((np.ones(len(r)), (np.arange(len(r)), r)), shape=(len(r), n))
-             for r, n in zip(self.red.red_of, self.shape)]
+             for r, n in zip((self.red.red_of(0), self.red.red_of(1)), self.shape)]
         return (E[0].T @ self.inner.to_sparse() @ E[1]).tocsr()
 
     def on_device(self, xp):
@@ -139,35 +151,36 @@ class SymmetricPayoff(PayoffOperator):
 
 
 @nb.njit(cache=True)
-def _gather(v, idx):
-    out = np.empty(len(idx))
-    for i in range(len(idx)):
-        out[i] = v[idx[i]]
-    return out
-
-
-@nb.njit(cache=True)
-def _scatter_add(v, idx, n):
-    out = np.zeros(n)
-    for i in range(len(idx)):
-        out[idx[i]] += v[i]
-    return out
-
-
-@nb.njit(cache=True)
-def _fill_red_of(red_of, nodes, base, rbase, k, node_class, orb_off, orbs, n):
-    """red_of[base_v + h k_v + a] = rbase_v + orbit(h) k_v + a over the given nodes; node v's
-    orbits are ``orbs[orb_off[node_class[v]]:][:n]``."""
-    for v in nodes:
-        kv, b, r, o = k[v], base[v], rbase[v], orb_off[node_class[v]]
+def _gather_orbits(v, nodes, base, rbase, k, node_class, orb_off, orbs, n, n_full):
+    """out[base_v + h k_v + a] = v[rbase_v + orbit(h) k_v + a] over p's nodes (and out[0] = v[0]);
+    node v's orbits are ``orbs[orb_off[node_class[v]]:][:n]``."""
+    out = np.empty(n_full)
+    out[0] = v[0]
+    for v_ in nodes:
+        kv, b, r, o = k[v_], base[v_], rbase[v_], orb_off[node_class[v_]]
         for h in range(n):
             row = r + orbs[o + h] * kv
             for a in range(kv):
-                red_of[b + h * kv + a] = row + a
+                out[b + h * kv + a] = v[row + a]
+    return out
 
 
 @nb.njit(cache=True)
-def _orbit_infosets(nodes, counts, rbase, k, node_class, class_off, firsts, last_node, last_act, base, red_of):
+def _scatter_orbits(v, nodes, base, rbase, k, node_class, orb_off, orbs, n, n_full, n_red):
+    """The transpose of :func:`_gather_orbits`: out[rbase_v + orbit(h) k_v + a] += v[base_v + h k_v + a]."""
+    out = np.zeros(n_red)
+    out[0] = v[0]
+    for v_ in nodes:
+        kv, b, r, o = k[v_], base[v_], rbase[v_], orb_off[node_class[v_]]
+        for h in range(n):
+            row = r + orbs[o + h] * kv
+            for a in range(kv):
+                out[row + a] += v[b + h * kv + a]
+    return out
+
+
+@nb.njit(cache=True)
+def _orbit_infosets(nodes, counts, rbase, k, node_class, class_off, firsts, last_node, last_act, orb_off, orbs):
     """(start, end, parent) of the orbit infosets (v, o), node by node: o owns ``rbase_v + o k_v``
     on, and its parent is the orbit sequence of its first hand's parent sequence."""
     n = 0
@@ -183,6 +196,9 @@ def _orbit_infosets(nodes, counts, rbase, k, node_class, class_off, firsts, last
         for o in range(counts[j]):
             start[i] = rbase[v] + o * kv
             end[i] = start[i] + kv
-            parent[i] = 0 if u < 0 else red_of[base[u] + firsts[off + o] * k[u] + a]
+            if u < 0:
+                parent[i] = 0
+            else:
+                parent[i] = rbase[u] + orbs[orb_off[node_class[u]] + firsts[off + o]] * k[u] + a
             i += 1
     return start, end, parent

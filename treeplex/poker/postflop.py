@@ -28,9 +28,11 @@ import json
 import math
 import os
 import time
+from functools import partial
 
 import numpy as np
 
+from ..core.treeplex import DeferredTreeplex
 from ..errors import InputError
 from ..model.game import RulesState
 from .cards import HAND_CARDS, RANKS, board_mask, card_name, hand_name, hand_strength, parse_board, parse_cards
@@ -314,7 +316,8 @@ class PostflopGame(HandsGame):
         return out
 
     def problem(self, max_memory: str | int | None = None) -> HandsProblem:
-        """The sequence-form problem with the structured operator; refuses, before allocating,
+        """The sequence-form problem with the structured operator (its treeplexes built on first
+        use: the fused engine never needs them); refuses, before allocating,
         a game whose :meth:`memory_estimate` is above ``max_memory`` (bytes, or a size such as
         ``"4G"``; default: the memory available now)."""
         from ..core.memory import limit_bytes, show
@@ -332,11 +335,11 @@ class PostflopGame(HandsGame):
         A = self.operator()
         locks = lock_sequences(self, self.locks) if self.locks else None
         if len(self.symmetries) == 1:
-            X, Y = self.treeplex(0), self.treeplex(1)
+            X, Y = (DeferredTreeplex(self.n_seqs(p), partial(self.treeplex, p)) for p in (0, 1))
         else:
             self.reduction = Reduction(self)
             A = SymmetricPayoff(A, self.reduction)
-            X, Y = self.reduction.treeplex(0), self.reduction.treeplex(1)
+            X, Y = (DeferredTreeplex(self.reduction.n_red[p], partial(self.reduction.treeplex, p)) for p in (0, 1))
         stats = self.stats()
         stats["compile_seconds"] = time.perf_counter() - t0
         self._problem = HandsProblem(X, Y, A, name=self.name, stats=stats, payoff_unit="chips", big_blind=self.big_blind,
@@ -395,29 +398,33 @@ class PostflopGame(HandsGame):
         starting pot at the root). equity = the share of the pot the hand wins if all remaining
         cards are dealt with no more betting, against the opponent's range at v (card removal
         counted, every runout equally likely). NaN where the hand never gets to v.
+        Counterfactual values come from one VALUE walk of the fused engine
+        (:meth:`.fused.FusedTree.node_values`) when the solve ran on it and every node is on the
+        starting board, else from a product per player (:meth:`_counterfactual_values`).
         """
-        from ..backends.numba_regret import counterfactual_values
-
         prob = self.problem()
         plans = (x, y)
-        values = []  # counterfactual values in the solver's layout: no copy of the tree on every hand
-        for p in (0, 1):
-            T = prob.treeplexes[p]
-            g = prob.A.matvec(y, count=False) if p == 0 else -prob.A.rmatvec(x, count=False)
-            counterfactual_values(T.start, T.end, T.parent, g, T.behavioral_from_plan(plans[p]))
-            values.append(g)
         A = prob.A if self.reduction is None else prob.A.inner
+        on_board = all(len(self.tree.boards[self.tree.board[v]]) == len(self.board) for v in nodes)
+        walked = self._fused.node_values(x, y, nodes) if self._fused is not None and on_board else None
+        values = None if walked is not None else self._counterfactual_values(x, y)
         out = {}
         cards = [HAND_CARDS[h] for h in self.hands]
         runouts = {}
         for v in nodes:
             p = self.tree.actor[v]
-            probs, _ = self.behavioral(p, plans[p], v)
-            block = self.node_block(p, values[p], v)
-            if self.reduction is not None:  # an orbit's value is the sum of its hands' equal values
-                orb = self.reduction.orbits[p][v]
-                block = block / np.bincount(orb)[orb][:, None]
-            cfv = (probs * block).sum(axis=1)
+            if walked is not None:  # the fused walk's value per hand (representative tree): an orbit's average
+                cfv = walked[v]
+                if self.reduction is not None:
+                    orb = self.reduction.orbits[p][v]
+                    cfv = (np.bincount(orb, cfv) / np.bincount(orb))[orb]
+            else:
+                probs, _ = self.behavioral(p, plans[p], v)
+                block = self.node_block(p, values[p], v)
+                if self.reduction is not None:  # an orbit's value is the sum of its hands' equal values
+                    orb = self.reduction.orbits[p][v]
+                    block = block / np.bincount(orb)[orb][:, None]
+                cfv = (probs * block).sum(axis=1)
             opp = self.opponent_reach(p, plans[1 - p], v)
             compat = compatible(cards[p], cards[1 - p])
             mass = (compat @ opp) * self.node_alive(p, v)  # opponent weight each hand can meet at v
@@ -432,6 +439,20 @@ class PostflopGame(HandsGame):
             out[v] = {"ev": ev, "equity": _equity(runouts[b, p], opp) * np.where(mass > 0, 1.0, np.nan),
                       "mass": mass}
         return out
+
+    def _counterfactual_values(self, x: np.ndarray, y: np.ndarray) -> list[np.ndarray]:
+        """Both players' counterfactual values per sequence (the solver's layout) by one product
+        each and a bottom-up pass (no copy of the tree on every hand)."""
+        from ..backends.numba_regret import counterfactual_values
+
+        prob = self.problem()
+        values = []
+        for p, plan in enumerate((x, y)):
+            T = prob.treeplexes[p]
+            g = prob.A.matvec(y, count=False) if p == 0 else -prob.A.rmatvec(x, count=False)
+            counterfactual_values(T.start, T.end, T.parent, g, T.behavioral_from_plan(plan))
+            values.append(g)
+        return values
 
     def strategy_dict(self, x: np.ndarray, y: np.ndarray, streets: int = 1) -> dict:
         """Per-hand strategy, EV, equity and weight at every decision node of the first

@@ -191,25 +191,12 @@ def _apply_groups(lo, hi, ptr, terms, gboard, gbase, gstride, kind, value, sign,
     the same board go through each pass together, one per lane (the strength walk and the
     card bookkeeping are shared; the per-lane arithmetic vectorizes). Groups whose input is
     all zero (lines the other player's plan never takes) are skipped."""
-    return apply_groups_into(lo, hi, ptr, terms, gboard, gbase, gstride, kind, value, sign, vec, w_in, cards_in,
-                             iptr, iidx, istr, coef, cards_own, same, optr, oidx, ostr_, boards, ob, ostr, out,
-                             scratch(len(w_in), len(coef)))
-
-
-@nb.njit(cache=True)
-def scratch(n_in, n_own):
-    """The work arrays of :func:`apply_groups_into` (row n_in of the first stays 0: "no identical combo")."""
-    return (np.zeros((n_in + 1, LANES)), np.zeros((n_own, LANES)), np.zeros((n_own, LANES)), np.zeros((52, LANES)),
-            np.zeros(LANES), np.zeros(LANES), np.zeros(52, dtype=np.bool_), np.zeros(LANES, dtype=np.int64))
-
-
-@nb.njit(cache=True)
-def apply_groups_into(lo, hi, ptr, terms, gboard, gbase, gstride, kind, value, sign, vec, w_in, cards_in, iptr,
-                      iidx, istr, coef, cards_own, same, optr, oidx, ostr_, boards, ob, ostr, out, work):
-    """:func:`_apply_groups` with its work arrays given (:func:`scratch`), for callers that
-    evaluate many small sets of groups (the fused engine: one segment's terminals at a time)."""
     n_in, n_own = len(w_in), len(coef)
-    v, fw, sw, card, run, total, dead, lane_g = work
+    # work arrays (row n_in of v stays 0: "no identical combo")
+    v, card = np.zeros((n_in + 1, LANES)), np.zeros((52, LANES))
+    fw, sw = np.zeros((n_own, LANES)), np.zeros((n_own, LANES))
+    run, total, lane_g = np.zeros(LANES), np.zeros(LANES), np.zeros(LANES, dtype=np.int64)
+    dead = np.zeros(52, dtype=np.bool_)
     g = lo
     while g < hi:
         bd = gboard[g]

@@ -50,7 +50,7 @@ class Result:
     check_seconds: float = 0.0
     jit_seconds: float = 0.0  # numba compiling or loading cached kernels; in neither of the above
     trace: list[dict] = field(default_factory=list)
-    current: tuple[np.ndarray, np.ndarray] | None = None
+    current: tuple[np.ndarray, np.ndarray] | None = None  # the last iterate (None: not computed, see Progress.final)
     stopped_by: str = ""
 
     @property

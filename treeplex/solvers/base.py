@@ -98,7 +98,6 @@ class Solver:
 
     def __init__(self, problem: Problem, lower=None):
         self.problem = problem
-        self.backend = problem.backend
         self.iteration = 0
         self.rng: np.random.Generator | None = None  # set by sampling solvers; checkpointed
         self._grad_offset = -problem.A.gradients  # gradients counted from here
@@ -113,7 +112,14 @@ class Solver:
                 raise InputError(f"{self.name} cannot run on a perturbed treeplex (--refine efpe)")
             self.lower = tuple(np.asarray(l, dtype=np.float64) for l in lower)
             self.name = f"{self.name}/efpe"
-        self.bounds = self.backend.bounds(self.lower)  # what the backend's passes take as lower
+        # what the backend's passes take as lower (nothing to move without bounds: the backend,
+        # and the treeplexes it reads, are built on first use; the fused engine never uses them)
+        self.bounds = (None, None) if self.lower is None else self.backend.bounds(self.lower)
+
+    @property
+    def backend(self):
+        """Where this solver's treeplex passes run: the problem's backend."""
+        return self.problem.backend
 
     @property
     def gradients(self) -> int:

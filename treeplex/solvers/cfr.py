@@ -121,8 +121,8 @@ class RegretSolver(Solver):
         why = None
         if not hasattr(game, "fused_tree"):
             why = "the problem is not a postflop spot"
-        elif self.backend.name != "numba":
-            why = f"the {self.backend.name} backend is chosen"
+        elif self.problem.backend_name != "numba":
+            why = f"the {self.problem.backend_name} backend is chosen"
         elif self.lower is not None or prior is not None:
             why = "a prior or lower bounds need the sequence form"
         elif self.problem.locks is not None:
@@ -132,7 +132,7 @@ class RegretSolver(Solver):
         elif type(self).step is not RegretSolver.step:
             why = f"{self.name} has its own step"
         if fused is None:
-            if why is not None or sum(T.n_seqs for T in self.problem.treeplexes) < FUSED_MIN_SEQS:
+            if why is not None or sum(self.problem.n_seqs) < FUSED_MIN_SEQS:
                 return None
         elif why is not None:
             raise InputError(f"{self.name}: fused=true does not apply here: {why}")

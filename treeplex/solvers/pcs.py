@@ -131,6 +131,7 @@ class PublicChanceSampling(Solver):
         full = tuple(game.n_seqs(p) for p in (0, 1))
         self._full_in = tuple(np.zeros(n) for n in full) if self.red is not None else None
         self._full_out = tuple(np.zeros(n) for n in full) if self.red is not None else None
+        self._red_of = (self.red.red_of(0), self.red.red_of(1)) if self.red is not None else None
         self._vals = self.inner.value.copy()  # terminal values x 1/q, set on the sampled boards
         self._deals = self._chance_table()
         self._boards: dict = {}
@@ -259,7 +260,7 @@ class PublicChanceSampling(Solver):
         if self.red is not None:
             f0, f1 = R[q]["full"]
             vec = self._full_in[q]
-            _gather_ranges(plan_other, self.red.red_of[q], vec, f0, f1)
+            _gather_ranges(plan_other, self._red_of[q], vec, f0, f1)
             out = self._full_out[p]
         else:
             vec, out = plan_other, self._v[p]
@@ -275,7 +276,7 @@ class PublicChanceSampling(Solver):
         sign = 1.0 if p == 0 else -1.0
         if self.red is not None:
             f0, f1 = R[p]["full"]
-            _scatter_ranges(out, self.red.red_of[p], self._v[p], f0, f1, sign)
+            _scatter_ranges(out, self._red_of[p], self._v[p], f0, f1, sign)
         else:
             _scale_ranges(self._v[p], s0, s1, sign)
 
