@@ -128,7 +128,7 @@ def test_board_free_names_lock_every_board():
     ({"node": "x", "player": 1, "strategy": {"x": 1.5}}, "must be a probability in [0, 1]"),
     ({"node": "x", "player": 1, "strategy": {"x": 1}, "hands": "KQ"}, "not in player 1's range"),
     ({"node": "x", "player": 2, "strategy": {"x": 1}}, "player must be 0 (OOP) or 1 (IP)"),
-    ({"node": "x", "player": 1, "strategy": {"x": 1}, "who": 1}, "keys must be node, player, strategy"),
+    ({"node": "x", "player": 1, "strategy": {"x": 1}, "who": 1}, "keys must be node, player, one of strategy or frequency"),
     ({"node": "x-b10-b20-c", "player": 1, "strategy": {"x": 1}}, "the hand is over after x-b10-b20"),
 ])
 def test_bad_locks_are_refused_in_one_line(lock, msg):
