@@ -193,7 +193,7 @@ def lock_sequences(game, locks: list[dict]) -> tuple:
                                      f"by locks[{owner[p][int(s)]}] already")
                 owner[p][int(s)] = i
             if lk["kind"] == "frequency":
-                mix = spread(*_baseline(game, p, v, hands, where), dist, f"{where} at {tree.history[v] or 'root'!r}")
+                mix = spread(*_baseline(game, p, v, hands, where), dist)
             else:
                 mix = np.tile(dist, (len(hands), 1))
             s_all = first[:, None] + np.arange(k)[None, :]
@@ -215,7 +215,7 @@ def lock_sequences(game, locks: list[dict]) -> tuple:
     return tuple(out)
 
 
-def spread(probs: np.ndarray, reach: np.ndarray, freq: np.ndarray, where: str = "lock") -> np.ndarray:
+def spread(probs: np.ndarray, reach: np.ndarray, freq: np.ndarray) -> np.ndarray:
     """Per-hand mixtures (float[n, k]) whose range-wide frequencies are ``freq``, from the
     baseline mixtures ``probs`` (float[n, k]) of hands reaching with weights ``reach``.
 
@@ -225,11 +225,12 @@ def spread(probs: np.ndarray, reach: np.ndarray, freq: np.ndarray, where: str = 
     (f_a > F_a), shared in proportion to f_a - F_a. Each row stays a distribution, hands keep
     their order of preference among the actions that shrink, and reach @ out / sum(reach) = f
     exactly: an action a that shrinks gives (f_a / F_a) F_a = f_a; one that grows gets F_a +
-    (f_a - F_a) / D * sum_shrink (F - f) = f_a, D = sum_grow (f - F) = sum_shrink (F - f)."""
+    (f_a - F_a) / D * sum_shrink (F - f) = f_a, D = sum_grow (f - F) = sum_shrink (F - f).
+    Where the baseline's range at the node is empty (it never gets there), every hand plays
+    ``freq`` itself."""
     total = reach.sum()
     if not total > 0:
-        raise InputError(f"{where}: the baseline never reaches this node with these hands, so it has no range "
-                         "to spread a frequency over; lock a strategy instead")
+        return np.tile(freq, (len(probs), 1))
     F = reach @ probs / total
     keep = np.where(freq < F, freq / np.where(F > 0, F, 1.0), 1.0)
     out = probs * keep
