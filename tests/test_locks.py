@@ -322,3 +322,22 @@ def test_frequency_lock_needs_a_baseline_and_full_hands():
         g.problem()
     with pytest.raises(InputError, match="keys must be node, player, one of strategy or frequency"):
         PostflopGame(**BASE, locks=[{"node": "x", "player": 1, "frequency": FREQ, "strategy": FREQ}])
+
+
+def test_cli_weighted_and_frequency_lock_text(tmp_path):
+    """``--lock NODE:P:A=..:HANDS`` with weights, and ``NODE:P:freq:A=..``, from the command line."""
+    spec = tmp_path / "spot.json"
+    spec.write_text(json.dumps({"game": "postflop", **BASE}))
+    out = subprocess.run([sys.executable, "-m", "treeplex.cli", "solve", str(spec), "--json", "--no-strategies",
+                          "--baseline", "none", "--lock", "x:1:b20=1:QQ:0.5,KK"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    want = tp.solve_lp(PostflopGame(**BASE, locks=[{"node": "x", "player": 1, "strategy": {"b20": 1},
+                                                     "hands": "QQ:0.5,KK"}]).problem()).value
+    assert r["locked_infosets"] == [0, 6 + 3] and r["value"] == pytest.approx(want, abs=1e-9)
+    assert "baseline" not in r
+    out = subprocess.run([sys.executable, "-m", "treeplex.cli", "solve", str(spec), "--json",
+                          "--lock", "x:1:freq:x=0.3,b10=0.2,b20=0.5"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    node = next(n for n in json.loads(out.stdout)["strategies"]["nodes"] if n["history"] == "x")
+    assert node["frequencies"] == pytest.approx([0.3, 0.2, 0.5], abs=1e-9)

@@ -312,7 +312,7 @@ def _lock_report(p, res) -> dict:
     from ..model.metrics import lock_gains
 
     gains = lock_gains(p, res.x, res.y)
-    return {"locked_infosets": [0 if lk is None else len(np.unique(T.seq_infoset[lk.seqs]))
+    return {"locked_infosets": [0 if lk is None else len(np.unique(T.seq_infoset[np.flatnonzero(lk.lower)]))
                                 for lk, T in zip(p.locks, p.treeplexes)],
             "lock_gain_player0": gains[0], "lock_gain_player1": gains[1]}
 
