@@ -1,6 +1,7 @@
 """Node locking on postflop spots: the lock spec and its checks, every regret solver and the LP
 in the locked game, checked against the unlocked LP, a forced game built from other sizes,
-the lower-bounded LP of :mod:`treeplex.refine.lp` and best-response conditions."""
+the lower-bounded LP of :mod:`treeplex.refine.lp` and best-response conditions; weighted hand
+locks (lower bounds) and range-wide frequency locks (spread from a baseline solve)."""
 
 import json
 import subprocess
