@@ -141,3 +141,29 @@ def test_report_aggregates_the_lock_gains_per_texture(tmp_path):
     rainbow = [b for b in boards if rows[b]["texture"] == "rainbow"]
     assert len(rainbow) == 2 and len(groups) == 2
     assert float(groups["rainbow"]["lock_ev_oop"]) == pytest.approx(sum(gains[b] for b in rainbow) / 2, abs=1e-8)
+
+
+def test_the_page_draws_the_ev_gain(files):
+    """In headless chromium (skipped without it): the header's what-if table has A's gain for
+    each player, as the file records it, and the page fetched nothing."""
+    from cdp import find_chromium
+
+    if find_chromium() is None:
+        pytest.skip("chromium is not installed; tests/test_viewer.py says how to get it")
+    pytest.importorskip("websocket", reason="websocket-client (the test extra) drives chromium")
+    from cdp import Browser
+
+    d = files[0]
+    out = d / "whatif.html"
+    assert main(["view", str(d / "locked_out.json"), "--compare", str(d / "base_out.json"), "--html", str(out)]) == 0
+    b = Browser()
+    try:
+        b.open(out.as_uri())
+        assert b.errors == [] and b.requests == [out.as_uri()]
+        rows = b.js("[...document.querySelectorAll('#whatif tr')].map(r => r.dataset.chips ?? null)")
+        text = b.js("document.querySelector('#whatif').textContent")
+    finally:
+        b.close()
+    gain = json.loads((d / "locked_out.json").read_text())["lock_ev_gain"]["chips"][0]
+    assert [float(x) for x in rows[1:]] == pytest.approx([gain, gain], abs=1e-12)
+    assert f"+{gain:.4g} chips" in text and "player 1 at x" in text
