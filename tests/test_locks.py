@@ -342,3 +342,16 @@ def test_cli_weighted_and_frequency_lock_text(tmp_path):
     assert out.returncode == 0, out.stderr
     node = next(n for n in json.loads(out.stdout)["strategies"]["nodes"] if n["history"] == "x")
     assert node["frequencies"] == pytest.approx([0.3, 0.2, 0.5], abs=1e-9)
+
+
+def test_info_on_a_frequency_locked_spec(tmp_path):
+    """``treeplex info`` gives a frequency-locked spot's sizes (those of the spot without its
+    locks) without the baseline solve."""
+    spec = tmp_path / "spot.json"
+    spec.write_text(json.dumps({"game": "postflop", **BASE, "locks": [{"node": "x", "player": 1,
+                                                                       "frequency": {"x": 0.5, "b20": 0.5}}]}))
+    out = subprocess.run([sys.executable, "-m", "treeplex.cli", "info", str(spec), "--json"], capture_output=True,
+                         text=True)
+    assert out.returncode == 0, out.stderr
+    p = PostflopGame(**BASE, isomorphism=False).problem()
+    assert json.loads(out.stdout)["sequences"] == [p.X.n_seqs, p.Y.n_seqs]

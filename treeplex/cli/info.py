@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..games import load_problem
+from ..games import load_game, problem_for
 from .common import add_memory_arg, add_range_args, overrides
 
 _STAT_KEYS = {"histories", "terminals", "chance_nodes", "decision_nodes", "constant_sum", "compile_seconds"}
@@ -19,7 +19,10 @@ def options(sp: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    p = load_problem(args.game, args.max_memory, **overrides(args))
+    game = load_game(args.game, **overrides(args))
+    if any(lk["kind"] == "frequency" for lk in getattr(game, "locks", None) or ()):
+        game = game.unlocked()  # the same sizes; frequency locks need the baseline, which solve computes
+    p = problem_for(game, args.game, args.max_memory)
     info = {
         "game": p.name,
         **{k: v for k, v in p.stats.items() if k != "compile_seconds"},
