@@ -19,6 +19,7 @@ GAMES = {
     "nlfh": "treeplex.poker.nlfh:NLFH",
     "river": "treeplex.poker.river:RiverGame",  # builds its own structured Problem: RiverGame(...).problem()
     "postflop": "treeplex.poker.postflop:PostflopGame",  # flop, turn or river start, from the board's length
+    "nlfh52": "treeplex.poker.nlfh52:NLFH52",  # NLFH (preflop + flop) on the public-tree engine
 }
 
 

@@ -76,6 +76,15 @@ def parse_board(board, n: int = 5) -> list[int]:
     return cards
 
 
+def flop_texture(flop) -> str:
+    """A flop's texture class (card ids), first rule that applies: ``paired`` (two or three
+    cards of one rank), ``monotone`` (one suit), ``two-tone`` (exactly two of one suit),
+    ``rainbow`` (three suits)."""
+    if len({c // 4 for c in flop}) < 3:
+        return "paired"
+    return {1: "monotone", 2: "two-tone", 3: "rainbow"}[len({c % 4 for c in flop})]
+
+
 def board_mask(board: list[int]) -> np.ndarray:
     """bool[1326]: hands that share no card with the board."""
     dead = np.zeros(N_CARDS, dtype=bool)

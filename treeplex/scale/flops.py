@@ -22,7 +22,7 @@ import itertools
 import json
 
 from ..errors import InputError, read_json
-from ..poker.cards import RANKS, card_name, parse_cards
+from ..poker.cards import RANKS, card_name, flop_texture, parse_cards
 
 TEXTURES = ("paired", "monotone", "two-tone", "rainbow")
 HIGH_CARDS = tuple(f"{r}-high" for r in reversed(RANKS))
@@ -60,10 +60,7 @@ def _class_key(flop) -> tuple:
 
 def texture(board) -> str:
     """The texture class (module docstring) of a board's flop: card ids or text."""
-    flop = _flop(board)
-    if len({c // 4 for c in flop}) < 3:
-        return "paired"
-    return {1: "monotone", 2: "two-tone", 3: "rainbow"}[len({c % 4 for c in flop})]
+    return flop_texture(_flop(board))
 
 
 def high_card(board) -> str:
