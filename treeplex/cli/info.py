@@ -6,7 +6,7 @@ import argparse
 import json
 
 from ..errors import InputError
-from ..games import load_game, load_problem
+from ..games import load_game, problem_for
 from .common import add_memory_arg, add_range_args, overrides
 
 _STAT_KEYS = {"histories", "terminals", "chance_nodes", "decision_nodes", "constant_sum", "compile_seconds"}
@@ -24,7 +24,10 @@ def options(sp: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     if args.count:
         return _count(args)
-    p = load_problem(args.game, args.max_memory, **overrides(args))
+    game = load_game(args.game, **overrides(args))
+    if any(lk["kind"] == "frequency" for lk in getattr(game, "locks", None) or ()):
+        game = game.unlocked()  # the same sizes; frequency locks need the baseline, which solve computes
+    p = problem_for(game, args.game, args.max_memory)
     info = {
         "game": p.name,
         **{k: v for k, v in p.stats.items() if k != "compile_seconds"},

@@ -39,7 +39,7 @@ from .cards import HAND_CARDS, RANKS, board_mask, card_name, hand_name, hand_str
 from .hands_game import HandsGame, HandsProblem
 from .operator import RiverPayoff, _normalizer, compatible
 from .isomorphism import Reduction, SymmetricPayoff
-from .locks import check_locks, lock_sequences
+from .locks import baseline_from_plans, baseline_from_solution, check_locks, lock_sequences
 from .public_tree import CHANCE, DECISION, STREETS, TERMINAL, Budget, TreeConfig, build_public_tree, card_symmetries
 from .ranges import make_range
 from .sizes import StreetSizes, parse_sizes
@@ -133,7 +133,8 @@ class PostflopGame(HandsGame):
     for mbb/g); ``deck`` (None: 52 cards; ``"9TJQKA"`` for a short deck, small tests);
     ``isomorphism`` (default True: turn and flop starts share the subtrees of suit-isomorphic
     cards, exactly, :mod:`.isomorphism`; off with ``locks``, which may break the suit symmetry);
-    ``locks``: node locks, a list of ``{"node", "player", "strategy", "hands"}`` (:mod:`.locks`).
+    ``locks``: node locks, a list of ``{"node", "player", "strategy" or "frequency", "hands"}``
+    (:mod:`.locks`; frequency locks need :meth:`set_baseline`).
     """
 
     payoff_unit = "chips"
@@ -144,6 +145,9 @@ class PostflopGame(HandsGame):
                  raise_cap=None, big_blind=10,
                  deck=None, isomorphism=None, locks=None, **kw):
         rs = kw.pop("raise", None)
+        self.args = {k: v for k, v in locals().items() if k not in ("self", "kw", "rs", "__class__")}
+        if rs is not None:
+            self.args["raise"] = rs
         if kw:
             raise InputError(f"postflop: unknown parameters {sorted(kw)}; allowed: {sorted(SPEC_KEYS - {'game'})}")
         if board is None:
@@ -211,6 +215,7 @@ class PostflopGame(HandsGame):
         self._tree = None  # built on first use, within a memory budget (:meth:`build_tree`)
         self.reduction = None  # the orbit layout, built with the problem (after the memory check)
         self._problem = None  # built once, by problem()
+        self.baseline = None  # frequency locks' baseline: (player, node, where) -> (mixtures, range weights)
         self._fused = None  # the fused engine's flat tree, built once, by fused_tree()
         self.rules_tree = None  # the tree of every card (no isomorphism), built by initial_state()
         self.name = f"postflop(board={self.board_text},pot={_num(self.pot)},stack={_num(self.stack)})"
@@ -314,6 +319,21 @@ class PostflopGame(HandsGame):
             out.append((np.concatenate(([0], np.cumsum(counts))).astype(np.int64), order[alive].astype(np.int64),
                         s_sorted[alive].astype(np.int32)))
         return out
+
+    def unlocked(self) -> "PostflopGame":
+        """The same spot without its locks, in the same layout (isomorphism off): its solution
+        is the locked spot's baseline (:meth:`set_baseline`)."""
+        return PostflopGame(**{**self.args, "locks": None, "isomorphism": False})
+
+    def set_baseline(self, x: np.ndarray = None, y: np.ndarray = None, solution: dict = None,
+                     path: str = "the baseline") -> None:
+        """The baseline that frequency locks are spread from (:func:`.locks.spread`): the
+        plans (x, y) of :meth:`unlocked`'s solution, or a ``solve --out`` ``solution`` of it."""
+        if solution is not None:
+            self.baseline = baseline_from_solution(self, solution, path)
+        else:
+            self.baseline = baseline_from_plans(self, x, y)
+        self._problem = None
 
     def problem(self, max_memory: str | int | None = None) -> HandsProblem:
         """The sequence-form problem with the structured operator (its treeplexes built on first
