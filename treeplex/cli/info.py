@@ -32,7 +32,7 @@ def run(args) -> int:
         "game": p.name,
         **{k: v for k, v in p.stats.items() if k != "compile_seconds"},
         "infosets": [p.X.n_infosets, p.Y.n_infosets],
-        "sequences": [p.X.n_seqs, p.Y.n_seqs],
+        "sequences": list(p.n_seqs),
         "nonzeros": p.A.nnz,
         "operator_bytes": p.A.nbytes,
         "treeplex_bytes": p.X.nbytes + p.Y.nbytes,
@@ -47,7 +47,7 @@ def run(args) -> int:
     print(f"chance nodes      {p.stats['chance_nodes']}")
     print(f"decision nodes    {p.stats['decision_nodes']}")
     print(f"infosets          player 0: {p.X.n_infosets}   player 1: {p.Y.n_infosets}")
-    print(f"sequences         player 0: {p.X.n_seqs}   player 1: {p.Y.n_seqs}")
+    print(f"sequences         player 0: {p.n_seqs[0]}   player 1: {p.n_seqs[1]}")
     print(f"nonzeros of A     {p.A.nnz}")
     for k, v in p.stats.items():  # game-specific sizes (river: hands, betting sequences, leaves)
         if k not in _STAT_KEYS:

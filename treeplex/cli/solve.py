@@ -258,7 +258,7 @@ def _print_result(args, game, p, res, refined: dict, compile_seconds: float, jit
         "payoff_unit": p.payoff_unit,
         "iterations": res.iterations,
         "gradients": res.gradients,
-        "sequences": [p.X.n_seqs, p.Y.n_seqs],
+        "sequences": list(p.n_seqs),
         "seconds": res.seconds,
         "check_seconds": res.check_seconds,
         "compile_seconds": compile_seconds,
