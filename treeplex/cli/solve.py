@@ -216,10 +216,13 @@ def run(args) -> int:
                                                                               "algorithm": res.algorithm}))
     meta = {"algorithm": res.algorithm, "value": res.value, "gap": res.gap,
             "exploitability": res.exploitability, "payoff_unit": p.payoff_unit, "iterations": res.iterations}
+    if p.general_sum:
+        meta.update(value_player1=res.evaluation.value1, expected_rake=res.evaluation.rake)
     if locked:
         meta["locks"] = game.locks
         if baseline is not None:
-            meta.update(baseline=baseline, lock_ev_gain=ev_gain(p, res.value, res.gap, baseline))
+            meta.update(baseline=baseline, lock_ev_gain=ev_gain(p, res.value, res.gap, baseline,
+                                                                res.evaluation.value1))
     if args.out and args.format == "openspiel":
         from ..io.openspiel import save_policy
 

@@ -14,6 +14,20 @@ share, so both players' EVs add up to the pot), as poker solvers print it. Explo
 given in chips, in % of the starting pot (gap / 2 / pot) and in mbb/g (big blind
 ``big_blind`` chips).
 
+Rake (``rake`` a fraction of the pot, ``rake_cap`` in big blinds, None: no cap), as
+postflop-solver applies it (``game/evaluation.rs``): every terminal is raked, folds included,
+r = min(rake x pot, cap) with pot = twice the loser's chips in (an uncalled bet is returned
+first); the winner nets its gain minus r, the loser loses its chips in, a split pot costs
+each player r/2. Postflop pots have seen the flop, so "no flop, no drop" never waives the
+rake here (it would only concern pots won preflop). The game is then general-sum (u_0 + u_1
+= -r at every terminal): each player's utility is its own (:meth:`PostflopGame.raked_values`
+on the sequence form, :func:`.fused.terminal_values` on the fused engine); the CFR family runs
+it by self-play on those utilities, as postflop-solver does, and the zero-sum solvers refuse
+it. ``value`` is player 0's expected payoff, reported with player 1's and the expected rake;
+the gap is the Nash gap sum_p [BR_p - u_p] (:mod:`treeplex.model.metrics`), postflop-solver's
+raked exploitability times 2. ``ev`` per hand is then the hand's own pot share net of rake
+(both players' EVs add up to the pot minus the expected rake).
+
 Sequence form: player p's decision nodes in depth-first order; within node v, hand h (index
 into p's hands: the range's hands the starting board leaves, with weight > 0) owns
 sequences ``base_v + h * k_v + a``. Below a dealt card, the hands holding it keep their
@@ -143,7 +157,8 @@ class PostflopGame(HandsGame):
     ``isomorphism`` (default True: turn and flop starts share the subtrees of suit-isomorphic
     cards, exactly, :mod:`.isomorphism`; off with ``locks``, which may break the suit symmetry);
     ``locks``: node locks, a list of ``{"node", "player", "strategy" or "frequency", "hands"}``
-    (:mod:`.locks`; frequency locks need :meth:`set_baseline`).
+    (:mod:`.locks`; frequency locks need :meth:`set_baseline`); ``rake`` (fraction of the pot,
+    default 0) and ``rake_cap`` (big blinds; None: no cap), see the module docstring.
     """
 
     payoff_unit = "chips"
@@ -229,7 +244,9 @@ class PostflopGame(HandsGame):
         self._fused = None  # the fused engine's flat tree, built once, by fused_tree()
         self._max_memory = None  # problem()'s limit (check_sequence_form_memory applies it)
         self.rules_tree = None  # the tree of every card (no isomorphism), built by initial_state()
-        self.name = f"postflop(board={self.board_text},pot={_num(self.pot)},stack={_num(self.stack)})"
+        raked = "" if not self.rake else f",rake={self.rake:g}" + (
+            f",rake_cap={_num(self.rake_cap / self.big_blind)}" if self.rake_cap < math.inf else "")
+        self.name = f"postflop(board={self.board_text},pot={_num(self.pot)},stack={_num(self.stack)}{raked})"
 
     # ----------------------------------------------------------- sizes
 
