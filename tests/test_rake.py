@@ -214,3 +214,27 @@ def test_cli_reports_both_values_and_the_rake(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "treeplex.cli", "solve", str(spec), "--algorithm", "lp"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "general-sum" in bad.stderr and bad.stderr.count("\n") == 1
+
+
+def test_split_solve_refuses_a_raked_spot():
+    from treeplex.scale.split import SplitSolver
+
+    with pytest.raises(InputError, match="raked spots are general-sum"):
+        SplitSolver({"game": "postflop", **TURN, "rake": 0.05}, 2, "cfr+", engine="local")
+
+
+def test_locked_raked_spot_gains_each_players_own_value(tmp_path):
+    """A lock on a raked spot: each player's EV gain is from its own values (the game is not
+    zero-sum, so they are not opposite), and they differ by the change in expected rake."""
+    spec = tmp_path / "locked.json"
+    spec.write_text(json.dumps({"game": "postflop", **RIVER, "rake": 0.05, "rake_cap": 0.3,
+                                "locks": [{"node": "x", "player": 1, "strategy": {"x": 0.8, "b10": 0.2}}]}))
+    out = subprocess.run([sys.executable, "-m", "treeplex.cli", "solve", str(spec), "--json", "--no-strategies",
+                          "--algorithm", "dcfr", "--max-iters", "400"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    base, gain = r["baseline"], r["lock_ev_gain"]["chips"]
+    assert gain[0] == pytest.approx(r["value"] - base["value"], abs=1e-12)
+    assert gain[1] == pytest.approx(r["value_player1"] - base["value_player1"], abs=1e-12)
+    rake_change = r["expected_rake"] + base["value"] + base["value_player1"]
+    assert gain[0] + gain[1] == pytest.approx(-rake_change, abs=1e-9) and abs(rake_change) > 1e-3
