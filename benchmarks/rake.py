@@ -9,13 +9,18 @@ starting pot (gap / 2 / pot; the raked spot's Nash gap). Prints each run, the me
 ratio raked / unraked of the per-iteration medians, then the root's and IP's first node's
 range frequencies (``--out``'s ``frequencies``) of the last to-target solutions, and the raked
 solution's values (player 0's, player 1's, the expected rake). ``--fused`` runs both on the
-fused engine (``fused=true``) instead of the sequence form.
+fused engine (``fused=true``) instead of the sequence form. ``--steps N`` instead runs four
+solvers side by side (sequence form and fused engine, unraked and raked; 5 warm-up
+iterations each) and times N single iterations of each, interleaved (the order rotates every
+round), printing the medians and the raked / unraked ratios: the least noisy per-iteration
+comparison on a shared machine.
 """
 
 import argparse
 import os
 import statistics
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -34,10 +39,13 @@ def main() -> None:
     ap.add_argument("--cap", type=float, default=3.0, help="rake cap in big blinds (TURN: big blind 10 chips)")
     ap.add_argument("--algorithm", default="dcfr")
     ap.add_argument("--fused", action="store_true")
+    ap.add_argument("--steps", type=int, default=0, help="time N interleaved single iterations instead of solving")
     args = ap.parse_args()
     spec = dict(SPOTS["TURN"][0])
     problems = {"unraked": load_postflop_spec(spec).problem(),
                 "raked": load_postflop_spec({**spec, "rake": args.rake, "rake_cap": args.cap}).problem()}
+    if args.steps:
+        return steps(problems, args.algorithm, args.steps)
     kw = {"fused": True} if args.fused else {"fused": False}
     for p in problems.values():
         tp.solve(p, args.algorithm, max_iters=2, **kw)  # compile
@@ -64,6 +72,28 @@ def main() -> None:
     ev = last["raked"].evaluation
     print(f"raked solution: value p0 {ev.value:.4f}, p1 {ev.value1:.4f}, expected rake {ev.rake:.4f} chips; "
           f"unraked value p0 {last['unraked'].value:.4f} chips")
+
+
+def steps(problems: dict, algorithm: str, n: int) -> None:
+    """Medians of n interleaved single iterations of each (path, spot) solver."""
+    from treeplex.run.driver import make_solver
+
+    solvers = {(path, name): make_solver(p, algorithm, fused=path == "fused")
+               for path in ("sequence form", "fused") for name, p in problems.items()}
+    for s in solvers.values():
+        for _ in range(5):
+            s.step()
+    times = {k: [] for k in solvers}
+    keys = list(solvers)
+    for i in range(n):
+        for k in keys[i % len(keys):] + keys[:i % len(keys)]:
+            t0 = time.perf_counter()
+            solvers[k].step()
+            times[k].append(time.perf_counter() - t0)
+    for path in ("sequence form", "fused"):
+        a, b = (statistics.median(times[path, k]) for k in ("unraked", "raked"))
+        print(f"{path:13s}: median of {n} iterations: unraked {1000 * a:.2f} ms, raked {1000 * b:.2f} ms; "
+              f"raked / unraked {b / a:.3f}")
 
 
 if __name__ == "__main__":

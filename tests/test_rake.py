@@ -139,10 +139,12 @@ def test_operator_equals_the_rules_game_with_rake(spot):
         assert (e.value, e.value1) == pytest.approx(tuple(want), abs=1e-10)
 
 
-def test_fused_engine_equals_the_sequence_form_with_rake():
-    """The fused walk's per-player terminal values: its best responses and values of its own
-    average profile equal the sequence-form operator's on the same plans; with isomorphism."""
-    g = PostflopGame(**TURN, rake=0.05, rake_cap=1)
+@pytest.mark.parametrize("spot", [TURN, RIVER], ids=["turn", "river"])
+def test_fused_engine_equals_the_sequence_form_with_rake(spot):
+    """The fused walk's per-player terminal values (:func:`.fused._raked_showdown`): its best
+    responses and values of its own average profile equal the sequence-form operator's on the
+    same plans (turn: with isomorphism; the cap binds above a 20-chip pot)."""
+    g = PostflopGame(**spot, rake=0.05, rake_cap=0.1)
     p = g.problem()
     s = make_solver(p, "dcfr", fused=True)
     for _ in range(20):

@@ -587,8 +587,8 @@ def terminal_values(kind, val, const, board, r, out, w_in, cards_in, same, iptr,
                   weaker (stronger), by one sweep up and one down the board's hands sorted by
                   strength, cm carrying the cards seen so far (postflop-solver's O(n) sweep);
                   plus, where ``const`` != 0 (a raked showdown: -rake/2 x chance), const coef_h
-                  times the compatible mass (the fold formula), so that with val = (stake -
-                  rake/2) x chance a win nets stake - rake, a loss -stake and a tie -rake/2.
+                  times the compatible mass, so that with val = (stake - rake/2) x chance a win
+                  nets stake - rake, a loss -stake and a tie -rake/2 (:func:`_raked_showdown`).
 
     Hands whose reach is 0 are skipped (after CFR settles most hands reach few terminals)."""
     for k in range(5):
@@ -596,7 +596,28 @@ def terminal_values(kind, val, const, board, r, out, w_in, cards_in, same, iptr,
             dead[board[k]] = True
     cm[:] = 0.0
     if kind == 0:
-        _compatible_mass(val, False, r, out, w_in, cards_in, same, coef, cards_own, cm, dead)
+        n_in, n_own = len(w_in), len(coef)
+        tot = 0.0
+        for i in range(n_in):
+            x = r[i]
+            if x != 0.0:
+                c1, c2 = cards_in[i, 0], cards_in[i, 1]
+                if not (dead[c1] or dead[c2]):
+                    x *= w_in[i]
+                    tot += x
+                    cm[c1] += x
+                    cm[c2] += x
+        for h in range(n_own):
+            c1, c2 = cards_own[h, 0], cards_own[h, 1]
+            if dead[c1] or dead[c2]:
+                out[h] = 0.0
+            else:
+                sm = same[h]
+                xs = w_in[sm] * r[sm] if sm < n_in else 0.0
+                out[h] = val * coef[h] * (tot - cm[c1] - cm[c2] + xs)
+    elif const != 0.0:
+        _raked_showdown(val, const, r, out, w_in, cards_in, same, iidx, istr, coef, cards_own, oidx, ostr,
+                        iptr[bd], iptr[bd + 1], optr[bd], optr[bd + 1], cm)
     else:
         i0, i1, o0, o1 = iptr[bd], iptr[bd + 1], optr[bd], optr[bd + 1]
         out[:] = 0.0  # hands blocked by the board are not in the sorted lists
@@ -631,39 +652,69 @@ def terminal_values(kind, val, const, board, r, out, w_in, cards_in, same, iptr,
                 j -= 1
             h = oidx[q]
             out[h] = val * coef[h] * (out[h] - (run - cm[cards_own[h, 0]] - cm[cards_own[h, 1]]))
-        if const != 0.0:
-            cm[:] = 0.0
-            _compatible_mass(const, True, r, out, w_in, cards_in, same, coef, cards_own, cm, dead)
     for k in range(5):
         if board[k] >= 0:
             dead[board[k]] = False
 
 
 @nb.njit(cache=True)
-def _compatible_mass(val, add, r, out, w_in, cards_in, same, coef, cards_own, cm, dead):
-    """out[h] (+)= val coef_h (X - cm[c1] - cm[c2] + x_same(h)): ``val`` on every deal of own
-    hand h compatible with the board (:func:`terminal_values`' fold formula; cm zero on entry)."""
-    n_in, n_own = len(w_in), len(coef)
-    tot = 0.0
-    for i in range(n_in):
+def _raked_showdown(val, const, r, out, w_in, cards_in, same, iidx, istr, coef, cards_own, oidx, ostr, i0, i1, o0,
+                    o1, cm):
+    """A raked showdown (:func:`terminal_values`, ``const`` = -rake/2 x chance, ``val`` = (stake -
+    rake/2) x chance): with W, T, L the compatible mass own hand h beats, ties and loses to,
+    and Tot = W + T + L, its value val coef_h (W - L) + const coef_h Tot equals
+
+        coef_h [val (W + LE) - (val - const) Tot],   LE = W + T (mass at most as strong),
+
+    so one sweep up the strength order carries two running sums (strictly weaker: ``cm``, at
+    most as strong: ``le``; the same combo's double subtraction added back), then the rest of
+    the opponent's hands complete ``le`` to Tot: the same number of passes as the unraked
+    sweep up and down (no third pass). cm zero on entry."""
+    n_in = len(w_in)
+    out[:] = 0.0  # hands blocked by the board are not in the sorted lists
+    le = np.zeros(52)
+    run, run_le = 0.0, 0.0
+    j, k = i0, i0
+    for q in range(o0, o1):
+        s = ostr[q]
+        while j < i1 and istr[j] < s:
+            i = iidx[j]
+            x = r[i]
+            if x != 0.0:
+                x *= w_in[i]
+                run += x
+                cm[cards_in[i, 0]] += x
+                cm[cards_in[i, 1]] += x
+            j += 1
+        while k < i1 and istr[k] <= s:
+            i = iidx[k]
+            x = r[i]
+            if x != 0.0:
+                x *= w_in[i]
+                run_le += x
+                le[cards_in[i, 0]] += x
+                le[cards_in[i, 1]] += x
+            k += 1
+        h = oidx[q]
+        c1, c2 = cards_own[h, 0], cards_own[h, 1]
+        sm = same[h]
+        xs = w_in[sm] * r[sm] if sm < n_in else 0.0  # the same combo: as strong, in LE, subtracted twice
+        out[h] = val * ((run - cm[c1] - cm[c2]) + (run_le - le[c1] - le[c2] + xs))
+    while k < i1:
+        i = iidx[k]
         x = r[i]
         if x != 0.0:
-            c1, c2 = cards_in[i, 0], cards_in[i, 1]
-            if not (dead[c1] or dead[c2]):
-                x *= w_in[i]
-                tot += x
-                cm[c1] += x
-                cm[c2] += x
-    for h in range(n_own):
+            x *= w_in[i]
+            run_le += x
+            le[cards_in[i, 0]] += x
+            le[cards_in[i, 1]] += x
+        k += 1
+    for q in range(o0, o1):
+        h = oidx[q]
         c1, c2 = cards_own[h, 0], cards_own[h, 1]
-        if dead[c1] or dead[c2]:
-            if not add:
-                out[h] = 0.0
-        else:
-            sm = same[h]
-            xs = w_in[sm] * r[sm] if sm < n_in else 0.0
-            v = val * coef[h] * (tot - cm[c1] - cm[c2] + xs)
-            out[h] = out[h] + v if add else v
+        sm = same[h]
+        xs = w_in[sm] * r[sm] if sm < n_in else 0.0
+        out[h] = coef[h] * (out[h] - (val - const) * (run_le - le[c1] - le[c2] + xs))
 
 
 @nb.njit(cache=True)
