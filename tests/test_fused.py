@@ -152,11 +152,11 @@ def test_automatic_choice_by_size(monkeypatch):
     FUSED_MIN_SEQS sequences where it applies, the sequence form below that and wherever it
     does not apply (a variant with its own step, a prior, a non-postflop problem); fused=False
     always the sequence form. The choice does not change the solve: both reach the LP value."""
-    import treeplex.solvers.cfr as cfr
+    import treeplex.poker.postflop as postflop
 
     P = _spot("river").problem()
     assert make_solver(P, "dcfr").engine is None  # a small spot: below the threshold
-    monkeypatch.setattr(cfr, "FUSED_MIN_SEQS", 0)
+    monkeypatch.setattr(postflop, "FUSED_MIN_SEQS", 0)
     auto = make_solver(P, "dcfr")
     assert auto.engine is not None and auto.players[0].R.dtype == np.float32  # float32 on the fused path
     assert make_solver(P, "dcfr", fused=False).engine is None
@@ -233,3 +233,27 @@ def test_node_values_by_the_walk_equal_the_products(spot, storage):
     if len(g.board) < 5:  # a turn node: the products (the walk records the starting street only)
         deep = [v for v in range(g.tree.n_nodes) if len(g.tree.boards[g.tree.board[v]]) > len(g.board)][:3]
         assert set(g.node_values(x, y, deep)) == set(deep)
+
+
+def test_memory_refusal_follows_the_path(monkeypatch):
+    """The memory estimate is the path's: with a limit between the fused engine's estimate and
+    the sequence form's, a spot the solvers put on the fused engine builds and solves, and a
+    solver that needs the sequence form (fused=false, EGT) is refused in one line before its
+    treeplexes or state are allocated (the problem's treeplexes stay deferred)."""
+    import treeplex.poker.postflop as postflop
+    from treeplex.core.treeplex import DeferredTreeplex
+
+    monkeypatch.setattr(postflop, "FUSED_MIN_SEQS", 0)  # the river spot on the fused path by default
+    g = _spot("river")
+    lean, full = g.memory_estimate(fused=True), g.memory_estimate(fused=False)
+    assert lean < full and g.memory_estimate() == lean
+    P = g.problem(max_memory=(lean + full) // 2)
+    res = tp.solve(P, "dcfr", max_iters=5)  # (a small spot: the driver's own check builds nothing either)
+    assert np.isfinite(res.gap) and isinstance(P.__dict__["_X"], DeferredTreeplex)
+    assert make_solver(P, "dcfr").engine is not None
+    for algorithm, params in (("dcfr", {"fused": False}), ("egt", {})):
+        with pytest.raises(InputError, match="sequence form of this spot needs about"):
+            make_solver(P, algorithm, **params).step()
+    assert isinstance(P.__dict__["_X"], DeferredTreeplex)
+    with pytest.raises(InputError, match="above --max-memory"):  # below even the fused path: refused while counted
+        _spot("river").problem(max_memory=lean // 2)

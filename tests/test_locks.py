@@ -1,6 +1,7 @@
 """Node locking on postflop spots: the lock spec and its checks, every regret solver and the LP
 in the locked game, checked against the unlocked LP, a forced game built from other sizes,
-the lower-bounded LP of :mod:`treeplex.refine.lp` and best-response conditions."""
+the lower-bounded LP of :mod:`treeplex.refine.lp` and best-response conditions; weighted hand
+locks (lower bounds) and range-wide frequency locks (spread from a baseline solve)."""
 
 import json
 import subprocess
@@ -13,7 +14,7 @@ import treeplex as tp
 from treeplex.errors import InputError
 from treeplex.model.metrics import evaluate, lock_gains
 from treeplex.poker.cards import hand_name
-from treeplex.poker.locks import find_nodes
+from treeplex.poker.locks import find_nodes, spread
 from treeplex.poker.postflop import PostflopGame
 from treeplex.refine.lp import solve_lp_perturbed
 
@@ -128,7 +129,7 @@ def test_board_free_names_lock_every_board():
     ({"node": "x", "player": 1, "strategy": {"x": 1.5}}, "must be a probability in [0, 1]"),
     ({"node": "x", "player": 1, "strategy": {"x": 1}, "hands": "KQ"}, "not in player 1's range"),
     ({"node": "x", "player": 2, "strategy": {"x": 1}}, "player must be 0 (OOP) or 1 (IP)"),
-    ({"node": "x", "player": 1, "strategy": {"x": 1}, "who": 1}, "keys must be node, player, strategy"),
+    ({"node": "x", "player": 1, "strategy": {"x": 1}, "who": 1}, "keys must be node, player, one of strategy or frequency"),
     ({"node": "x-b10-b20-c", "player": 1, "strategy": {"x": 1}}, "the hand is over after x-b10-b20"),
 ])
 def test_bad_locks_are_refused_in_one_line(lock, msg):
@@ -166,3 +167,191 @@ def test_cli_reads_locks_from_the_spec_and_from_lock(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "treeplex.cli", "solve", str(spec), "--lock", "x:1:q=1"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "has no action 'q'" in bad.stderr and bad.stderr.count("\n") == 1
+
+
+# ------------------------------------------------------------------ weighted hand locks
+
+
+def _ip_node(g, name):
+    return [g.tree.history[i] for i in range(g.tree.n_nodes)].index(name)
+
+
+def _cfv_block(g, p, lp, v):
+    """Player 1's counterfactual values per (hand, action) at node v against lp.x."""
+    P = g.problem()
+    cfv = P.backend.counterfactual_values(1, -P.A.rmatvec(lp.x, count=False), P.Y.behavioral_from_plan(lp.y))
+    return g.node_block(1, cfv, v)
+
+
+def test_weighted_lock_is_a_lower_bound(unlocked):
+    """``QQ:0.5`` locked to shove after a check: in the locked LP every QQ combo shoves with
+    probability >= 1/2 and its free half plays only actions of maximal counterfactual value,
+    every other hand best-responds, player 0 best-responds exactly; the value lies between the
+    unlocked and the fully locked ones; ``QQ:1`` is the plain lock; DCFR (lower-bounded regret
+    matching in the kernel, not the LP's inequality rows) reaches the LP value within its gap."""
+    g0, lp0 = unlocked
+    lock = {"node": "x", "player": 1, "strategy": {"b20": 1}}
+    half = PostflopGame(**BASE, locks=[{**lock, "hands": "QQ:0.5"}])
+    p = half.problem()
+    assert len(p.locks[1].seqs) == 0 and p.locks[1].partial.max() == 0.5
+    lp = tp.solve_lp(p)
+    v = _ip_node(half, "x")
+    probs, _ = half.behavioral(1, lp.y, v)
+    qq = np.array([hand_name(h)[0] == "Q" == hand_name(h)[2] for h in half.hands[1]])
+    assert qq.sum() == 6 and (probs[qq, 2] >= 0.5 - 1e-9).all()
+    block = _cfv_block(half, 1, lp, v)
+    best = block.max(axis=1, keepdims=True)
+    free = probs.copy()
+    free[qq] = (probs[qq] - 0.5 * np.array([0, 0, 1])) / 0.5  # the free half's mixture
+    assert np.allclose(free.sum(axis=1), 1) and free.min() >= -1e-9
+    slack = np.where(free > 1e-7, best - block, 0.0)
+    assert slack.max() <= 1e-9 * max(1.0, np.abs(block).max())
+    assert lock_gains(p, lp.x, lp.y)[0] == pytest.approx(0.0, abs=1e-9)
+    full = tp.solve_lp(PostflopGame(**BASE, locks=[{**lock, "hands": "QQ"}]).problem()).value
+    one = tp.solve_lp(PostflopGame(**BASE, locks=[{**lock, "hands": "QQ:1"}]).problem()).value
+    assert one == pytest.approx(full, abs=1e-9)
+    assert lp0.value - 1e-9 <= lp.value <= full + 1e-9 and full - lp0.value > 1e-3
+    res = tp.solve(PostflopGame(**BASE, locks=[{**lock, "hands": "QQ:0.5"}]).problem(), "dcfr", target_gap=1e-3)
+    assert abs(res.value - lp.value) <= res.gap + 1e-9
+    y = res.y
+    shove = p.Y.seq_parent  # the average plan keeps the bound: y[QQ, b20] >= 0.5 y[parent]
+    s = np.flatnonzero(p.locks[1].partial > 0)
+    assert (y[s] >= 0.5 * y[shove[s]] - 1e-12).all()
+
+
+# ------------------------------------------------------------------ range-wide frequency locks
+
+FREQ = {"x": 0.3, "b10": 0.2, "b20": 0.5}
+
+
+def _freq_game(node, player, freq, **kw):
+    g = PostflopGame(**{**BASE, **kw}, locks=[{"node": node, "player": player, "frequency": freq}])
+    base = g.unlocked()
+    lp = tp.solve_lp(base.problem())
+    g.set_baseline(lp.x, lp.y)
+    return g, base, lp
+
+
+def test_frequency_lock_plays_the_frequency_over_the_range():
+    """IP's range after a check plays x 30%, b10 20%, b20 50% (IP's first decision: its range
+    there is its range weights, in the baseline and the locked game alike): the locked LP's
+    range-wide frequencies (``strategy_dict``) are the lock's; each hand keeps f/F of an action
+    the range plays less, per the documented spread, from the baseline's own mixtures."""
+    g, base, lp0 = _freq_game("x", 1, FREQ)
+    lp = tp.solve_lp(g.problem())
+    v = _ip_node(g, "x")
+    node = next(n for n in g.strategy_dict(lp.x, lp.y)["nodes"] if n["history"] == "x")
+    assert node["frequencies"] == pytest.approx([FREQ[a] for a in node["actions"]], abs=1e-9)
+    probs0, reach0 = base.behavioral(1, lp0.y, v)
+    w = base.weight[1] * reach0
+    F = w @ probs0 / w.sum()
+    probs, _ = g.behavioral(1, lp.y, v)
+    f = np.array([FREQ[a] for a in g.tree.actions[v]])
+    shrink = f < F
+    assert shrink.any() and (~shrink).any()
+    assert np.allclose(probs[:, shrink], probs0[:, shrink] * (f / F)[shrink], atol=1e-9)
+    assert np.allclose(probs.sum(axis=1), 1) and lock_gains(g.problem(), lp.x, lp.y)[0] == pytest.approx(0, abs=1e-9)
+    assert abs(lp.value - lp0.value) > 0.1
+
+
+def test_frequency_lock_at_the_baseline_frequency_changes_nothing(unlocked):
+    """Locking IP's range at b10 to the baseline's own range-wide frequencies spreads to the
+    baseline's mixtures, an equilibrium: the locked LP has the unlocked LP's value."""
+    g0, lp0 = unlocked
+    v = _ip_node(g0, "b10")
+    probs, reach = g0.behavioral(1, lp0.y, v)
+    w = g0.weight[1] * reach
+    F = dict(zip(g0.tree.actions[v], (w @ probs / w.sum()).tolist()))
+    g = PostflopGame(**BASE, locks=[{"node": "b10", "player": 1, "frequency": F}])
+    g.set_baseline(lp0.x, lp0.y)
+    assert tp.solve_lp(g.problem()).value == pytest.approx(lp0.value, abs=1e-8)
+
+
+def test_frequency_lock_on_every_board_against_the_baseline_range():
+    """On a turn spot, ``x-b8-c/x`` (IP's river node after check, bet, call, check, every
+    river card): on each board the baseline range at the node (weight x own reach x not
+    blocked) plays the lock's frequencies; DCFR respects the spread lock."""
+    turn = dict(board="KsQh9d8c", pot=16, stack=32, deck="89TJQKA", range0="AsKh,QdJd,TsTc,AhJh",
+                range1="AcAd,9s9h,KdQs,JsTs,Jc9c", bet="50%", **{"raise": "2x"})
+    f = {"x": 0.4, "b24": 0.6}
+    g = PostflopGame(**turn, locks=[{"node": "x-b8-c/x", "player": 1, "frequency": f}])
+    base = g.unlocked()
+    lp0 = tp.solve_lp(base.problem())
+    g.set_baseline(lp0.x, lp0.y)
+    p = g.problem()
+    nodes = find_nodes(g.tree, "x-b8-c/x", "t")
+    assert len(nodes) > 1
+    lk = p.locks[1]
+    for v in nodes:
+        k = len(g.tree.actions[v])
+        assert list(g.tree.actions[v]) == list(f)
+        _, reach0 = base.behavioral(1, lp0.y, v)
+        w = base.weight[1] * reach0 * base.node_alive(1, v)
+        first = g.bases[1][v] + np.arange(len(g.hands[1])) * k
+        mix = lk.lower[first[:, None] + np.arange(k)]
+        assert np.allclose(mix.sum(axis=1), 1) and w.sum() > 0
+        assert w @ mix / w.sum() == pytest.approx(list(f.values()), abs=1e-12)
+    res = tp.solve(p, "dcfr", max_iters=20)
+    assert np.allclose(res.y[lk.seqs], lk.probs * res.y[p.Y.seq_parent[lk.seqs]], atol=1e-12)
+
+
+def test_spread_keeps_rows_and_matches_any_range():
+    """:func:`spread` on random mixtures and ranges: rows are distributions, the range-wide
+    frequencies are the target; an empty range gives every hand the target."""
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        n, k = rng.integers(1, 30), rng.integers(2, 5)
+        probs = rng.dirichlet(np.ones(k), size=n) * (rng.random((n, k)) < 0.7)
+        probs[probs.sum(axis=1) == 0, 0] = 1.0
+        probs /= probs.sum(axis=1, keepdims=True)
+        reach = rng.random(n) * (rng.random(n) < 0.8)
+        reach[0] = 0.5
+        f = rng.dirichlet(np.ones(k))
+        out = spread(probs, reach, f)
+        assert out.min() >= 0 and np.allclose(out.sum(axis=1), 1)
+        assert reach @ out / reach.sum() == pytest.approx(f, abs=1e-12)
+    assert np.allclose(spread(probs, np.zeros(n), f), f)
+
+
+def test_frequency_lock_needs_a_baseline_and_full_hands():
+    g = PostflopGame(**BASE, locks=[{"node": "x", "player": 1, "frequency": FREQ}])
+    with pytest.raises(InputError, match="locks\\[0\\]: a frequency lock is spread over hands from the unlocked"):
+        g.problem()
+    g = PostflopGame(**BASE, locks=[{"node": "x", "player": 1, "frequency": FREQ, "hands": "QQ:0.5"}])
+    g.set_baseline(*(lambda r: (r.x, r.y))(tp.solve_lp(g.unlocked().problem())))
+    with pytest.raises(InputError, match="a frequency lock takes hands with weight 1"):
+        g.problem()
+    with pytest.raises(InputError, match="keys must be node, player, one of strategy or frequency"):
+        PostflopGame(**BASE, locks=[{"node": "x", "player": 1, "frequency": FREQ, "strategy": FREQ}])
+
+
+def test_cli_weighted_and_frequency_lock_text(tmp_path):
+    """``--lock NODE:P:A=..:HANDS`` with weights, and ``NODE:P:freq:A=..``, from the command line."""
+    spec = tmp_path / "spot.json"
+    spec.write_text(json.dumps({"game": "postflop", **BASE}))
+    out = subprocess.run([sys.executable, "-m", "treeplex.cli", "solve", str(spec), "--json", "--no-strategies",
+                          "--baseline", "none", "--lock", "x:1:b20=1:QQ:0.5,KK"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    want = tp.solve_lp(PostflopGame(**BASE, locks=[{"node": "x", "player": 1, "strategy": {"b20": 1},
+                                                     "hands": "QQ:0.5,KK"}]).problem()).value
+    assert r["locked_infosets"] == [0, 6 + 3] and r["value"] == pytest.approx(want, abs=1e-9)
+    assert "baseline" not in r
+    out = subprocess.run([sys.executable, "-m", "treeplex.cli", "solve", str(spec), "--json",
+                          "--lock", "x:1:freq:x=0.3,b10=0.2,b20=0.5"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    node = next(n for n in json.loads(out.stdout)["strategies"]["nodes"] if n["history"] == "x")
+    assert node["frequencies"] == pytest.approx([0.3, 0.2, 0.5], abs=1e-9)
+
+
+def test_info_on_a_frequency_locked_spec(tmp_path):
+    """``treeplex info`` gives a frequency-locked spot's sizes (those of the spot without its
+    locks) without the baseline solve."""
+    spec = tmp_path / "spot.json"
+    spec.write_text(json.dumps({"game": "postflop", **BASE, "locks": [{"node": "x", "player": 1,
+                                                                       "frequency": {"x": 0.5, "b20": 0.5}}]}))
+    out = subprocess.run([sys.executable, "-m", "treeplex.cli", "info", str(spec), "--json"], capture_output=True,
+                         text=True)
+    assert out.returncode == 0, out.stderr
+    p = PostflopGame(**BASE, isomorphism=False).problem()
+    assert json.loads(out.stdout)["sequences"] == [p.X.n_seqs, p.Y.n_seqs]

@@ -49,7 +49,7 @@ def starts_on_numpy(problem) -> bool:
 
     chosen = problem._backend is not None and not problem._backend.auto
     return (not chosen and problem.locks is None and problem.A.numpy_products
-            and max(T.n_seqs for T in problem.treeplexes) <= NUMPY_SEQS)
+            and max(problem.n_seqs) <= NUMPY_SEQS)
 
 
 def make_backend(name: str, problem):

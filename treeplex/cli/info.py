@@ -6,7 +6,7 @@ import argparse
 import json
 
 from ..errors import InputError
-from ..games import load_game, load_problem
+from ..games import load_game, problem_for
 from .common import add_memory_arg, add_range_args, overrides
 
 _STAT_KEYS = {"histories", "terminals", "chance_nodes", "decision_nodes", "constant_sum", "compile_seconds"}
@@ -24,12 +24,15 @@ def options(sp: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     if args.count:
         return _count(args)
-    p = load_problem(args.game, args.max_memory, **overrides(args))
+    game = load_game(args.game, **overrides(args))
+    if any(lk["kind"] == "frequency" for lk in getattr(game, "locks", None) or ()):
+        game = game.unlocked()  # the same sizes; frequency locks need the baseline, which solve computes
+    p = problem_for(game, args.game, args.max_memory)
     info = {
         "game": p.name,
         **{k: v for k, v in p.stats.items() if k != "compile_seconds"},
         "infosets": [p.X.n_infosets, p.Y.n_infosets],
-        "sequences": [p.X.n_seqs, p.Y.n_seqs],
+        "sequences": list(p.n_seqs),
         "nonzeros": p.A.nnz,
         "operator_bytes": p.A.nbytes,
         "treeplex_bytes": p.X.nbytes + p.Y.nbytes,
@@ -44,7 +47,7 @@ def run(args) -> int:
     print(f"chance nodes      {p.stats['chance_nodes']}")
     print(f"decision nodes    {p.stats['decision_nodes']}")
     print(f"infosets          player 0: {p.X.n_infosets}   player 1: {p.Y.n_infosets}")
-    print(f"sequences         player 0: {p.X.n_seqs}   player 1: {p.Y.n_seqs}")
+    print(f"sequences         player 0: {p.n_seqs[0]}   player 1: {p.n_seqs[1]}")
     print(f"nonzeros of A     {p.A.nnz}")
     for k, v in p.stats.items():  # game-specific sizes (river: hands, betting sequences, leaves)
         if k not in _STAT_KEYS:

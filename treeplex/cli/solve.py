@@ -74,6 +74,10 @@ def add_solver_args(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--lock", action="append", default=[], metavar="NODE:PLAYER:A=P,...[:HANDS]",
                     help="postflop: lock PLAYER's strategy at NODE (a history as treeplex show prints it), "
                          "e.g. x-b20:1:f=0.8,c=0.2 or x-b20:1:f=1:AA,KK; repeatable; added to the spec's locks")
+    sp.add_argument("--baseline", default=None, metavar="FILE|none",
+                    help="postflop with locks: the unlocked spot's solution (a solve --out file) to compare "
+                         "against and spread frequency locks from; default: solve it first with the same solver "
+                         "and stop rule; none: no baseline (no frequency locks then)")
     sp.add_argument("--infoset-regret", action="store_true",
                     help="also report the infoset regrets (max, and the full list with --json)")
 
@@ -153,9 +157,18 @@ def run(args) -> int:
         if not args.game.endswith((".json", ".toml")):
             raise InputError("--lock applies to postflop spec files (.json, .toml)")
         extra["locks"] = [parse_lock_text(t) for t in args.lock]
+    from ..run.whatif import baseline_from_file, ev_gain, is_locked, solve_baseline
+
     with JitClock() as jit:
         game = load_game(args.game, **overrides(args), **extra)
-        p = problem_for(game, args.game, args.max_memory)
+        locked = is_locked(game)
+        if args.baseline is not None and not locked:
+            raise InputError("--baseline applies to postflop spots with locks")
+        baseline = None
+        if locked and args.baseline not in (None, "none"):
+            baseline = baseline_from_file(game, args.baseline, args.max_memory)
+        unsolved = locked and args.baseline is None  # the baseline is solved below, on the unlocked spot
+        p = problem_for(game.unlocked() if unsolved else game, args.game, args.max_memory)
     compile_seconds = time.perf_counter() - t0 - jit.seconds
     if getattr(args, "backend", None):
         p.use_backend(args.backend)
@@ -177,6 +190,18 @@ def run(args) -> int:
                              f"--target, --max-iters or --time-limit says otherwise)")
     stop = dict(target_gap=target_gap(args.target, p), max_iters=args.max_iters, time_limit=args.time_limit,
                 check_every=args.check_every, progress=show_bar, report=args.report or "average")
+    if unsolved and (args.checkpoint or args.resume):
+        raise InputError("--checkpoint and --resume with locks need --baseline FILE or --baseline none "
+                         "(they would save the baseline's run)")
+    if unsolved:  # the unlocked spot first, with the same solver and stop rule: the baseline
+        baseline = solve_baseline(game, p, lambda q: solve(q, params["algorithm"], **stop,
+                                                           **{k: v for k, v in params.items() if k != "algorithm"}))
+        t1 = time.perf_counter()
+        with JitClock() as jit2:
+            p = game.problem(args.max_memory)
+        compile_seconds += time.perf_counter() - t1 - jit2.seconds
+        if getattr(args, "backend", None):
+            p.use_backend(args.backend)
     if args.refine:
         from ..refine.cli import solve_refined
 
@@ -191,13 +216,19 @@ def run(args) -> int:
                                                                               "algorithm": res.algorithm}))
     meta = {"algorithm": res.algorithm, "value": res.value, "gap": res.gap,
             "exploitability": res.exploitability, "payoff_unit": p.payoff_unit, "iterations": res.iterations}
+    if locked:
+        meta["locks"] = game.locks
+        if baseline is not None:
+            meta.update(baseline=baseline, lock_ev_gain=ev_gain(p, res.value, res.gap, baseline))
     if args.out and args.format == "openspiel":
         from ..io.openspiel import save_policy
 
         _write(failed, args.out, lambda: save_policy(args.out, game, p, res.x, res.y))
     elif args.out:
         _write(failed, args.out, lambda: save_solution(args.out, p.solution(res.x, res.y, **out_streets), **meta))
-    _print_result(args, game, p, res, {**refined, **notes}, compile_seconds, jit.seconds, stop["target_gap"])
+    whatif = {k: meta[k] for k in ("baseline", "lock_ev_gain") if k in meta}
+    _print_result(args, game, p, res, {**refined, **notes, **whatif}, compile_seconds, jit.seconds,
+                  stop["target_gap"])
     if failed:
         print(f"treeplex: error: the result is printed above, but {'; '.join(failed)}", file=sys.stderr)
         return 2
@@ -227,7 +258,7 @@ def _print_result(args, game, p, res, refined: dict, compile_seconds: float, jit
         "payoff_unit": p.payoff_unit,
         "iterations": res.iterations,
         "gradients": res.gradients,
-        "sequences": [p.X.n_seqs, p.Y.n_seqs],
+        "sequences": list(p.n_seqs),
         "seconds": res.seconds,
         "check_seconds": res.check_seconds,
         "compile_seconds": compile_seconds,
@@ -263,6 +294,8 @@ def _print_result(args, game, p, res, refined: dict, compile_seconds: float, jit
     print(f"exploitability  {res.exploitability:.4e} {unit} (gap / 2){_poker_units(res.exploitability, p, '.4g')}")
     if p.locks is not None:
         _print_locks(out, p)
+    if "lock_ev_gain" in out:
+        _print_whatif(out, p)
     if args.refine or args.infoset_regret:
         from ..refine.cli import print_refinement
 
@@ -279,7 +312,7 @@ def _lock_report(p, res) -> dict:
     from ..model.metrics import lock_gains
 
     gains = lock_gains(p, res.x, res.y)
-    return {"locked_infosets": [0 if lk is None else len(np.unique(T.seq_infoset[lk.seqs]))
+    return {"locked_infosets": [0 if lk is None else len(np.unique(T.seq_infoset[np.flatnonzero(lk.lower)]))
                                 for lk, T in zip(p.locks, p.treeplexes)],
             "lock_gain_player0": gains[0], "lock_gain_player1": gains[1]}
 
@@ -296,6 +329,17 @@ def _print_locks(out: dict, p) -> None:
                 else f"gains against player {1 - q}'s locked strategy (its exploitability share)")
         print(f"lock gain p{q}    {g:.4e} {unit}{_poker_units(g, p, '.4g')}: player {q} {what}, "
               "best response with no lock minus the value")
+
+
+def _print_whatif(out: dict, p) -> None:
+    """The baseline and each player's EV gain from the locks (:mod:`treeplex.run.whatif`)."""
+    b, g = out["baseline"], out["lock_ev_gain"]
+    where = b["file"] or f"solved first: {b['algorithm']}, {b['iterations']} iterations"
+    print(f"baseline        value {b['value']:.10g} {p.payoff_unit}, gap {b['gap']:.4e} (the spot without locks; "
+          f"{where})")
+    for q in (0, 1):
+        print(f"lock EV p{q}      {g['chips'][q]:+.6g} {p.payoff_unit}{_poker_units(g['chips'][q], p, '+.6g')}: "
+              f"player {q}'s EV locked minus baseline (within {g['error_bound_chips']:.3g}: the two gaps)")
 
 
 def _poker_units(x: float, p, mbb_format: str) -> str:

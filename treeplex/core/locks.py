@@ -12,6 +12,15 @@ elsewhere), and its exact LP adds the rows q_s - p_s q_{parent(j)} = 0
 (:func:`treeplex.model.lp.constraint_matrix`). Regret minimizers respect it by playing p at
 locked infosets with their regrets frozen at 0 (:func:`apply_locks`, run by the backend
 between the regret pass and the plan pass).
+
+**Weighted locks** (``hands: "KK:0.5"``): a hand locked with weight w in (0, 1) plays the
+lock on a share w of its combos' probability and is free on the rest, b = w p + (1 - w) sigma
+with sigma any mixture: the lower bounds l = w p (L_j = w < 1), Q^l itself. Its best response
+is the same :class:`~.perturbed.PerturbedTreeplex` one; its LP adds the rows
+q_s - w p_s q_{parent(j)} >= 0 (:func:`treeplex.refine.lp.solve_lp_perturbed`); regret
+minimizers play b = l + (1 - L) RM(R) with the regrets of the free part (the lower-bounded
+regret matching of Farina, Kroer & Sandholm 2017, :mod:`treeplex.backends.numba_regret`),
+passed to them as the solver's lower bounds (:func:`partial_lower`).
 """
 
 from __future__ import annotations
@@ -25,23 +34,26 @@ import numpy as np
 @dataclass
 class Locks:
     """One player's locks on a treeplex of ``n_seqs`` sequences: ``seqs`` (int64, increasing)
-    are all the sequences of the locked infosets, ``probs`` their locked probabilities."""
+    are all the sequences of the fully locked infosets, ``probs`` their locked probabilities;
+    ``partial`` (float64[n_seqs] or None) the lower bounds w p of the weighted locks (w < 1)."""
 
     seqs: np.ndarray
     probs: np.ndarray
     n_seqs: int
+    partial: np.ndarray | None = None
     _lower: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def lower(self) -> np.ndarray:
-        """float64[n_seqs]: p at locked sequences, 0 elsewhere (the l of Q^l), made once."""
+        """float64[n_seqs]: p at locked sequences, w p at weighted ones, 0 elsewhere (the l of
+        Q^l), made once."""
         if self._lower is None:
-            self._lower = np.zeros(self.n_seqs)
+            self._lower = np.zeros(self.n_seqs) if self.partial is None else self.partial.copy()
             self._lower[self.seqs] = self.probs
         return self._lower
 
     def behavioral(self, b: np.ndarray) -> np.ndarray:
-        """``b`` with the locked sequences set to the lock (in place; returned)."""
+        """``b`` with the fully locked sequences set to the lock (in place; returned)."""
         b[self.seqs] = self.probs
         return b
 
@@ -49,6 +61,15 @@ class Locks:
 def lower_bounds(problem) -> tuple[np.ndarray, np.ndarray]:
     """(l_X, l_Y) of ``problem.locks`` (zeros for a player without locks)."""
     return tuple(np.zeros(T.n_seqs) if lk is None else lk.lower for T, lk in zip(problem.treeplexes, problem.locks))
+
+
+def partial_lower(problem) -> tuple | None:
+    """(l_X, l_Y) of the weighted locks of ``problem.locks`` for a regret solver's lower
+    bounds (zeros at fully locked infosets: the kernel plays those itself), or None."""
+    if problem.locks is None or all(lk is None or lk.partial is None for lk in problem.locks):
+        return None
+    return tuple(np.zeros(T.n_seqs) if lk is None or lk.partial is None else lk.partial
+                 for T, lk in zip(problem.treeplexes, problem.locks))
 
 
 def by_part(locks: Locks | None, T, parts) -> tuple | None:

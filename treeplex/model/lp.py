@@ -7,7 +7,9 @@ max_x min_y x^T A y is, by LP duality on the inner minimum,
 
 and player 1's is the mirror image  min_{y, u} e^T u  s.t.  E^T u >= A y,  F y = f,  y >= 0.
 Both optimal values equal the game value (player 0's). Node locks (``problem.locks``) add
-equality rows to E or F (:func:`constraint_matrix`): the LP of the locked game. We solve the two LPs, which is
+equality rows to E or F (:func:`constraint_matrix`): the LP of the locked game; weighted locks
+rows q_s - l_s q_parent >= 0 (:func:`lower_bound_matrix`, the lower-bounded LP of
+:mod:`treeplex.refine.lp`). We solve the two LPs, which is
 simpler to trust than reading one LP's duals, and report both plans.
 
 Exactness: A is divided by its largest |entry| before HiGHS sees it (and the value scaled
@@ -81,8 +83,9 @@ class Coo:
 def constraint_matrix(T: Treeplex, locks=None) -> tuple[Coo, np.ndarray]:
     """(E, e) with E q = e: row 0 is q[0] = 1, row 1 + j is sum_{s in j} q[s] - q[p_j] = 0;
     with ``locks`` (:class:`~treeplex.core.locks.Locks`) one more row q[s] - p_s q[p_j] = 0
-    per locked sequence s (the locked treeplex; the dual variables of equality rows are free,
-    so the LPs below need nothing else)."""
+    per fully locked sequence s (the locked treeplex; the dual variables of equality rows are
+    free, so the LPs below need nothing else; weighted locks add inequality rows in
+    :func:`solve_lp`)."""
     sizes = T.end - T.start
     rows = np.concatenate(([0], 1 + np.repeat(np.arange(T.n_infosets), sizes), 1 + np.arange(T.n_infosets)))
     cols = np.concatenate(([0], np.arange(1, T.n_seqs), T.parent.astype(np.int64)))
@@ -200,6 +203,29 @@ def _solve_side(M: Coo, E: Coo, e: np.ndarray, F: Coo, f: np.ndarray, options: d
     return np.clip(z[:nx], 0.0, None), -obj, it
 
 
+def lower_bound_matrix(T: Treeplex, lower: np.ndarray) -> Coo:
+    """G with (G q)_a = q_a - l_a q_{p(a)} for a = 1..n-1 (rows), columns = sequences."""
+    n = T.n_seqs
+    rows = np.arange(n - 1, dtype=np.int64)
+    return Coo(np.concatenate((rows, rows)), np.concatenate((np.arange(1, n), T.seq_parent[1:].astype(np.int64))),
+               np.concatenate((np.ones(n - 1), -np.asarray(lower[1:], dtype=np.float64))), (n - 1, n))
+
+
+def _solve_side_bounded(M: Coo, E: Coo, e, Gx: Coo, F: Coo, f, Gy: Coo):
+    """max f^T v s.t. F^T v + Gy^T w - M^T x = 0, w >= 0, E x = e, Gx x >= 0. (x, value)."""
+    nx, nv, nw = E.shape[1], F.shape[0], Gy.shape[0]
+    rows = Coo.blocks([[-M.T, F.T, Gy.T], [E, nv + nw], [Gx, nv + nw]])
+    b_eq = np.concatenate([np.zeros(M.shape[1]), e])
+    ng = Gx.shape[0]
+    try:
+        z, obj, it = highs(np.concatenate([np.zeros(nx), -f, np.zeros(nw)]), rows,
+                           np.concatenate([b_eq, np.zeros(ng)]), np.concatenate([b_eq, np.full(ng, np.inf)]),
+                           np.concatenate([np.full(nx + nv, -np.inf), np.zeros(nw)]), np.full(nx + nv + nw, np.inf))
+    except LPError as err:
+        raise LPError(f"on the perturbed LP: {err}") from None
+    return z[:nx], -obj, it
+
+
 def solve_lp(problem: Problem) -> LPResult:
     """Both players' equilibrium realization plans and the value (see the module docstring on exactness)."""
     t0 = time.perf_counter()
@@ -208,6 +234,14 @@ def solve_lp(problem: Problem) -> LPResult:
     E, e = constraint_matrix(problem.X, locks[0])
     F, f = constraint_matrix(problem.Y, locks[1])
     iterations = 0
+    partial = [None if lk is None else lk.partial for lk in locks]
+    if any(l is not None for l in partial):  # weighted locks: rows q_s - w p_s q_parent >= 0
+        Gx, Gy = (lower_bound_matrix(T, np.zeros(T.n_seqs) if l is None else l)
+                  for T, l in zip(problem.treeplexes, partial))
+        x, v0, it0 = _solve_side_bounded(A, E, e, Gx, F, f, Gy)
+        y, v1, it1 = _solve_side_bounded(-A.T, F, f, Gy, E, e, Gx)
+        return LPResult(x=x, y=y, value=0.5 * (v0 - v1) * scale, seconds=time.perf_counter() - t0,
+                        simplex_iterations=it0 + it1, exact=evaluate(problem, x, y).gap <= EXACT_GAP * scale)
     for options in (None, TIGHT):  # the second pass polishes a result whose gap is too large
         x, v0, it0 = _solve_side(A, E, e, F, f, options)
         y, v1, it1 = _solve_side(-A.T, F, f, E, e, options)

@@ -242,6 +242,10 @@ class Problem:
         if self._backend is None or self._backend.name != name:
             from ..backends import make_backend
 
+            check = getattr(self.game, "check_sequence_form_memory", None)
+            if check is not None:  # a game that can refuse its sequence form's memory before it is allocated
+                check()
+
             self._backend = make_backend(name, self)
         self._backend.auto = False
 

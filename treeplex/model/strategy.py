@@ -171,7 +171,8 @@ def _check_nodes(path: str, nodes) -> None:
             if bad is not None or not probs:
                 raise InputError(f"{where}: hand {hand}: probability {bad!r} is not a number in [0, 1]")
         if "frequencies" in nd and not (isinstance(nd["frequencies"], list) and len(nd["frequencies"]) == k
-                                        and all(_probability(q) for q in nd["frequencies"])):
+                                        and (all(_probability(q) for q in nd["frequencies"])
+                                             or nd.get("reach") == 0)):  # a node never reached: NaN
             raise InputError(f"{where}: 'frequencies' must be one number in [0, 1] per action")
     if not any(nd["history"] == "" for nd in nodes):
         raise InputError(f"{path}: no node at the root (history '')")

@@ -1,14 +1,27 @@
 """Node locks of a postflop spot: the spec, its checks, and the locked sequences.
 
 A lock is ``{"node": "x-b20", "player": 1, "strategy": {"f": 0.8, "c": 0.2}}``, optionally
-with ``"hands": "AA,KK"`` (range syntax of :mod:`.ranges`, weights 1: only those hands are
-locked; without it every hand of the player's range is). ``node`` is a history as
-``treeplex show`` prints it (``""`` or ``"root"``: the root); action labels are those of the
-node (``f``, ``x``, ``c``, ``bN``), as ``--out`` writes them; actions the strategy leaves out
-get probability 0. A name whose dealt cards are written (``x-x/Ah/b20``) locks that node on
-that board only; written without them (``x-x/b20``, one ``/`` per street) it locks the node on
-every board. The game then solves the rest as an equilibrium of the locked game
-(:mod:`treeplex.core.locks`). On the command line: ``--lock NODE:PLAYER:f=0.8,c=0.2[:HANDS]``.
+with ``"hands": "AA,KK:0.5"`` (range syntax of :mod:`.ranges`: only those hands are locked;
+without it every hand of the player's range is). ``node`` is a history as ``treeplex show``
+prints it (``""`` or ``"root"``: the root); action labels are those of the node (``f``, ``x``,
+``c``, ``bN``), as ``--out`` writes them; actions the strategy leaves out get probability 0.
+A name whose dealt cards are written (``x-x/Ah/b20``) locks that node on that board only;
+written without them (``x-x/b20``, one ``/`` per street) it locks the node on every board.
+The game then solves the rest as an equilibrium of the locked game (:mod:`treeplex.core.locks`).
+On the command line: ``--lock NODE:PLAYER:f=0.8,c=0.2[:HANDS]``.
+
+**Weights.** A hand written with weight w < 1 (``KK:0.5``) is locked on a share w of its
+probability: it plays w p + (1 - w) sigma, sigma free (the lower bounds l = w p of
+:mod:`treeplex.core.locks`); weight 1 locks it outright.
+
+**Range-wide frequencies** (``"frequency"`` in place of ``"strategy"``, ``--lock
+NODE:PLAYER:freq:f=0.8,c=0.2``): the range at the node plays the actions with these
+frequencies, spread over its hands from a baseline (the unlocked spot's solution, which
+``treeplex solve`` computes first; :meth:`~.postflop.PostflopGame.set_baseline`) by
+:func:`spread`, then locked hand by hand. postflop-solver has no range-wide lock (its
+``lock_current_strategy`` takes one mixture per hand; a hand whose row is all zero stays
+free), so this is treeplex's rule, the same for every solver; locking every hand to the
+same mixture is the plain ``strategy`` lock.
 """
 
 from __future__ import annotations
@@ -24,7 +37,7 @@ from .cards import HAND_CARDS, N_HANDS, card_name, hand_name
 from .public_tree import CHANCE, DECISION
 from .ranges import make_range
 
-KEYS = {"node", "player", "strategy", "hands"}
+KEYS = {"node", "player", "strategy", "frequency", "hands"}
 TOL = 1e-6  # a strategy's probabilities must sum to 1 within this
 
 
@@ -41,15 +54,18 @@ def check_locks(locks) -> list[dict]:
         if not isinstance(lk, dict):
             raise InputError(f"{where}: expected an object with node, player, strategy (and hands), got {lk!r}")
         bad = set(lk) - KEYS
-        if bad or not {"node", "player", "strategy"} <= set(lk):
-            raise InputError(f"{where}: keys must be node, player, strategy and optionally hands; got {sorted(lk)}")
+        kinds = [k for k in ("strategy", "frequency") if k in lk]
+        if bad or not {"node", "player"} <= set(lk) or len(kinds) != 1:
+            raise InputError(f"{where}: keys must be node, player, one of strategy or frequency, and optionally "
+                             f"hands; got {sorted(lk)}")
+        kind = kinds[0]
         if not isinstance(lk["node"], str):
             raise InputError(f"{where}: node must be a history such as 'x-b20' ('' for the root), got {lk['node']!r}")
         if lk["player"] not in (0, 1) or isinstance(lk["player"], bool):
             raise InputError(f"{where}: player must be 0 (OOP) or 1 (IP), got {lk['player']!r}")
-        st = lk["strategy"]
+        st = lk[kind]
         if not isinstance(st, dict) or not st:
-            raise InputError(f"{where}: strategy must map action labels to probabilities, e.g. {{\"f\": 0.8, \"c\": 0.2}}")
+            raise InputError(f"{where}: {kind} must map action labels to probabilities, e.g. {{\"f\": 0.8, \"c\": 0.2}}")
         probs = {}
         for a, q in st.items():
             try:
@@ -57,38 +73,43 @@ def check_locks(locks) -> list[dict]:
             except (TypeError, ValueError):
                 q = math.nan
             if not (0.0 <= q <= 1.0):
-                raise InputError(f"{where}: strategy[{a!r}] must be a probability in [0, 1], got {st[a]!r}")
+                raise InputError(f"{where}: {kind}[{a!r}] must be a probability in [0, 1], got {st[a]!r}")
             probs[str(a)] = q
         total = sum(probs.values())
         if abs(total - 1.0) > TOL:
-            raise InputError(f"{where}: strategy probabilities sum to {total:g}, not 1")
+            raise InputError(f"{where}: {kind} probabilities sum to {total:g}, not 1")
         hands = lk.get("hands")
         if hands is not None and not isinstance(hands, str):
             raise InputError(f"{where}: hands must be range text such as 'AA,KK', got {hands!r}")
-        out.append({"node": lk["node"].strip(), "player": lk["player"],
+        out.append({"node": lk["node"].strip(), "player": lk["player"], "kind": kind,
                     "strategy": {a: q / total for a, q in probs.items()}, "hands": hands})
     return out
 
 
 def parse_lock_text(text: str) -> dict:
-    """``NODE:PLAYER:f=0.8,c=0.2[:HANDS]`` (the ``--lock`` option) as a lock object."""
-    parts = text.split(":", 3)
+    """``NODE:PLAYER:f=0.8,c=0.2[:HANDS]`` (the ``--lock`` option) as a lock object;
+    ``NODE:PLAYER:freq:f=0.8,c=0.2[:HANDS]`` as a range-wide frequency lock."""
+    parts = text.split(":", 2)
     if len(parts) < 3:
         raise InputError(f"--lock {text!r}: expected NODE:PLAYER:ACTION=P,ACTION=P[:HANDS], e.g. x-b20:1:f=0.8,c=0.2")
-    node, player, strat = parts[:3]
+    node, player, rest = parts
+    kind = "strategy"
+    if rest.startswith("freq:"):
+        kind, rest = "frequency", rest[len("freq:"):]
+    strat, sep, hands = rest.partition(":")
     try:
         player = int(player)
     except ValueError:
         raise InputError(f"--lock {text!r}: player must be 0 or 1, got {player!r}") from None
     st = {}
     for item in strat.split(","):
-        a, sep, q = item.partition("=")
-        if not sep:
+        a, eq, q = item.partition("=")
+        if not eq:
             raise InputError(f"--lock {text!r}: strategy item {item!r} is not ACTION=PROBABILITY")
         st[a.strip()] = q.strip()
-    lk = {"node": node, "player": player, "strategy": st}
-    if len(parts) == 4:
-        lk["hands"] = parts[3]
+    lk = {"node": node, "player": player, kind: st}
+    if sep:
+        lk["hands"] = hands
     return lk
 
 
@@ -138,9 +159,11 @@ def find_nodes(tree, name: str, where: str) -> list[int]:
 
 def lock_sequences(game, locks: list[dict]) -> tuple:
     """Per player, the :class:`~treeplex.core.locks.Locks` of ``locks`` (checked by
-    :func:`check_locks`) on ``game``'s sequence form (no isomorphism), or None."""
+    :func:`check_locks`) on ``game``'s sequence form (no isomorphism), or None. Frequency
+    locks are spread over hands by :func:`spread` from ``game.baseline``."""
     tree = game.tree
     seqs, probs = ([], []), ([], [])
+    partial = [None, None]
     owner = ({}, {})  # sequence start of each locked infoset -> lock index (refuses overlaps)
     for i, lk in enumerate(locks):
         where, p = f"locks[{i}]", lk["player"]
@@ -156,7 +179,10 @@ def lock_sequences(game, locks: list[dict]) -> tuple:
             raise InputError(f"{where}: node {lk['node'] or 'root'!r} has no action {unknown[0]!r} "
                              f"(actions there: {', '.join(actions)})")
         dist = np.array([lk["strategy"].get(a, 0.0) for a in actions])
-        hands = _locked_hands(game, p, lk["hands"], where)
+        hands, weights = _locked_hands(game, p, lk["hands"], where)
+        if lk["kind"] == "frequency" and np.any(weights < 1):
+            raise InputError(f"{where}.hands: a frequency lock takes hands with weight 1 (the range at the node "
+                             "plays the frequencies)")
         k = len(actions)
         for v in nodes:
             first = game.bases[p][v] + hands * k
@@ -166,8 +192,18 @@ def lock_sequences(game, locks: list[dict]) -> tuple:
                                      f"{hand_name(game.hands[p][(s - game.bases[p][v]) // k])} is locked "
                                      f"by locks[{owner[p][int(s)]}] already")
                 owner[p][int(s)] = i
-            seqs[p].append((first[:, None] + np.arange(k)[None, :]).ravel())
-            probs[p].append(np.tile(dist, len(hands)))
+            if lk["kind"] == "frequency":
+                mix = spread(*_baseline(game, p, v, hands, where), dist)
+            else:
+                mix = np.tile(dist, (len(hands), 1))
+            s_all = first[:, None] + np.arange(k)[None, :]
+            full = weights == 1
+            seqs[p].append(s_all[full].ravel())
+            probs[p].append(mix[full].ravel())
+            if not full.all():
+                if partial[p] is None:
+                    partial[p] = np.zeros(game.n_seqs(p))
+                partial[p][s_all[~full].ravel()] = (weights[~full, None] * mix[~full]).ravel()
     out = []
     for p in (0, 1):
         if not seqs[p]:
@@ -175,18 +211,53 @@ def lock_sequences(game, locks: list[dict]) -> tuple:
             continue
         s, q = np.concatenate(seqs[p]).astype(np.int64), np.concatenate(probs[p])
         order = np.argsort(s, kind="stable")
-        out.append(Locks(s[order], q[order], game.n_seqs(p)))
+        out.append(Locks(s[order], q[order], game.n_seqs(p), partial[p]))
     return tuple(out)
 
 
-def _locked_hands(game, p: int, text, where: str) -> np.ndarray:
-    """Indices into player p's hands of the lock's ``hands`` (all of them when None)."""
+def spread(probs: np.ndarray, reach: np.ndarray, freq: np.ndarray) -> np.ndarray:
+    """Per-hand mixtures (float[n, k]) whose range-wide frequencies are ``freq``, from the
+    baseline mixtures ``probs`` (float[n, k]) of hands reaching with weights ``reach``.
+
+    With F = reach @ probs / sum(reach) the baseline's range-wide frequencies: every hand
+    keeps the share f_a / F_a of its probability of each action the range must play less
+    (f_a < F_a), and the probability so freed goes to the actions it must play more
+    (f_a > F_a), shared in proportion to f_a - F_a. Each row stays a distribution, hands keep
+    their order of preference among the actions that shrink, and reach @ out / sum(reach) = f
+    exactly: an action a that shrinks gives (f_a / F_a) F_a = f_a; one that grows gets F_a +
+    (f_a - F_a) / D * sum_shrink (F - f) = f_a, D = sum_grow (f - F) = sum_shrink (F - f).
+    Where the baseline's range at the node is empty (it never gets there), every hand plays
+    ``freq`` itself."""
+    total = reach.sum()
+    if not total > 0:
+        return np.tile(freq, (len(probs), 1))
+    F = reach @ probs / total
+    keep = np.where(freq < F, freq / np.where(F > 0, F, 1.0), 1.0)
+    out = probs * keep
+    grow = np.clip(freq - F, 0.0, None)
+    D = grow.sum()
+    if D > 0:
+        out += (probs * (1.0 - keep)).sum(axis=1, keepdims=True) * (grow / D)
+    return out
+
+
+def _baseline(game, p: int, v: int, hands: np.ndarray, where: str) -> tuple[np.ndarray, np.ndarray]:
+    """(baseline mixtures, baseline range weights) of ``hands`` of player p at node v."""
+    if game.baseline is None:
+        raise InputError(f"{where}: a frequency lock is spread over hands from the unlocked spot's solution; "
+                         "treeplex solve computes it (or reads --baseline FILE); in Python call "
+                         "game.set_baseline(x, y) first")
+    probs, reach = game.baseline(p, v, where)
+    return probs[hands], reach[hands]
+
+
+def _locked_hands(game, p: int, text, where: str) -> tuple[np.ndarray, np.ndarray]:
+    """(indices into player p's hands, lock weights in (0, 1]) of the lock's ``hands``
+    (every hand, weight 1, when None)."""
     n = len(game.hands[p])
     if text is None:
-        return np.arange(n)
+        return np.arange(n), np.ones(n)
     w = make_range(text, f"{where}.hands")
-    if np.any((w > 0) & (w != 1)):
-        raise InputError(f"{where}.hands: weights other than 1 are not supported (a hand is locked or not)")
     pos = np.full(N_HANDS, -1)
     pos[game.hands[p]] = np.arange(n)
     dead = set(game.board) | (set(range(52)) - set(game.deck))
@@ -197,4 +268,42 @@ def _locked_hands(game, p: int, text, where: str) -> np.ndarray:
                          f"not in player {p}'s range")
     if not live:
         raise InputError(f"{where}.hands: {text!r} leaves no hand once the board {game.board_text} is removed")
-    return np.sort(pos[live])
+    live = np.array(live)
+    order = np.argsort(pos[live])
+    return pos[live][order], w[live][order]
+
+
+def baseline_from_plans(game, x: np.ndarray, y: np.ndarray):
+    """``game.baseline`` from the unlocked spot's plans (x, y) (same layout: no isomorphism):
+    per (player, node) the hands' mixtures and range weights (weight x own reach x alive)."""
+    plans = (x, y)
+
+    def at(p, v, where):
+        probs, reach = game.behavioral(p, plans[p], v)
+        return probs, game.weight[p] * reach * game.node_alive(p, v)
+
+    return at
+
+
+def baseline_from_solution(game, data: dict, path: str):
+    """``game.baseline`` from a ``solve --out`` file of the unlocked spot: each node by its
+    history, each hand's mixture (``hands``) and range weight (``weight``) by its name; a
+    hand the file leaves out has weight 0 there."""
+    nodes = {(nd["history"], nd["player"]): nd for nd in data.get("nodes", [])}
+
+    def at(p, v, where):
+        hist = game.tree.history[v]
+        nd = nodes.get((hist, p))
+        if nd is None:
+            raise InputError(f"{where}: the baseline {path} has no node {hist or 'root'!r} (save more streets with "
+                             "--out-streets, or let solve compute the baseline)")
+        if list(nd["actions"]) != list(game.tree.actions[v]):
+            raise InputError(f"{where}: the baseline {path} has actions {nd['actions']} at {hist or 'root'!r}, "
+                             f"this spot {list(game.tree.actions[v])}: not the same spot")
+        names = [hand_name(h) for h in game.hands[p]]
+        k = len(nd["actions"])
+        probs = np.array([nd["hands"].get(h, [1.0 / k] * k) for h in names], dtype=np.float64)
+        reach = np.array([nd["weight"].get(h, 0.0) for h in names], dtype=np.float64)
+        return probs / probs.sum(axis=1, keepdims=True), reach
+
+    return at

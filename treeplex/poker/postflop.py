@@ -39,7 +39,7 @@ from .cards import HAND_CARDS, RANKS, board_mask, card_name, hand_name, hand_str
 from .hands_game import HandsProblem, PublicTreeGame
 from .operator import RiverPayoff, _normalizer, compatible
 from .isomorphism import Reduction, SymmetricPayoff
-from .locks import check_locks, lock_sequences
+from .locks import baseline_from_plans, baseline_from_solution, check_locks, lock_sequences
 from .public_tree import CHANCE, DECISION, STREETS, TERMINAL, Budget, TreeConfig, build_public_tree, card_symmetries
 from .ranges import make_range
 from .sizes import StreetSizes, parse_sizes
@@ -50,21 +50,30 @@ SPEC_KEYS = {"game", "board", "pot", "stack", "range0", "range1", "sizes", "bet"
              "add_allin_threshold", "force_allin_threshold", "merging_threshold", "raise_cap", "big_blind", "deck",
              "isomorphism", "locks"}
 # The memory estimate (one place: bytes_per_seq and these constants; PostflopGame.cost_weights
-# applies them). Peak RSS minus the interpreter's and numba's (160 MB) of a short DCFR solve (2
+# applies them), per full sequence (1 + hands x actions per player, isomorphism or not).
+# Sequence form: peak RSS minus the interpreter's and numba's (160 MB) of a short DCFR solve (2
 # threads, a gap check every 5 iterations), 2026-11-27: TURN (4.0M sequences, no isomorphism)
 # 98-103 B per sequence in float64, 83 in float32; FLOP-FAST (116M sequences, isomorphism) 96.3
-# and 82.1. Per sequence at one thread, by the solver's storage; more threads add 8 B each (the
-# operator's partial outputs); with isomorphism the orbit map's 8 B per full sequence is offset
-# by the smaller orbit state. When the solver's storage changes (the fused engine's ~8 B per
-# hand-action), change SOLVER_BYTES_PER_SEQ.
+# and 82.1 (then with an 8 B orbit map per full sequence, since removed: these now overestimate
+# isomorphic spots by about 8 B). Per sequence at one thread, by the solver's storage; more
+# threads add 8 B each (the operator's partial outputs).
+# Fused engine (poker/fused.py, from FUSED_MIN_SEQS sequences by default): FLOP-FAST (116M
+# full, 102M orbit sequences, float32, 2 threads, benchmarks/postflop_memory.py) 2.4 GB peak
+# above the interpreter with --out: 20.7 B per full sequence (R, S, the result's float64 plans,
+# --out's walk copy), 11 B while iterating.
 SOLVER_BYTES_PER_SEQ = {"float64": 82, "float32": 68}
+FUSED_BYTES_PER_SEQ = {"float64": 30, "float32": 22}
 BYTES_PER_THREAD_SEQ = 8
+FUSED_MIN_SEQS = 50_000_000  # fused=None picks the fused engine from here (between TURN's 4e6 and FLOP-FAST's 1e8)
 OUT_BYTES_PER_HAND = 600  # --out: peak bytes per (saved node, hand) of strategy_dict (~510 measured, 3 streets, 20-card deck)
 BYTES_PER_PUBLIC_NODE = 200  # the public tree's arrays (81 B measured) and the operator's per-terminal arrays
 
 
-def bytes_per_seq(threads: int, storage: str = "float64") -> int:
-    """Bytes per sequence of a CFR-family solve with ``threads`` threads and state in ``storage``."""
+def bytes_per_seq(threads: int, storage: str = "float64", fused: bool = False) -> int:
+    """Bytes per sequence of a CFR-family solve with ``threads`` threads and state in
+    ``storage``, on the sequence form or the fused engine."""
+    if fused:
+        return FUSED_BYTES_PER_SEQ[storage]
     return SOLVER_BYTES_PER_SEQ[storage] + (BYTES_PER_THREAD_SEQ * threads if threads > 1 else 0)
 
 
@@ -133,7 +142,8 @@ class PostflopGame(PublicTreeGame):
     for mbb/g); ``deck`` (None: 52 cards; ``"9TJQKA"`` for a short deck, small tests);
     ``isomorphism`` (default True: turn and flop starts share the subtrees of suit-isomorphic
     cards, exactly, :mod:`.isomorphism`; off with ``locks``, which may break the suit symmetry);
-    ``locks``: node locks, a list of ``{"node", "player", "strategy", "hands"}`` (:mod:`.locks`).
+    ``locks``: node locks, a list of ``{"node", "player", "strategy" or "frequency", "hands"}``
+    (:mod:`.locks`; frequency locks need :meth:`set_baseline`).
     """
 
     payoff_unit = "chips"
@@ -144,6 +154,9 @@ class PostflopGame(PublicTreeGame):
                  raise_cap=None, big_blind=10,
                  deck=None, isomorphism=None, locks=None, **kw):
         rs = kw.pop("raise", None)
+        self.args = {k: v for k, v in locals().items() if k not in ("self", "kw", "rs", "__class__")}
+        if rs is not None:
+            self.args["raise"] = rs
         if kw:
             raise InputError(f"postflop: unknown parameters {sorted(kw)}; allowed: {sorted(SPEC_KEYS - {'game'})}")
         if board is None:
@@ -211,7 +224,9 @@ class PostflopGame(PublicTreeGame):
         self._tree = None  # built on first use, within a memory budget (:meth:`build_tree`)
         self.reduction = None  # the orbit layout, built with the problem (after the memory check)
         self._problem = None  # built once, by problem()
+        self.baseline = None  # frequency locks' baseline: (player, node, where) -> (mixtures, range weights)
         self._fused = None  # the fused engine's flat tree, built once, by fused_tree()
+        self._max_memory = None  # problem()'s limit (check_sequence_form_memory applies it)
         self.rules_tree = None  # the tree of every card (no isomorphism), built by initial_state()
         self.name = f"postflop(board={self.board_text},pot={_num(self.pot)},stack={_num(self.stack)})"
 
@@ -229,34 +244,59 @@ class PostflopGame(PublicTreeGame):
         return self._tree
 
     def build_tree(self, max_memory: str | int | None = None) -> None:
-        """Build the public tree, counting it first: a spot whose :meth:`memory_estimate` passes
-        ``max_memory`` (bytes or a size such as ``"4G"``; default: the memory available now)
-        is refused while being counted, before anything is allocated."""
+        """Build the public tree, counting it first: a spot whose :meth:`memory_estimate` on the
+        leanest path (the fused engine's) passes ``max_memory`` (bytes or a size such as
+        ``"4G"``; default: the memory available now) is refused while being counted, before
+        anything is allocated; :meth:`problem` then checks the path the solver will take."""
         from ..core.memory import limit_bytes
 
         limit, name = limit_bytes(None if max_memory is None else str(max_memory))
-        budget = None if limit is None else Budget(limit, *self.cost_weights(), self.name, name)
+        budget = None if limit is None else Budget(limit, *self.cost_weights("float32", True), self.name, name)
         self._tree = build_public_tree(self.config, self.board, self.deck, self.symmetries, budget)
 
-    def cost_weights(self, storage: str = "float64") -> tuple[int, tuple[int, int, int, int, int]]:
+    def cost_weights(self, storage: str = "float64", fused: bool = False) -> tuple[int, tuple[int, int, int, int, int]]:
         """(fixed bytes, bytes per (decision node, chance node, terminal, action of player 0,
-        action of player 1)) of a CFR-family solve with state in ``storage`` on numba's threads:
-        :func:`bytes_per_seq` per sequence (player p has 1 + hands_p x its actions) and
-        ``BYTES_PER_PUBLIC_NODE`` per public node. The estimate :meth:`memory_estimate` gives
-        and the count while building checks."""
+        action of player 1)) of a CFR-family solve with state in ``storage`` on numba's threads,
+        on the sequence form or the fused engine: :func:`bytes_per_seq` per sequence (player p
+        has 1 + hands_p x its actions) and ``BYTES_PER_PUBLIC_NODE`` per public node. The
+        estimate :meth:`memory_estimate` gives and the count while building checks."""
         import numba as nb
 
-        per_seq = bytes_per_seq(nb.get_num_threads(), storage)
+        per_seq = bytes_per_seq(nb.get_num_threads(), storage, fused)
         node = BYTES_PER_PUBLIC_NODE
         return 2 * per_seq, (node, node, node, per_seq * self.n_hands[0], per_seq * self.n_hands[1])
 
-    def memory_estimate(self, storage: str = "float64") -> int:
-        """Bytes of a CFR-family solve (:meth:`cost_weights`), before the sequence form is allocated."""
+    def memory_estimate(self, storage: str | None = None, fused: bool | None = None) -> int:
+        """Bytes of a CFR-family solve (:meth:`cost_weights`), before anything large is
+        allocated: on the fused engine (``fused=None``: from ``FUSED_MIN_SEQS`` sequences, as
+        the solvers choose) in float32, else on the sequence form in float64 (``storage``
+        overrides either)."""
         t = self.tree
+        if fused is None:
+            fused = self.fused_by_default()
         k = t.n_actions
-        fixed, w = self.cost_weights(storage)
+        fixed, w = self.cost_weights(storage or ("float32" if fused else "float64"), fused)
         counts = (t.n_nodes, t.n_chance, t.n_terminals, *(int(k[t.actor == p].sum()) for p in (0, 1)))
         return fixed + sum(a * b for a, b in zip(w, counts))
+
+    def fused_by_default(self) -> bool:
+        """Whether ``fused=None`` runs this spot on the fused engine: from ``FUSED_MIN_SEQS``
+        sequences (where the solver applies; see :class:`~treeplex.solvers.cfr.RegretSolver`)."""
+        return self.n_seqs(0) + self.n_seqs(1) >= FUSED_MIN_SEQS
+
+    def check_sequence_form_memory(self) -> None:
+        """Refuse (InputError), before the treeplexes and a solver's sequence-form state are
+        allocated, a spot whose sequence-form estimate passes the limit :meth:`problem` was
+        given (the problem itself is checked for the path ``fused=None`` picks)."""
+        from ..core.memory import limit_bytes, show
+
+        limit, name = limit_bytes(self._max_memory)
+        need = self.memory_estimate(fused=False)
+        if limit is not None and need > limit:
+            raise InputError(f"postflop: the sequence form of this spot needs about {show(need)} "
+                             f"({self.n_seqs(0) + self.n_seqs(1):,} sequences), above {name} ({show(limit)}); "
+                             "the fused engine (a CFR-family solver, fused=true) needs about "
+                             f"{show(self.memory_estimate(fused=True))}")
 
     def out_nodes(self, streets: int = 1) -> list[int]:
         """The decision nodes of the first ``streets`` streets (what :meth:`strategy_dict` saves)."""
@@ -309,6 +349,21 @@ class PostflopGame(PublicTreeGame):
                         s_sorted[alive].astype(np.int32)))
         return out
 
+    def unlocked(self) -> "PostflopGame":
+        """The same spot without its locks, in the same layout (isomorphism off): its solution
+        is the locked spot's baseline (:meth:`set_baseline`)."""
+        return PostflopGame(**{**self.args, "locks": None, "isomorphism": False})
+
+    def set_baseline(self, x: np.ndarray = None, y: np.ndarray = None, solution: dict = None,
+                     path: str = "the baseline") -> None:
+        """The baseline that frequency locks are spread from (:func:`.locks.spread`): the
+        plans (x, y) of :meth:`unlocked`'s solution, or a ``solve --out`` ``solution`` of it."""
+        if solution is not None:
+            self.baseline = baseline_from_solution(self, solution, path)
+        else:
+            self.baseline = baseline_from_plans(self, x, y)
+        self._problem = None
+
     def problem(self, max_memory: str | int | None = None) -> HandsProblem:
         """The sequence-form problem with the structured operator (its treeplexes built on first
         use: the fused engine never needs them); refuses, before allocating,
@@ -320,8 +375,9 @@ class PostflopGame(PublicTreeGame):
             return self._problem
         if self._tree is None:
             self.build_tree(max_memory)
+        self._max_memory = None if max_memory is None else str(max_memory)
         need = self.memory_estimate()
-        limit, name = limit_bytes(None if max_memory is None else str(max_memory))
+        limit, name = limit_bytes(self._max_memory)
         if limit is not None and need > limit:
             raise InputError(f"postflop: this spot needs about {show(need)} "
                              f"({self.n_seqs(0) + self.n_seqs(1):,} sequences), above {name} ({show(limit)})")

@@ -15,32 +15,9 @@ import time
 
 import numpy as np
 
-from ..model.lp import Coo, LPError, LPResult, constraint_matrix, highs, scaled_payoffs
+from ..model.lp import LPResult, _solve_side_bounded as _solve_side, constraint_matrix, lower_bound_matrix, scaled_payoffs
 from ..model.problem import Problem
 from ..core.treeplex import Treeplex
-
-
-def lower_bound_matrix(T: Treeplex, lower: np.ndarray) -> Coo:
-    """G with (G q)_a = q_a - l_a q_{p(a)} for a = 1..n-1 (rows), columns = sequences."""
-    n = T.n_seqs
-    rows = np.arange(n - 1, dtype=np.int64)
-    return Coo(np.concatenate((rows, rows)), np.concatenate((np.arange(1, n), T.seq_parent[1:].astype(np.int64))),
-               np.concatenate((np.ones(n - 1), -np.asarray(lower[1:], dtype=np.float64))), (n - 1, n))
-
-
-def _solve_side(M: Coo, E: Coo, e, Gx: Coo, F: Coo, f, Gy: Coo):
-    """max f^T v s.t. F^T v + Gy^T w - M^T x = 0, w >= 0, E x = e, Gx x >= 0. (x, value)."""
-    nx, nv, nw = E.shape[1], F.shape[0], Gy.shape[0]
-    rows = Coo.blocks([[-M.T, F.T, Gy.T], [E, nv + nw], [Gx, nv + nw]])
-    b_eq = np.concatenate([np.zeros(M.shape[1]), e])
-    ng = Gx.shape[0]
-    try:
-        z, obj, it = highs(np.concatenate([np.zeros(nx), -f, np.zeros(nw)]), rows,
-                           np.concatenate([b_eq, np.zeros(ng)]), np.concatenate([b_eq, np.full(ng, np.inf)]),
-                           np.concatenate([np.full(nx + nv, -np.inf), np.zeros(nw)]), np.full(nx + nv + nw, np.inf))
-    except LPError as err:
-        raise LPError(f"on the perturbed LP: {err}") from None
-    return z[:nx], -obj, it
 
 
 def solve_lp_perturbed(problem: Problem, lower_x: np.ndarray, lower_y: np.ndarray) -> LPResult:

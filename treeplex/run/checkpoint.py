@@ -50,7 +50,7 @@ def fingerprint(problem: Problem) -> dict:
 
 def signature(problem: Problem) -> dict:
     """What must match for a checkpoint to belong to ``problem``."""
-    return {"game": problem.name, "seqs": [problem.X.n_seqs, problem.Y.n_seqs],
+    return {"game": problem.name, "seqs": list(problem.n_seqs),
             "infosets": [problem.X.n_infosets, problem.Y.n_infosets], **fingerprint(problem)}
 
 
@@ -162,7 +162,7 @@ def _check_meta(meta: dict, driver_arrays: dict, problem: Problem) -> None:
         raise InputError("checkpoint field 'driver.last_check' is not [iteration, gap]")
     if d.get("next_check") is not None and not (isinstance(d["next_check"], int) and d["next_check"] >= 0):
         raise InputError("checkpoint field 'driver.next_check' is not an iteration number")
-    want_arrays = {"best_x": problem.X.n_seqs, "best_y": problem.Y.n_seqs} if d.get("best_gap") is not None else {}
+    want_arrays = dict(zip(("best_x", "best_y"), problem.n_seqs)) if d.get("best_gap") is not None else {}
     if set(driver_arrays) != set(want_arrays):
         raise InputError(f"checkpoint driver arrays are {sorted(driver_arrays)}, expected {sorted(want_arrays)}")
     for k, n in want_arrays.items():

@@ -210,7 +210,7 @@ def solve(
                 save_run(checkpoint, problem, solver, params, run, schedule)
             bar.show(row)
         bar.close()
-        if problem.backend.auto:
+        if problem._backend is not None and problem._backend.auto:
             NUMPY_BUDGET -= seconds - run_start
         x, y, evaluation, current = run.final(problem, solver, report)
         return Result(algorithm=solver.name, x=x, y=y, evaluation=evaluation, iterations=solver.iteration,

@@ -94,7 +94,7 @@ def min_check_step(problem: Problem) -> int:
     products and four best responses, about two iterations' work), so checking every early
     iteration doubled the time to target of a postflop turn spot; 10 is postflop-solver's
     own interval between exploitability checks."""
-    return 10 if problem.X.n_seqs + problem.Y.n_seqs >= LARGE_SEQS else 1
+    return 10 if sum(problem.n_seqs) >= LARGE_SEQS else 1
 
 
 def toward_target(it: int, scheduled: int, last, gap: float, target: float) -> int:

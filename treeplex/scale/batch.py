@@ -155,6 +155,7 @@ def _solve(spec: dict, base: str, threads: int) -> dict:
     from ..core.memory import lp_default
     from ..model.strategy import solution_record
     from ..run.targets import target_gap
+    from ..run.whatif import ev_gain, is_locked, solve_baseline
 
     numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
     overrides = {k: spec[k] for k in ("range0", "range1") if k in spec}
@@ -167,14 +168,22 @@ def _solve(spec: dict, base: str, threads: int) -> dict:
     else:
         name = game_path(game_spec, base)
         game = load_game(name, **overrides)
-    p = problem_for(game, name)
+    locked = is_locked(game)
+    p = problem_for(game.unlocked() if locked else game, name)  # locked: the baseline first (run.whatif)
     stops = {k: spec.get(k) for k in ("max_iters", "time_limit")}
     algorithm = spec.get("algorithm") or (ITERATIVE_DEFAULT if any(stops.values()) or "target" in spec else "lp")
     if algorithm == "lp" and "algorithm" not in spec and not lp_default(p, None)[0]:
         algorithm = ITERATIVE_DEFAULT  # as solve does: the LP would not fit in memory, or is too big to be a default
-    res = solve(p, algorithm, target_gap=target_gap(spec.get("target"), p), **stops, **spec.get("params", {}))
+    run = lambda q: solve(q, algorithm, target_gap=target_gap(spec.get("target"), q), **stops,  # noqa: E731
+                          **spec.get("params", {}))
+    if locked:
+        baseline = solve_baseline(game, p, run)
+        p = game.problem()
+    res = run(p)
     meta = {"algorithm": res.algorithm, "value": res.value, "gap": res.gap, "exploitability": res.exploitability,
             "payoff_unit": p.payoff_unit, "iterations": res.iterations}
+    if locked:
+        meta.update(locks=game.locks, baseline=baseline, lock_ev_gain=ev_gain(p, res.value, res.gap, baseline))
     blob = zlib.compress(json.dumps(solution_record(p.solution(res.x, res.y), **meta)).encode(), 6)
     return {"status": "done", "game": p.name, **meta, "stopped_by": res.stopped_by, "seconds": res.seconds,
             "strategy": blob}

@@ -9,6 +9,11 @@ Per solved spot, from its stored solution (what ``solve --out`` writes):
   (both players' EVs add up to the pot, and their equities to 1, over the same deals; IP's
   own first node is after OOP's check, a conditional average, so it is not used).
 
+* ``lock_ev_oop``, ``lock_ev_ip``: for a locked spot, the EV each player gains from its locks,
+  chips (locked value minus its baseline's, the same spot solved without locks:
+  :mod:`treeplex.run.whatif`), and ``lock_ev_err`` its bound (the two solves' gaps summed);
+  these columns appear when the batch has locked spots.
+
 Spots without these (not postflop, e.g. river endgames or kuhn) show value and
 exploitability only. Boards are grouped twice (:mod:`treeplex.scale.flops`, on the board's first
 three cards): by texture class (paired, monotone, two-tone, rainbow) and by high card
@@ -30,6 +35,7 @@ from .flops import TEXTURES, high_card, texture
 BASE = ["spot", "game", "board", "texture", "high_card", "weight", "pot", "algorithm", "value", "exploitability",
         "iterations", "oop_ev", "ip_ev", "oop_equity", "ip_equity"]
 NUMBERS = ["oop_ev", "ip_ev", "oop_equity", "ip_equity"]
+LOCK = ["lock_ev_oop", "lock_ev_ip", "lock_ev_err"]
 
 
 def spot_rows(db: str) -> list[dict]:
@@ -51,8 +57,16 @@ def spot_rows(db: str) -> list[dict]:
         if root is not None and root.get("range_ev") is not None:
             row.update(oop_ev=root["range_ev"], ip_ev=sol["pot"] - root["range_ev"],
                        oop_equity=root["range_equity"], ip_equity=1.0 - root["range_equity"])
+        gain = sol.get("lock_ev_gain")
+        if gain is not None:
+            row.update(lock_ev_oop=gain["chips"][0], lock_ev_ip=gain["chips"][1], lock_ev_err=gain["error_bound_chips"])
         out.append(row)
     return out
+
+
+def _numbers(rows: list[dict]) -> list[str]:
+    """:data:`NUMBERS`, and :data:`LOCK` where some spot is locked."""
+    return NUMBERS + (LOCK if any("lock_ev_oop" in r for r in rows) else [])
 
 
 def group_rows(rows: list[dict]) -> list[dict]:
@@ -67,7 +81,7 @@ def group_rows(rows: list[dict]) -> list[dict]:
                 continue
             g = {"group_by": by, "class": name, "spots": len(members),
                  "weight": sum(r["weight"] for r in members)}
-            for col in NUMBERS + freqs:
+            for col in _numbers(rows) + freqs:
                 have = [r for r in members if r.get(col) is not None]
                 w = sum(r["weight"] for r in have)
                 g[col] = sum(r["weight"] * r[col] for r in have) / w if w else None
@@ -84,10 +98,10 @@ def _freq_columns(rows) -> list[str]:
 
 def format_tables(rows: list[dict], groups: list[dict]) -> str:
     freqs = _freq_columns(rows)
-    spot_cols = ["spot", "board", "texture", "value", "exploitability", *NUMBERS, *freqs]
+    spot_cols = ["spot", "board", "texture", "value", "exploitability", *_numbers(rows), *freqs]
     lines = [_table(rows, spot_cols)]
     if groups:
-        lines += ["", _table(groups, ["group_by", "class", "spots", "weight", *NUMBERS, *freqs])]
+        lines += ["", _table(groups, ["group_by", "class", "spots", "weight", *_numbers(rows), *freqs])]
     return "\n".join(lines)
 
 
@@ -158,8 +172,9 @@ def write_report(db: str, folder: str | None = None) -> str:
         freqs = _freq_columns(rows)
         paths = [os.path.join(folder, n) for n in ("report.csv", "textures.csv", "report.png")]
         try:
-            write_csv(paths[0], rows, BASE + freqs)
-            write_csv(paths[1], groups, ["group_by", "class", "spots", "weight", *NUMBERS, *freqs])
+            lock = _numbers(rows)[len(NUMBERS):]
+            write_csv(paths[0], rows, BASE + lock + freqs)
+            write_csv(paths[1], groups, ["group_by", "class", "spots", "weight", *_numbers(rows), *freqs])
             plot_report(paths[2], rows, groups)
         except OSError as e:
             raise InputError(f"-o {folder}: cannot write ({e.strerror or e})") from None

@@ -107,7 +107,14 @@ class Solver:
                              "dcfr-ps, lcfr, pcfr+, pdcfr+) with fused=false")
         if problem.locks is not None and lower is not None:
             raise InputError("node locks and --refine efpe cannot be combined")
-        if lower is not None:
+        if problem.locks is not None:
+            from ..core.locks import partial_lower
+
+            lower = partial_lower(problem)  # weighted locks: the solver's lower bounds
+            if lower is not None and not self.supports_lower:
+                raise InputError(f"{self.name} cannot respect weighted locks (hands with a weight below 1)")
+            self.lower = lower
+        elif lower is not None:
             if not self.supports_lower:
                 raise InputError(f"{self.name} cannot run on a perturbed treeplex (--refine efpe)")
             self.lower = tuple(np.asarray(l, dtype=np.float64) for l in lower)

@@ -34,7 +34,6 @@ from .base import Solver, average_plan, load_players, register
 TINY = 1e-300  # floor for log(prior) in Hedge recentering
 
 
-FUSED_MIN_SEQS = 50_000_000  # fused=None picks the fused engine from here (between TURN's 4e6 and FLOP-FAST's 1e8)
 
 
 class RegretSolver(Solver):
@@ -61,8 +60,8 @@ class RegretSolver(Solver):
       8 bytes per sequence in float32, checks by one best-response walk, the same iterates
       to rounding), which needs the numba backend, regret matching (no Hedge), no prior, no
       lower bounds, no node locks and the class's own ``step``. None picks it for postflop
-      spots of at least ``FUSED_MIN_SEQS`` sequences where it applies (the sequence form
-      otherwise); False never. Measured (ARCHITECTURE.md, docs/benchmarks.md): on TURN (4e6
+      spots of at least ``poker.postflop.FUSED_MIN_SEQS`` sequences where it applies (the
+      sequence form otherwise); False never. Measured (ARCHITECTURE.md, docs/benchmarks.md): on TURN (4e6
       sequences) a fused iteration took about 1.6x the sequence form's; on FLOP-FAST (1e8)
       1.04x, with a third of the memory and checks a third as costly.
     - ``lower``: lower bounds of a xi-perturbed treeplex (:class:`~.base.Solver`): regret
@@ -113,8 +112,8 @@ class RegretSolver(Solver):
 
     def _fused_engine(self, fused, prior, storage):
         """The postflop fused engine (:mod:`treeplex.poker.fused`) with ``fused=True`` (an
-        InputError where it does not apply), or with ``fused=None`` on a spot of at least
-        ``FUSED_MIN_SEQS`` sequences where it applies; None otherwise."""
+        InputError where it does not apply), or with ``fused=None`` where it applies and
+        ``game.fused_by_default()`` (from ``poker.postflop.FUSED_MIN_SEQS`` sequences); None otherwise."""
         if fused is False:
             return None
         game = getattr(self.problem, "game", None)
@@ -132,7 +131,7 @@ class RegretSolver(Solver):
         elif type(self).step is not RegretSolver.step:
             why = f"{self.name} has its own step"
         if fused is None:
-            if why is not None or sum(self.problem.n_seqs) < FUSED_MIN_SEQS:
+            if why is not None or not game.fused_by_default():
                 return None
         elif why is not None:
             raise InputError(f"{self.name}: fused=true does not apply here: {why}")

@@ -36,7 +36,8 @@ def page_html(paths: list[str], max_memory: str | None = None) -> str:
     kinds = {kind(d) for d in solutions}
     if len(kinds) > 1:
         raise InputError(f"cannot compare {paths[0]} ({kind(solutions[0])}) with {paths[1]} ({kind(solutions[1])})")
-    payload = {"files": [{"name": os.path.basename(p), "data": _finite(d)} for p, d in zip(paths, solutions)]}
+    payload = {"files": [{"name": os.path.basename(p), "data": _finite(d)} for p, d in zip(paths, solutions)],
+               "whatif": _finite(whatif_rows(solutions, [os.path.basename(p) for p in paths]))}
     text = json.dumps(payload, separators=(",", ":"), allow_nan=False).replace("<", "\\u003c")
     here = files(__package__)
     page = here.joinpath("page.html").read_text()
@@ -44,6 +45,31 @@ def page_html(paths: list[str], max_memory: str | None = None) -> str:
     page = page.replace("{{viewer.css}}", here.joinpath("viewer.css").read_text())
     page = page.replace("{{script-hash}}", script_hash(script)).replace("{{viewer.js}}", script)
     return page.replace("{{data}}", text)
+
+
+def whatif_rows(solutions: list[dict], names: list[str]) -> list[dict]:
+    """The page's "what changed and what it costs" rows: each player's EV gain (chips, and
+    mbb/g and % of the pot where the file has a big blind and a pot) with its bound (the two
+    solves' gaps summed), for A's locks against the baseline A records
+    (:mod:`treeplex.run.whatif`), and for A against B (A's value minus B's, player 0's)."""
+    a = solutions[0]
+    rows = []
+    if "lock_ev_gain" in a:
+        b = a["baseline"]
+        g = a["lock_ev_gain"]
+        rows.append({"what": f"A's locks against its baseline ({b.get('file') or 'solved with A'})",
+                     "chips": g["chips"], "bound": g["error_bound_chips"]})
+    if len(solutions) == 2 and all(isinstance(d.get("value"), (int, float)) for d in solutions):
+        d = solutions[0]["value"] - solutions[1]["value"]
+        gaps = [x.get("gap") for x in solutions]
+        rows.append({"what": f"A ({names[0]}) minus B ({names[1]})", "chips": [d, -d],
+                     "bound": sum(gaps) if all(isinstance(x, (int, float)) for x in gaps) else None})
+    for r in rows:
+        if a.get("big_blind"):
+            r["mbb"] = [1000 * c / a["big_blind"] for c in r["chips"]]
+        if a.get("pot"):
+            r["pct_pot"] = [100 * c / a["pot"] for c in r["chips"]]
+    return rows
 
 
 def script_hash(script: str) -> str:

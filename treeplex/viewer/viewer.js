@@ -3,7 +3,8 @@
 // infosets for other games), optionally compared with a second solution of the same game.
 // The data is inlined in the page (#treeplex-data); the page fetches nothing.
 
-const FILES = JSON.parse(document.getElementById("treeplex-data").textContent).files;
+const DATA = JSON.parse(document.getElementById("treeplex-data").textContent);
+const FILES = DATA.files;
 const RANKS = "AKQJT98765432";
 const PALETTE = ["#3fa34d", "#d9534f", "#4a7fd4", "#e0a030", "#8e5ad6", "#2aa6a6", "#c05a9a", "#7a7a7a"];
 const ROW_LIMIT = 500; // rows of the infoset table drawn at once
@@ -44,6 +45,27 @@ function fileHeader() {
       [d.game, run].filter(Boolean).join(" · "), " · ",
       el("span", {class: "expl", dataset: {value: d.exploitability ?? ""}}, expl)));
   });
+}
+
+// What changed and what it costs: each player's EV gain (rows computed in viewer/__init__.py).
+function whatIf() {
+  if (!DATA.whatif || !DATA.whatif.length) return;
+  const unit = FILES[0].data.payoff_unit || "";
+  const cell = (r, q) => {
+    let t = `${r.chips[q] >= 0 ? "+" : ""}${sig(r.chips[q])} ${unit}`;
+    if (r.mbb) t += ` = ${r.mbb[q] >= 0 ? "+" : ""}${sig(r.mbb[q])} mbb/g`;
+    if (r.pct_pot) t += ` = ${r.pct_pot[q] >= 0 ? "+" : ""}${r.pct_pot[q].toFixed(2)}% of the pot`;
+    return t;
+  };
+  const locks = (FILES[0].data.locks || []).map((l) =>
+    `player ${l.player} at ${l.node || "root"}${l.hands ? ` (${l.hands})` : ""}: ` +
+    `${l.kind === "frequency" ? "range-wide " : ""}${Object.entries(l.strategy).map(([a, p]) => `${a} ${pct(p)}`).join(", ")}`);
+  document.getElementById("files").append(el("div", {id: "whatif"},
+    el("b", {}, "EV gained"), locks.length ? el("span", {class: "locks"}, " · locks: " + locks.join("; ")) : null,
+    el("table", {},
+      el("tr", {}, el("th", {}, ""), el("th", {}, "player 0 (OOP)"), el("th", {}, "player 1 (IP)"), el("th", {}, "within")),
+      DATA.whatif.map((r) => el("tr", {dataset: {chips: r.chips[0]}}, el("td", {}, r.what), el("td", {}, cell(r, 0)),
+        el("td", {}, cell(r, 1)), el("td", {}, r.bound == null ? "–" : `${sig(r.bound)} ${unit}`))))));
 }
 
 // ------------------------------------------------------------------ poker: tree
@@ -375,6 +397,7 @@ function profileViewer() {
 }
 
 fileHeader();
+whatIf();
 if ("nodes" in FILES[0].data) pokerViewer();
 else profileViewer();
 document.body.dataset.ready = "1"; // for tests: the page has drawn itself
