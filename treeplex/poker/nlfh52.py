@@ -70,11 +70,6 @@ from .streets_operator import StreetsPayoff
 
 ROOT = -1  # an up-link kind: the root
 FOLD, SHOWDOWN = 0, 1
-# The fused engine's memory (sizes()["memory_fused_bytes"]), per solver sequence (hand orbit x
-# action): R, S and, for predictive variants, P in float32 (12 B), and the result's float64
-# average plans (8 B); fixed: the interpreter, numba and the kernels. Measured: see docs/guide/poker.md.
-FUSED_BYTES_PER_SEQ = 20
-FUSED_FIXED_BYTES = 300 << 20
 TEXTURE_ORDER = ("paired", "monotone", "two-tone", "rainbow")
 
 
@@ -529,7 +524,7 @@ class NLFH52(PublicTreeGame):
                      + (", isomorphism=false" if not isomorphism else "") + ")")
         self._tree = None
         self._problem = None
-        self._max_memory = None  # problem()'s, for the sequence form's check (_sequence_form_treeplex)
+        self._max_memory = None  # problem()'s limit (check_sequence_form_memory applies it)
         self.reduction = None
 
     def _deck_hands(self) -> np.ndarray:
@@ -553,19 +548,31 @@ class NLFH52(PublicTreeGame):
                 out[node.contrib[0]] = _FlopTemplate(node.after_deal())
         return out
 
-    def sizes(self, storage: str = "float64", threads: int | None = None) -> dict:
+    def sizes(self, storage: str | None = None, threads: int | None = None) -> dict:
         """The game's sizes, counted without building it: public nodes (preflop; flop
         decision nodes per flop line, i.e. per end of the preflop round that goes on to flop
         betting, and per flop: over all lines), flop classes and flops, sequences per player in the full layout
         (every hand at every node), in the solver's (hand orbits) and counting only the hand
         orbits a node's flop leaves (``sequences_live_hands``), and the memory estimates of
-        a CFR-family solve: on the sequence form (``memory_estimate_bytes``:
-        :func:`.postflop.bytes_per_seq` per full sequence, as
-        :meth:`.postflop.PostflopGame.memory_estimate`) and on the fused engine
-        (``memory_fused_bytes``: :data:`FUSED_BYTES_PER_SEQ` per solver sequence and
-        :data:`FUSED_FIXED_BYTES`), both with 200 B per public node."""
+        a CFR-family solve as :meth:`.postflop.PostflopGame.memory_estimate` makes them
+        (:func:`.postflop.bytes_per_seq` per full sequence, 200 B per public node): on the
+        sequence form (``memory_sequence_form_bytes``, float64 unless ``storage``), on the
+        fused engine (``memory_fused_bytes``, float32 unless ``storage``) and on the path
+        ``fused=None`` takes (``memory_estimate_bytes``: :meth:`fused_by_default`)."""
         import numba as nb
 
+        c = self._counts
+        threads = threads or nb.get_num_threads()
+        nodes = BYTES_PER_PUBLIC_NODE * (c["public_decision_nodes"] + c["public_terminals"] + c["public_chance_nodes"])
+        full = c["sequences_full_layout"]
+        seq_form, fused = (bytes_per_seq(threads, storage or ("float32" if f else "float64"), f) * sum(full)
+                           + nodes for f in (False, True))
+        return {**c, "memory_estimate_bytes": fused if self._fused_by_default(full) else seq_form,
+                "memory_sequence_form_bytes": seq_form, "memory_fused_bytes": fused}
+
+    @cached_property
+    def _counts(self) -> dict:
+        """:meth:`sizes` but the memory estimates (counted once)."""
         pre, C = self.preflop, len(self.classes)
         lines = [node for node, *_ in pre.ends if node.kind == "deal" and not node.allin]
         flop_nodes = [self.templates[node.contrib[0]].n for node in lines]
@@ -583,10 +590,6 @@ class NLFH52(PublicTreeGame):
         terminals = (folds * (C if self.subset else 1) + allins * C
                      + C * sum(len(self.templates[node.contrib[0]].t_kind) for node in lines))
         chance = len(lines) + allins + (folds if self.subset else 0)
-        per_seq = bytes_per_seq(threads or nb.get_num_threads(), storage)
-        nodes = BYTES_PER_PUBLIC_NODE * (decision + terminals + chance)
-        memory = per_seq * sum(full) + nodes
-        fused = FUSED_FIXED_BYTES + FUSED_BYTES_PER_SEQ * sum(reduced) + nodes
         return {"preflop_public_nodes": len(pre.actor), "flop_lines": len(lines), "preflop_allin_calls": allins,
                 "preflop_folds": folds, "flop_nodes_per_line": {"min": min(flop_nodes, default=0),
                                                                 "max": max(flop_nodes, default=0)},
@@ -594,8 +597,7 @@ class NLFH52(PublicTreeGame):
                 "flop_classes": C, "flops": self.n_flops, "public_decision_nodes": decision,
                 "public_chance_nodes": chance, "public_terminals": terminals,
                 "preflop_hand_orbits": orbits[0], "sequences": reduced, "sequences_full_layout": full,
-                "sequences_live_hands": alive,
-                "memory_estimate_bytes": memory, "memory_fused_bytes": fused}
+                "sequences_live_hands": alive}
 
     def orbit_counts(self, live: bool = False) -> list[int]:
         """Hand orbits per player: preflop (all the symmetries), then below each flop class
@@ -630,12 +632,40 @@ class NLFH52(PublicTreeGame):
             s = self.sizes()
             if s["memory_fused_bytes"] > limit:
                 raise InputError(f"{self.name}: needs about {show(s['memory_fused_bytes'])} on the fused engine "
-                                 f"({sum(s['sequences']):,} sequences, "
+                                 f"({sum(s['sequences_full_layout']):,} sequences, "
                                  f"{s['public_decision_nodes']:,} public decision nodes), above {name} ({show(limit)})")
         self._tree = FlopTree(self)
 
-    def memory_estimate(self, storage: str = "float64") -> int:
-        return self.sizes(storage)["memory_estimate_bytes"]
+    def memory_estimate(self, storage: str | None = None, fused: bool | None = None) -> int:
+        """Bytes of a CFR-family solve (:meth:`sizes`), counted without building anything: on the
+        fused engine or the sequence form (``fused=None``: the path the solvers take)."""
+        s = self.sizes(storage)
+        return s[{None: "memory_estimate_bytes", True: "memory_fused_bytes", False: "memory_sequence_form_bytes"}[fused]]
+
+    def fused_by_default(self) -> bool:
+        """Whether ``fused=None`` runs this game on the fused engine: from
+        :data:`.postflop.FUSED_MIN_SEQS` full-layout sequences, as a postflop spot."""
+        return self._fused_by_default(self.sizes()["sequences_full_layout"])
+
+    @staticmethod
+    def _fused_by_default(full) -> bool:
+        from . import postflop
+
+        return sum(full) >= postflop.FUSED_MIN_SEQS
+
+    def check_sequence_form_memory(self) -> None:
+        """Refuse (InputError), before the treeplexes and a solver's sequence-form state are
+        allocated, a game whose sequence-form estimate passes the limit :meth:`problem` was
+        given (:meth:`.postflop.PostflopGame.check_sequence_form_memory`)."""
+        from ..core.memory import limit_bytes, show
+
+        limit, name = limit_bytes(self._max_memory)
+        s = self.sizes()
+        if limit is not None and s["memory_sequence_form_bytes"] > limit:
+            raise InputError(f"{self.name}: the sequence form needs about {show(s['memory_sequence_form_bytes'])} "
+                             f"({sum(s['sequences_full_layout']):,} sequences), above {name} ({show(limit)}); "
+                             "the fused engine (a CFR-family solver, fused=true) needs about "
+                             f"{show(s['memory_fused_bytes'])}")
 
     # ----------------------------------------------------------- sequence form
 
@@ -672,41 +702,35 @@ class NLFH52(PublicTreeGame):
     def problem(self, max_memory: str | int | None = None) -> HandsProblem:
         """The problem (suit-reduced unless ``isomorphism=False``), its treeplexes built on
         first use (the fused engine never needs them). Refused before anything is allocated
-        when the fused engine's memory estimate (the smallest solve) passes ``max_memory``
-        (:meth:`build_tree`); the sequence form's, when its treeplexes are first asked for
-        (:meth:`_sequence_form_treeplex`)."""
+        when the memory estimate of the path ``fused=None`` takes passes ``max_memory``
+        (default: the memory available now; the fused engine's, the leanest, is checked before
+        the tree is built); a solver that needs the sequence form then checks its estimate
+        (:meth:`check_sequence_form_memory`)."""
+        from ..core.memory import limit_bytes, show
+
         if self._problem is not None:
             return self._problem
         if self._tree is None:
             self.build_tree(max_memory)
-        self._max_memory = max_memory
+        self._max_memory = None if max_memory is None else str(max_memory)
+        limit, name = limit_bytes(self._max_memory)
+        need = self.memory_estimate()
+        if limit is not None and need > limit:
+            raise InputError(f"{self.name}: needs about {show(need)} ({sum(self.sizes()['sequences_full_layout']):,} "
+                             f"sequences), above {name} ({show(limit)})")
         t0 = time.perf_counter()
         A = self.operator()
         if len(self.symmetries) > 1:
             self.reduction = Reduction(self)
             A = SymmetricPayoff(A, self.reduction)
         n = (self.n_seqs(0), self.n_seqs(1)) if self.reduction is None else self.reduction.n_red
-        X, Y = (DeferredTreeplex(n[p], partial(self._sequence_form_treeplex, p)) for p in (0, 1))
+        make = self.treeplex if self.reduction is None else self.reduction.treeplex
+        X, Y = (DeferredTreeplex(n[p], partial(make, p)) for p in (0, 1))
         stats = self.stats()
         stats["compile_seconds"] = time.perf_counter() - t0
         self._problem = HandsProblem(X, Y, A, name=self.name, stats=stats, payoff_unit="chips",
                                      big_blind=self.big_blind, game=self)
         return self._problem
-
-    def _sequence_form_treeplex(self, p: int):
-        """Player p's treeplex (the orbit treeplex under isomorphism), which only the sequence
-        form builds: refused first when the sequence form's memory estimate passes the
-        problem's ``max_memory`` (default: the memory available now)."""
-        from ..core.memory import limit_bytes, show
-
-        limit, name = limit_bytes(None if self._max_memory is None else str(self._max_memory))
-        need = self.sizes()["memory_estimate_bytes"]
-        if limit is not None and need > limit:
-            raise InputError(f"{self.name}: the sequence form needs about {show(need)} "
-                             f"({sum(self.sizes()['sequences_full_layout']):,} sequences), above {name} "
-                             f"({show(limit)}); solve it on the fused engine (a CFR-family --algorithm such as "
-                             f"dcfr with --param fused=true)")
-        return self.treeplex(p) if self.reduction is None else self.reduction.treeplex(p)
 
     def stats(self) -> dict:
         t = self.tree
