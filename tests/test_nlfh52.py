@@ -375,7 +375,7 @@ def test_fused_solve_from_the_cli(capsys):
     """The docs' ``treeplex solve "nlfh52(...)" --algorithm dcfr --param fused=true`` on a short
     deck runs the fused engine: its value and gap are those of the API's fused run (float32
     state). (Not the sequence form's to rounding: with alternating updates, after the first
-    one both paths' regrets agree to 4e-15 but some of player 1's infosets have all their
+    one both paths' regrets agree to 1e-14 (of 10) but some of player 1's infosets have all their
     regrets at that level, and regret matching turns the noise into different plays.)"""
     import json
 
