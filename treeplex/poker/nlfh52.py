@@ -639,8 +639,8 @@ class NLFH52(PublicTreeGame):
     def memory_estimate(self, storage: str | None = None, fused: bool | None = None) -> int:
         """Bytes of a CFR-family solve (:meth:`sizes`), counted without building anything: on the
         fused engine or the sequence form (``fused=None``: the path the solvers take)."""
-        s = self.sizes(storage)
-        return s[{None: "memory_estimate_bytes", True: "memory_fused_bytes", False: "memory_sequence_form_bytes"}[fused]]
+        key = {None: "memory_estimate_bytes", True: "memory_fused_bytes", False: "memory_sequence_form_bytes"}[fused]
+        return self.sizes(storage)[key]
 
     def fused_by_default(self) -> bool:
         """Whether ``fused=None`` runs this game on the fused engine: from
