@@ -34,6 +34,10 @@ in ``storage`` (float32 by default), action-major within a node (index ``off_v +
 m_v the node's number of hand orbits) so the per-hand loops read contiguous vectors;
 predictive variants (kappa != 1 or lam != 0) keep one more array P, the next strategy the
 kernel computes. S's root entry (the sum of the weights omega) is a float64 scalar. With
+``compression=16`` (postflop-solver's scheme) R is int16 and S uint16, each node's block
+stored as round(value / scale) with a float64 scale per node (:func:`_encode`): 4 bytes per
+(node, orbit, action); regret matching and the average strategy normalize per infoset and
+read the integers as they are; the updates decode, add in float64, and encode again. With
 isomorphism (:mod:`.isomorphism`), an infoset is a hand orbit of the stabilizer of the cards
 dealt so far: a table per stabilizer maps hands to orbits, the per-hand values are summed per
 orbit before the update (the reduced game's A_red = E0^T M E1).
@@ -86,6 +90,7 @@ class FusedPlayer:
     S: np.ndarray  # strategy sum (weighted sum of played plans)
     P: np.ndarray  # next strategy of predictive variants (empty otherwise)
     root: np.ndarray  # float64[1]: the strategy sum's root entry
+    scale: np.ndarray  # float64[2, decision nodes]: R's and S's scale per node with 16-bit storage ([2, 0] otherwise)
 
 
 class FusedTree:
@@ -238,7 +243,7 @@ class FusedTree:
     def walk(self, players, mode, upd0, upd1, sc):
         """One walk (mode UPDATE, BR_*, VALUE_*) of both players' states ``players``; returns
         each player's values per hand at the trunk's nodes (:func:`trunk`)."""
-        st = tuple((s.R, s.S, s.P) for s in players)
+        st = tuple((s.R, s.S, s.P, s.scale) for s in players)
         roots = tuple(s.root for s in players)
         common = (self.static, self.G, self.hands, (self.orbit, tuple(self.rep)), st, sc, mode, upd0, upd1)
         fr0, fr1 = trunk_reach(roots, *common, self.n_first, self.levels, self.width, self.kmax)
@@ -282,7 +287,7 @@ class FusedTree:
         for p, plan in enumerate((x, y)):
             S = np.zeros(self.size[p], dtype=self.dtype)
             _plan_to_fused(self.static, self.sbase, p, np.asarray(plan, np.float64), S)
-            players.append(FusedPlayer(R=S[:0], S=S, P=S[:0], root=np.ones(1)))
+            players.append(FusedPlayer(R=S[:0], S=S, P=S[:0], root=np.ones(1), scale=np.zeros((2, 0))))
         rows = self.walk(players, VALUE_AVERAGE, True, True, (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0))
         loc = self.G[2]
         return {v: rows[self.actor[v]][loc[v]] for v in nodes}
@@ -296,13 +301,19 @@ class FusedTree:
         cuts = np.searchsorted(cum, cum[-1] * np.arange(1, threads) / threads)
         return np.unique(np.concatenate([[0], cuts, [n]])).astype(np.int64)
 
-    def new_player(self, p: int, dtype, predictive: bool) -> FusedPlayer:
-        """Zero regrets and sums (uniform first play); P = uniform for predictive variants."""
+    def new_player(self, p: int, dtype, predictive: bool, compressed: bool = False) -> FusedPlayer:
+        """Zero regrets and sums (uniform first play); P = uniform for predictive variants.
+        ``compressed``: R in int16 and S in uint16, each with a float64 scale per node
+        (16-bit storage, see :func:`_encode`)."""
         n = self.size[p]
         P = np.zeros(n if predictive else 0, dtype=dtype)
         if predictive:
             _uniform(self.static, p, P)
-        return FusedPlayer(R=np.zeros(n, dtype=dtype), S=np.zeros(n, dtype=dtype), P=P, root=np.zeros(1))
+        if compressed:
+            return FusedPlayer(R=np.zeros(n, np.int16), S=np.zeros(n, np.uint16), P=P, root=np.zeros(1),
+                               scale=np.zeros((2, self.n_dec)))
+        return FusedPlayer(R=np.zeros(n, dtype=dtype), S=np.zeros(n, dtype=dtype), P=P, root=np.zeros(1),
+                           scale=np.zeros((2, 0)))
 
 
 @nb.njit(cache=True)
@@ -321,10 +332,10 @@ def _uniform(static, p, P):
 class FusedEngine:
     """A RegretSolver's iterations, plans and best responses on the fused path."""
 
-    def __init__(self, game, dtype, predictive: bool):
+    def __init__(self, game, dtype, predictive: bool, compressed: bool = False):
         self.tree = game.fused_tree()
         self.game = game
-        self.players = tuple(self.tree.new_player(p, np.dtype(dtype), predictive) for p in (0, 1))
+        self.players = tuple(self.tree.new_player(p, np.dtype(dtype), predictive, compressed) for p in (0, 1))
         self.tree.dtype = np.dtype(dtype)
 
     def iteration(self, players, coef, avg, alternating: bool) -> None:
@@ -450,7 +461,7 @@ def _down(L, s, in0, in1, T, G, O, st, sc, mode, upd0, upd1, cut, collect, fr, f
         k = cptr[u + 1] - cptr[u]
         mv, ov = m[u], off[u]
         orb, rep = O[0][a][tab[u]], O[1][a][tab[u]]
-        R, S, P = st[a]
+        R, S, P, scale = st[a]
         sa = strat[a]
         ra, ro = RS[a][L], RS[1 - a][L]
         n = ra.shape[1]
@@ -460,10 +471,17 @@ def _down(L, s, in0, in1, T, G, O, st, sc, mode, upd0, upd1, cut, collect, fr, f
             _strategy(R, P, ov, mv, k, sa, tot)
         if mode == UPDATE and not collect and (upd0 if a == 0 else upd1):  # the played plan into the sum
             rho, omega = sc[3], sc[4]
-            for i in range(k):
-                for o in range(mv):
-                    x = ov + i * mv + o
-                    S[x] = rho * np.float64(S[x]) + omega * (ra[e, rep[o]] * sa[i, o])
+            if scale.shape[1] > 0:  # 16-bit: decode, add, encode with the node's new scale
+                tmp, was = B[7], scale[1, u]
+                for i in range(k):
+                    for o in range(mv):
+                        tmp[i * mv + o] = rho * (S[ov + i * mv + o] * was) + omega * (ra[e, rep[o]] * sa[i, o])
+                scale[1, u] = _encode(tmp, k * mv, S, ov, 65535.0)
+            else:
+                for i in range(k):
+                    for o in range(mv):
+                        x = ov + i * mv + o
+                        S[x] = rho * np.float64(S[x]) + omega * (ra[e, rep[o]] * sa[i, o])
         for i in range(k):
             lc = loc[child[cptr[u] + i]]
             ro[lc, :] = ro[e]
@@ -518,7 +536,7 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
             continue
         mv, ov = m[u], off[u]
         orb = O[0][a][tab[u]]
-        R, S, P = st[a]
+        R, S, P, scale = st[a]
         sa = strat[a]
         V = VS[a][L]
         out = V[e]
@@ -548,7 +566,13 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
                 else:
                     for h in range(na):
                         out[h] += sa[i, orb[h]] * acts[i, h]
-            if mode == UPDATE:
+            if mode == UPDATE and scale.shape[1] > 0:  # 16-bit: the update on the decoded block
+                tmp, was = B[7], scale[0, u]
+                for x in range(k * mv):
+                    tmp[x] = R[ov + x] * was
+                rm_block(tmp, P, 0, mv, k, vals, sa, sc[0], sc[1], sc[2], tot)
+                scale[0, u] = _encode(tmp, k * mv, R, ov, 32767.0)
+            elif mode == UPDATE:
                 rm_block(R, P, ov, mv, k, vals, sa, sc[0], sc[1], sc[2], tot)
         else:  # best response: the first best action of each infoset
             for o in range(mv):
@@ -639,6 +663,26 @@ def terminal_values(kind, val, board, r, out, w_in, cards_in, same, iptr, iidx, 
 
 
 @nb.njit(cache=True)
+def _encode(vals, n, out, off, top):
+    """16-bit storage of one node's block (postflop-solver's compression): scale = max |v| /
+    top (32767 for the signed regrets, 65535 for the nonnegative strategy sums), out[off + x] =
+    round(v[x] / scale); returns the scale (0 for an all-zero block). Regret matching and the
+    average strategy normalize within an infoset, so they read the stored integers unscaled;
+    the updates decode (times the scale) and encode again, in float64."""
+    big = 0.0
+    for x in range(n):
+        big = max(big, abs(vals[x]))
+    if big == 0.0:
+        for x in range(n):
+            out[off + x] = 0
+        return 0.0
+    inv = top / big
+    for x in range(n):
+        out[off + x] = np.int64(np.floor(vals[x] * inv + 0.5))
+    return big / top
+
+
+@nb.njit(cache=True)
 def _buffers(n0, n1, levels, width, K):
     """One thread's stack: per segment level, node of the segment and player, the reach and
     the values; scratch for a node's per-action values, strategy and regret update."""
@@ -647,7 +691,8 @@ def _buffers(n0, n1, levels, width, K):
     VS = (np.zeros((levels, width, n0)), np.zeros((levels, width, n1)))
     act = (np.zeros((K, n0)), np.zeros((K, n1)))
     strat = (np.zeros((K, n0)), np.zeros((K, n1)))
-    return RS, VS, act, strat, np.zeros(nm), np.zeros((K, nm)), (np.zeros(52), np.zeros(52, dtype=np.bool_))
+    return (RS, VS, act, strat, np.zeros(nm), np.zeros((K, nm)), (np.zeros(52), np.zeros(52, dtype=np.bool_)),
+            np.zeros(K * nm))
 
 
 @nb.njit(cache=True)
