@@ -52,10 +52,11 @@ Iterates: with the same scalars as the sequence-form backend (``regrets(t)``,
 sequence-form path's to rounding (tests/test_fused.py).
 
 Threads: the root segment (the trunk, above the first chance nodes) is walked on one
-thread; the subtrees below it, one per (first chance node, dealt card), are split into one
-balanced chunk per thread (by their number of nodes and terminals x hands), each run by a
-Python thread in a kernel that releases the GIL (numba's parallel loops do not take the
-walk's tuples of arrays), with its own stack and its own value sum per first chance node
+thread; the subtrees below it, one per (first chance node, dealt card), are cut into
+``RUNS_PER_THREAD`` chunks per thread of about equal estimated work (nodes and terminals x
+hands), which the pool's Python threads take as they become idle (a kernel that releases the
+GIL: numba's parallel loops do not take the walk's tuples of arrays), each thread with its
+own stack (kept between walks) and each chunk with its own value sum per first chance node
 (no full-length partial outputs). The walk is three steps: reaches down the trunk, the
 subtrees in parallel, then the trunk's full walk that reads their values at its chance
 nodes.
@@ -68,6 +69,7 @@ up (both players in one walk).
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numba as nb
@@ -80,6 +82,7 @@ from .operator import _normalizer, _same_combo
 from .public_tree import CHANCE, DECISION, TERMINAL
 
 UPDATE, BR_AVERAGE, BR_CURRENT, VALUE_AVERAGE, VALUE_CURRENT = 0, 1, 2, 3, 4  # walk modes
+RUNS_PER_THREAD = 4  # chunks of the subtrees per worker thread, taken by whichever is idle
 
 
 @dataclass
@@ -171,6 +174,7 @@ class FusedTree:
         assert all((lst[:, 0] < np.arange(nD)).all() for lst in self.last)
         self._segments(game)
         self._workers = None
+        self._stacks = {}  # thread id -> its walk stack
         self.dtype = np.dtype(np.float32)  # the storage of the last engine on this tree (node_values reads plans in it)
 
     def _segments(self, game) -> None:
@@ -248,13 +252,14 @@ class FusedTree:
         common = (self.static, self.G, self.hands, (self.orbit, tuple(self.rep)), st, sc, mode, upd0, upd1)
         fr0, fr1 = trunk_reach(roots, *common, self.n_first, self.levels, self.width, self.kmax)
         if self.n_first:
-            bounds = self.chunks(self.threads)
+            threads = self.threads
+            bounds = self.chunks(threads * RUNS_PER_THREAD if threads > 1 else 1)
             runs = [(bounds[c], bounds[c + 1]) for c in range(len(bounds) - 1)]
-            sizes = (self.items, fr0, fr1, *common, self.levels, self.width, self.kmax)
+            sizes = (self.items, fr0, fr1, *common)
             if len(runs) == 1:
-                parts = [subtrees(*runs[0], *sizes)]
-            else:
-                parts = list(self._pool().map(lambda r: subtrees(*r, *sizes), runs))
+                parts = [subtrees(*runs[0], *sizes, self._stack())]
+            else:  # the pool's idle worker takes the next chunk: a balance the work estimate need not get right
+                parts = list(self._pool().map(lambda r: subtrees(*r, *sizes, self._stack()), runs))
             fv0, fv1 = parts[0]
             for a, b in parts[1:]:
                 fv0 += a
@@ -266,6 +271,13 @@ class FusedTree:
     @property
     def threads(self) -> int:
         return nb.get_num_threads()
+
+    def _stack(self):
+        """This thread's walk stack (:func:`_buffers`), made once per thread and tree."""
+        key = threading.get_ident()
+        if key not in self._stacks:
+            self._stacks[key] = _buffers(*self.n, self.levels, self.width, self.kmax)
+        return self._stacks[key]
 
     def _pool(self):
         """Worker threads for the subtree chunks (numba's thread count; kernels run without the GIL)."""
@@ -759,12 +771,12 @@ def trunk_reach(roots, T, G, H, O, st, sc, mode, upd0, upd1, nf, levels, width, 
 
 
 @nb.njit(cache=True, nogil=True)
-def subtrees(lo, hi, items, fr0, fr1, T, G, H, O, st, sc, mode, upd0, upd1, levels, width, K):
-    """Step 2 (one chunk per thread, without the GIL): the subtrees items[lo:hi] below the
-    first chance nodes; returns this chunk's values summed per first chance node."""
+def subtrees(lo, hi, items, fr0, fr1, T, G, H, O, st, sc, mode, upd0, upd1, B):
+    """Step 2 (chunks on the worker threads, without the GIL): the subtrees items[lo:hi] below
+    the first chance nodes, with the thread's stack B (:func:`_buffers`); returns this chunk's
+    values summed per first chance node."""
     nf, n0, n1 = fr0.shape[0], fr0.shape[1], fr1.shape[1]
     fv0, fv1 = np.zeros((nf, n0)), np.zeros((nf, n1))
-    B = _buffers(n0, n1, levels, width, K)
     for it in range(lo, hi):
         f, u = items[it, 0], items[it, 1]
         _walk(G[8][u], fr0[f], fr1[f], T, G, H, O, st, sc, mode, upd0, upd1, False, False, (fr0, fr1),
