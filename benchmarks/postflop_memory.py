@@ -4,7 +4,7 @@ iterations, a check, the result's average plans (the CLI's; the current
 iterate's only where it is reported), and the starting street's
 strategies and EVs (what ``--out`` and the summary print).
 
-    .venv/bin/python benchmarks/postflop_memory.py --spot FLOP-FAST [--threads 2]
+    .venv/bin/python benchmarks/postflop_memory.py --spot FLOP-FAST [--threads 2] [--param compression=16]
 
 Prints max RSS (``resource.getrusage``) after each stage; a stage's growth is its memory.
 """
@@ -12,6 +12,7 @@ Prints max RSS (``resource.getrusage``) after each stage; a stage's growth is it
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import sys
@@ -25,7 +26,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--spot", default="TURN", choices=sorted(SPOTS))
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--param", action="append", default=[], help="solver parameter NAME=VALUE (e.g. compression=16)")
     args = ap.parse_args()
+    params = {k: json.loads(v) if v not in ("true", "false") else v == "true"
+              for k, v in (p.split("=", 1) for p in args.param)}
     import numba
 
     numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
@@ -41,7 +45,7 @@ def main() -> None:
     stage("public tree")
     problem = game.problem()
     stage(f"problem ({sum(problem.n_seqs):,} sequences; treeplexes deferred)")
-    solver = make_solver(problem, "dcfr")
+    solver = make_solver(problem, "dcfr", **params)
     stage(f"solver ({'fused engine' if solver.engine is not None else 'sequence form'})")
     for i in (1, 2):
         solver.step()

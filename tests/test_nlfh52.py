@@ -246,12 +246,147 @@ def test_too_big_is_refused_before_building():
     assert g._tree is None
 
 
-def test_fused_engine_refuses_with_one_line():
+# the fused engine: games with no exact ties between two actions' values in the first
+# iterations (a regret of 1e-16 from rounding on one path and 0 on the other turns uniform play
+# into a pure action: stack=300, bets=0.5,1,a on DECK4 has such ties), with flushes and
+# straights (DECK5), a flop subset (fold terminals on each flop) and every flop
+FUSED_GAMES = {"deck4-all": dict(stack=290, flops="all", bets="0.7,a", deck=DECK4),
+               "deck5-S4": dict(stack=290, flops="S4", bets="0.7,a", deck=DECK5),
+               "deck4-S3": dict(stack=370, flops="S3", bets="0.6,1.3,a", deck=DECK4)}
+
+
+@pytest.mark.parametrize("isomorphism", [True, False])
+@pytest.mark.parametrize("game", list(FUSED_GAMES))
+@pytest.mark.parametrize("algorithm", ["cfr+", "dcfr", "pdcfr+"])
+def test_fused_iterates_equal_sequence_form(game, isomorphism, algorithm):
+    """The fused walk (one pass of the public tree: preflop with every hand alive, the flop
+    dealt by classes with orbit weights, 5-card showdowns on the flop's sorted hands) gives the
+    sequence-form path's iterates: with simultaneous updates and float64 storage, the average
+    and current plans after each of 6 iterations agree to float64 rounding, with isomorphism
+    on (orbit infosets) and off."""
     from treeplex.run.driver import make_solver
 
-    P = NLFH52(stack=300, flops="S2", bets="1,a", deck=DECK4).problem()
-    with pytest.raises(InputError, match="fused=true does not apply here"):
-        make_solver(P, "cfr+", fused=True)
+    P = NLFH52(**FUSED_GAMES[game], isomorphism=isomorphism).problem()
+    seq = make_solver(P, algorithm, alternating=False, storage="float64", fused=False)
+    fus = make_solver(P, algorithm, alternating=False, storage="float64", fused=True)
+    assert fus.engine is not None and seq.engine is None
+    for _ in range(6):
+        seq.step()
+        fus.step()
+        for a, b in zip(seq.average() + seq.current(), fus.average() + fus.current()):
+            np.testing.assert_allclose(b, a, rtol=0, atol=1e-10)
+
+
+def test_fused_on_52_cards_with_and_without_isomorphism():
+    """On 52 cards (four suits: 24 symmetries and 169 hand classes preflop; S4's flops have
+    stabilizers of 2, 2, 1 and 2 suit permutations) the fused walk's DCFR iterates equal the
+    sequence form's with isomorphism on and off, and the two layouts give the same value and
+    gap (the reduction is exact)."""
+    from treeplex.model.metrics import evaluate
+    from treeplex.run.driver import make_solver
+
+    out = []
+    for iso in (True, False):
+        g = NLFH52(stack=290, flops="S4", bets="0.7,a", max_raises=1, isomorphism=iso)
+        P = g.problem()
+        if iso:
+            assert [len(g.tree.stabilizer(b)) for b in range(5)] == [24, 2, 2, 1, 2] and g.orbit_counts()[0] == 169
+        seq = make_solver(P, "dcfr", alternating=False, storage="float64", fused=False)
+        fus = make_solver(P, "dcfr", alternating=False, storage="float64", fused=True)
+        for _ in range(4):
+            seq.step()
+            fus.step()
+            for a, b in zip(seq.average() + seq.current(), fus.average() + fus.current()):
+                np.testing.assert_allclose(b, a, rtol=0, atol=1e-10)
+        ev, walk = evaluate(P, *fus.average()), fus.evaluate_profile("average", value=True)
+        assert walk.value == pytest.approx(ev.value, abs=1e-9) and walk.gap == pytest.approx(ev.gap, abs=1e-9)
+        out.append((P.n_seqs, walk.value, walk.gap))
+    (n_on, v_on, g_on), (n_off, v_off, g_off) = out
+    assert sum(n_on) * 10 < sum(n_off)
+    assert v_on == pytest.approx(v_off, abs=1e-9) and g_on == pytest.approx(g_off, abs=1e-9) and g_on > 0
+
+
+@pytest.mark.parametrize("isomorphism", [True, False])
+def test_fused_alternating_dcfr_converges_to_the_lp_value(isomorphism):
+    """DCFR with alternating updates on the fused path (float32 state, the default there)
+    reaches a gap of 1e-2 chips and the exact LP value within it."""
+    P = NLFH52(**FUSED_GAMES["deck4-S3"], isomorphism=isomorphism).problem()
+    lp = tp.solve_lp(P)
+    res = tp.solve(P, "dcfr", target_gap=1e-2, max_iters=20000, fused=True)
+    assert res.gap <= 1e-2 and abs(res.value - lp.value) <= res.gap
+    assert 0 < abs(lp.value) < 370
+
+
+@pytest.mark.parametrize("isomorphism", [True, False])
+def test_fused_best_response_walk_equals_evaluate(isomorphism):
+    """The fused engine's best-response and value walks equal the sequence-form products'
+    evaluation (:func:`treeplex.model.metrics.evaluate`) of the plans it reports, average and
+    current; a fused solve's reported value and gap equal evaluate() on its result."""
+    from treeplex.model.metrics import evaluate
+    from treeplex.run.driver import make_solver
+
+    P = NLFH52(**FUSED_GAMES["deck5-S4"], isomorphism=isomorphism).problem()
+    s = make_solver(P, "dcfr", fused=True)
+    for _ in range(7):
+        s.step()
+    for which, profile in (("average", s.average()), ("current", s.current())):
+        ev, fast = evaluate(P, *profile), s.evaluate_profile(which, value=True)
+        assert fast.br0 == pytest.approx(ev.br0, abs=1e-9) and fast.br1 == pytest.approx(ev.br1, abs=1e-9)
+        assert fast.value == pytest.approx(ev.value, abs=1e-9) and fast.gap > 0
+    res = tp.solve(NLFH52(**FUSED_GAMES["deck5-S4"], isomorphism=isomorphism).problem(), "dcfr", max_iters=9,
+                   fused=True)
+    ev = evaluate(P, res.x, res.y)
+    assert (res.value, res.gap) == (pytest.approx(ev.value, abs=1e-9), pytest.approx(ev.gap, abs=1e-9))
+
+
+def test_fused_by_default_and_memory_by_path(monkeypatch):
+    """fused=None takes the fused engine from FUSED_MIN_SEQS full-layout sequences (NLFH-50/S64
+    has 2.3e8), the sequence form below; the memory estimate is the path's: with a limit
+    between the two estimates the game builds and solves on the fused engine, its treeplexes
+    never built, and a solver that needs the sequence form is refused in one line; below even
+    the fused engine's estimate the game is refused while counted, before the tree is built."""
+    import treeplex.poker.postflop as postflop
+    from treeplex.core.treeplex import DeferredTreeplex
+    from treeplex.run.driver import make_solver
+
+    assert NLFH52(stack=5000, flops="S64").fused_by_default()
+    assert not NLFH52(stack=1000, flops="S64").fused_by_default()
+    spec = FUSED_GAMES["deck4-S3"]
+    assert make_solver(NLFH52(**spec).problem(), "dcfr").engine is None  # small: the sequence form
+    monkeypatch.setattr(postflop, "FUSED_MIN_SEQS", 0)
+    g = NLFH52(**spec)
+    lean, full = g.memory_estimate(fused=True), g.memory_estimate(fused=False)
+    assert lean < full and g.memory_estimate() == lean
+    P = g.problem(max_memory=(lean + full) // 2)
+    assert make_solver(P, "dcfr").engine is not None
+    res = tp.solve(P, "dcfr", max_iters=5)
+    assert np.isfinite(res.gap) and isinstance(P.__dict__["_X"], DeferredTreeplex)
+    for algorithm, params in (("dcfr", {"fused": False}), ("egt", {})):
+        with pytest.raises(InputError, match="the sequence form needs about"):
+            make_solver(P, algorithm, **params).step()
+    assert isinstance(P.__dict__["_X"], DeferredTreeplex)
+    g = NLFH52(**spec)
+    with pytest.raises(InputError, match="on the fused engine .* above --max-memory"):
+        g.problem(max_memory=lean // 2)
+    assert g._tree is None
+
+
+def test_fused_solve_from_the_cli(capsys):
+    """The docs' ``treeplex solve "nlfh52(...)" --algorithm dcfr --param fused=true`` on a short
+    deck runs the fused engine: its value and gap are those of the API's fused run (float32
+    state). (Not the sequence form's to rounding: with alternating updates, after the first
+    one both paths' regrets agree to 1e-14 (of 10) but some of player 1's infosets have all their
+    regrets at that level, and regret matching turns the noise into different plays.)"""
+    import json
+
+    from treeplex.cli import main
+
+    spec = "nlfh52(stack=370, flops=S3, bets=0.6,1.3,a, deck=JcJdQcQdKcKdAcAd)"
+    assert main(["solve", spec, "--algorithm", "dcfr", "--param", "fused=true", "--max-iters", "20", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    ref = tp.solve(make_game(spec).problem(), "dcfr", max_iters=20, fused=True)
+    assert got["iterations"] == 20 and got["gap"] > 0
+    assert got["value"] == pytest.approx(ref.value, abs=1e-12) and got["gap"] == pytest.approx(ref.gap, abs=1e-12)
 
 
 def test_info_count_reports_the_sizes_without_building(capsys):

@@ -34,6 +34,10 @@ in ``storage`` (float32 by default), action-major within a node (index ``off_v +
 m_v the node's number of hand orbits) so the per-hand loops read contiguous vectors;
 predictive variants (kappa != 1 or lam != 0) keep one more array P, the next strategy the
 kernel computes. S's root entry (the sum of the weights omega) is a float64 scalar. With
+``compression=16`` (postflop-solver's scheme) R is int16 and S uint16, each node's block
+stored as round(value / scale) with a float64 scale per node (:func:`_encode`): 4 bytes per
+(node, orbit, action); regret matching and the average strategy normalize per infoset and
+read the integers as they are; the updates decode, add in float64, and encode again. With
 isomorphism (:mod:`.isomorphism`), an infoset is a hand orbit of the stabilizer of the cards
 dealt so far: a table per stabilizer maps hands to orbits, the per-hand values are summed per
 orbit before the update (the reduced game's A_red = E0^T M E1).
@@ -48,10 +52,11 @@ Iterates: with the same scalars as the sequence-form backend (``regrets(t)``,
 sequence-form path's to rounding (tests/test_fused.py).
 
 Threads: the root segment (the trunk, above the first chance nodes) is walked on one
-thread; the subtrees below it, one per (first chance node, dealt card), are split into one
-balanced chunk per thread (by their number of nodes and terminals x hands), each run by a
-Python thread in a kernel that releases the GIL (numba's parallel loops do not take the
-walk's tuples of arrays), with its own stack and its own value sum per first chance node
+thread; the subtrees below it, one per (first chance node, dealt card), are cut into
+``RUNS_PER_THREAD`` chunks per thread of about equal estimated work (nodes and terminals x
+hands), which the pool's Python threads take as they become idle (a kernel that releases the
+GIL: numba's parallel loops do not take the walk's tuples of arrays), each thread with its
+own stack (kept between walks) and each chunk with its own value sum per first chance node
 (no full-length partial outputs). The walk is three steps: reaches down the trunk, the
 subtrees in parallel, then the trunk's full walk that reads their values at its chance
 nodes.
@@ -64,6 +69,7 @@ up (both players in one walk).
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numba as nb
@@ -76,6 +82,7 @@ from .operator import _normalizer, _same_combo
 from .public_tree import CHANCE, DECISION, TERMINAL
 
 UPDATE, BR_AVERAGE, BR_CURRENT, VALUE_AVERAGE, VALUE_CURRENT = 0, 1, 2, 3, 4  # walk modes
+RUNS_PER_THREAD = 4  # chunks of the subtrees per worker thread, taken by whichever is idle
 
 
 @dataclass
@@ -86,6 +93,7 @@ class FusedPlayer:
     S: np.ndarray  # strategy sum (weighted sum of played plans)
     P: np.ndarray  # next strategy of predictive variants (empty otherwise)
     root: np.ndarray  # float64[1]: the strategy sum's root entry
+    scale: np.ndarray  # float64[2, decision nodes]: R's and S's scale per node with 16-bit storage ([2, 0] otherwise)
 
 
 class FusedTree:
@@ -167,6 +175,7 @@ class FusedTree:
         assert all((lst[:, 0] < np.arange(nD)).all() for lst in self.last)
         self._segments(game)
         self._workers = None
+        self._stacks = {}  # thread id -> its walk stack
         self.dtype = np.dtype(np.float32)  # the storage of the last engine on this tree (node_values reads plans in it)
 
     def _segments(self, game) -> None:
@@ -240,18 +249,19 @@ class FusedTree:
     def walk(self, players, mode, upd0, upd1, sc):
         """One walk (mode UPDATE, BR_*, VALUE_*) of both players' states ``players``; returns
         each player's values per hand at the trunk's nodes (:func:`trunk`)."""
-        st = tuple((s.R, s.S, s.P) for s in players)
+        st = tuple((s.R, s.S, s.P, s.scale) for s in players)
         roots = tuple(s.root for s in players)
         common = (self.static, self.G, self.hands, (self.orbit, tuple(self.rep)), st, sc, mode, upd0, upd1)
         fr0, fr1 = trunk_reach(roots, *common, self.n_first, self.levels, self.width, self.kmax)
         if self.n_first:
-            bounds = self.chunks(self.threads)
+            threads = self.threads
+            bounds = self.chunks(threads * RUNS_PER_THREAD if threads > 1 else 1)
             runs = [(bounds[c], bounds[c + 1]) for c in range(len(bounds) - 1)]
-            sizes = (self.items, fr0, fr1, *common, self.levels, self.width, self.kmax)
+            sizes = (self.items, fr0, fr1, *common)
             if len(runs) == 1:
-                parts = [subtrees(*runs[0], *sizes)]
-            else:
-                parts = list(self._pool().map(lambda r: subtrees(*r, *sizes), runs))
+                parts = [subtrees(*runs[0], *sizes, self._stack())]
+            else:  # the pool's idle worker takes the next chunk: a balance the work estimate need not get right
+                parts = list(self._pool().map(lambda r: subtrees(*r, *sizes, self._stack()), runs))
             fv0, fv1 = parts[0]
             for a, b in parts[1:]:
                 fv0 += a
@@ -263,6 +273,13 @@ class FusedTree:
     @property
     def threads(self) -> int:
         return nb.get_num_threads()
+
+    def _stack(self):
+        """This thread's walk stack (:func:`_buffers`), made once per thread and tree."""
+        key = threading.get_ident()
+        if key not in self._stacks:
+            self._stacks[key] = _buffers(*self.n, self.levels, self.width, self.kmax)
+        return self._stacks[key]
 
     def _pool(self):
         """Worker threads for the subtree chunks (numba's thread count; kernels run without the GIL)."""
@@ -284,7 +301,7 @@ class FusedTree:
         for p, plan in enumerate((x, y)):
             S = np.zeros(self.size[p], dtype=self.dtype)
             _plan_to_fused(self.static, self.sbase, p, np.asarray(plan, np.float64), S)
-            players.append(FusedPlayer(R=S[:0], S=S, P=S[:0], root=np.ones(1)))
+            players.append(FusedPlayer(R=S[:0], S=S, P=S[:0], root=np.ones(1), scale=np.zeros((2, 0))))
         rows = self.walk(players, VALUE_AVERAGE, True, True, (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0))
         loc = self.G[2]
         return {v: rows[self.actor[v]][loc[v]] for v in nodes}
@@ -298,13 +315,19 @@ class FusedTree:
         cuts = np.searchsorted(cum, cum[-1] * np.arange(1, threads) / threads)
         return np.unique(np.concatenate([[0], cuts, [n]])).astype(np.int64)
 
-    def new_player(self, p: int, dtype, predictive: bool) -> FusedPlayer:
-        """Zero regrets and sums (uniform first play); P = uniform for predictive variants."""
+    def new_player(self, p: int, dtype, predictive: bool, compressed: bool = False) -> FusedPlayer:
+        """Zero regrets and sums (uniform first play); P = uniform for predictive variants.
+        ``compressed``: R in int16 and S in uint16, each with a float64 scale per node
+        (16-bit storage, see :func:`_encode`)."""
         n = self.size[p]
         P = np.zeros(n if predictive else 0, dtype=dtype)
         if predictive:
             _uniform(self.static, p, P)
-        return FusedPlayer(R=np.zeros(n, dtype=dtype), S=np.zeros(n, dtype=dtype), P=P, root=np.zeros(1))
+        if compressed:
+            return FusedPlayer(R=np.zeros(n, np.int16), S=np.zeros(n, np.uint16), P=P, root=np.zeros(1),
+                               scale=np.zeros((2, self.n_dec)))
+        return FusedPlayer(R=np.zeros(n, dtype=dtype), S=np.zeros(n, dtype=dtype), P=P, root=np.zeros(1),
+                           scale=np.zeros((2, 0)))
 
 
 @nb.njit(cache=True)
@@ -323,10 +346,10 @@ def _uniform(static, p, P):
 class FusedEngine:
     """A RegretSolver's iterations, plans and best responses on the fused path."""
 
-    def __init__(self, game, dtype, predictive: bool):
+    def __init__(self, game, dtype, predictive: bool, compressed: bool = False):
         self.tree = game.fused_tree()
         self.game = game
-        self.players = tuple(self.tree.new_player(p, np.dtype(dtype), predictive) for p in (0, 1))
+        self.players = tuple(self.tree.new_player(p, np.dtype(dtype), predictive, compressed) for p in (0, 1))
         self.tree.dtype = np.dtype(dtype)
 
     def iteration(self, players, coef, avg, alternating: bool) -> None:
@@ -459,7 +482,7 @@ def _down(L, s, in0, in1, T, G, O, st, sc, mode, upd0, upd1, cut, collect, fr, f
         k = cptr[u + 1] - cptr[u]
         mv, ov = m[u], off[u]
         orb, rep = O[0][a][tab[u]], O[1][a][tab[u]]
-        R, S, P = st[a]
+        R, S, P, scale = st[a]
         sa = strat[a]
         ra, ro = RS[a][L], RS[1 - a][L]
         n = ra.shape[1]
@@ -469,10 +492,17 @@ def _down(L, s, in0, in1, T, G, O, st, sc, mode, upd0, upd1, cut, collect, fr, f
             _strategy(R, P, ov, mv, k, sa, tot)
         if mode == UPDATE and not collect and (upd0 if a == 0 else upd1):  # the played plan into the sum
             rho, omega = sc[3], sc[4]
-            for i in range(k):
-                for o in range(mv):
-                    x = ov + i * mv + o
-                    S[x] = rho * np.float64(S[x]) + omega * (ra[e, rep[o]] * sa[i, o])
+            if scale.shape[1] > 0:  # 16-bit: decode, add, encode with the node's new scale
+                tmp, was = B[7], scale[1, u]
+                for i in range(k):
+                    for o in range(mv):
+                        tmp[i * mv + o] = rho * (S[ov + i * mv + o] * was) + omega * (ra[e, rep[o]] * sa[i, o])
+                scale[1, u] = _encode(tmp, k * mv, S, ov, 65535.0)
+            else:
+                for i in range(k):
+                    for o in range(mv):
+                        x = ov + i * mv + o
+                        S[x] = rho * np.float64(S[x]) + omega * (ra[e, rep[o]] * sa[i, o])
         for i in range(k):
             lc = loc[child[cptr[u] + i]]
             ro[lc, :] = ro[e]
@@ -531,7 +561,7 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
             continue
         mv, ov = m[u], off[u]
         orb = O[0][a][tab[u]]
-        R, S, P = st[a]
+        R, S, P, scale = st[a]
         sa = strat[a]
         V = VS[a][L]
         out = V[e]
@@ -561,7 +591,13 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
                 else:
                     for h in range(na):
                         out[h] += sa[i, orb[h]] * acts[i, h]
-            if mode == UPDATE:
+            if mode == UPDATE and scale.shape[1] > 0:  # 16-bit: the update on the decoded block
+                tmp, was = B[7], scale[0, u]
+                for x in range(k * mv):
+                    tmp[x] = R[ov + x] * was
+                rm_block(tmp, P, 0, mv, k, vals, sa, sc[0], sc[1], sc[2], tot)
+                scale[0, u] = _encode(tmp, k * mv, R, ov, 32767.0)
+            elif mode == UPDATE:
                 rm_block(R, P, ov, mv, k, vals, sa, sc[0], sc[1], sc[2], tot)
         else:  # best response: the first best action of each infoset
             for o in range(mv):
@@ -718,6 +754,26 @@ def _raked_showdown(val, const, r, out, w_in, cards_in, same, iidx, istr, coef, 
 
 
 @nb.njit(cache=True)
+def _encode(vals, n, out, off, top):
+    """16-bit storage of one node's block (postflop-solver's compression): scale = max |v| /
+    top (32767 for the signed regrets, 65535 for the nonnegative strategy sums), out[off + x] =
+    round(v[x] / scale); returns the scale (0 for an all-zero block). Regret matching and the
+    average strategy normalize within an infoset, so they read the stored integers unscaled;
+    the updates decode (times the scale) and encode again, in float64."""
+    big = 0.0
+    for x in range(n):
+        big = max(big, abs(vals[x]))
+    if big == 0.0:
+        for x in range(n):
+            out[off + x] = 0
+        return 0.0
+    inv = top / big
+    for x in range(n):
+        out[off + x] = np.int64(np.floor(vals[x] * inv + 0.5))
+    return big / top
+
+
+@nb.njit(cache=True)
 def _buffers(n0, n1, levels, width, K):
     """One thread's stack: per segment level, node of the segment and player, the reach and
     the values; scratch for a node's per-action values, strategy and regret update."""
@@ -726,7 +782,8 @@ def _buffers(n0, n1, levels, width, K):
     VS = (np.zeros((levels, width, n0)), np.zeros((levels, width, n1)))
     act = (np.zeros((K, n0)), np.zeros((K, n1)))
     strat = (np.zeros((K, n0)), np.zeros((K, n1)))
-    return RS, VS, act, strat, np.zeros(nm), np.zeros((K, nm)), (np.zeros(52), np.zeros(52, dtype=np.bool_))
+    return (RS, VS, act, strat, np.zeros(nm), np.zeros((K, nm)), (np.zeros(52), np.zeros(52, dtype=np.bool_)),
+            np.zeros(K * nm))
 
 
 @nb.njit(cache=True)
@@ -793,12 +850,12 @@ def trunk_reach(roots, T, G, H, O, st, sc, mode, upd0, upd1, nf, levels, width, 
 
 
 @nb.njit(cache=True, nogil=True)
-def subtrees(lo, hi, items, fr0, fr1, T, G, H, O, st, sc, mode, upd0, upd1, levels, width, K):
-    """Step 2 (one chunk per thread, without the GIL): the subtrees items[lo:hi] below the
-    first chance nodes; returns this chunk's values summed per first chance node."""
+def subtrees(lo, hi, items, fr0, fr1, T, G, H, O, st, sc, mode, upd0, upd1, B):
+    """Step 2 (chunks on the worker threads, without the GIL): the subtrees items[lo:hi] below
+    the first chance nodes, with the thread's stack B (:func:`_buffers`); returns this chunk's
+    values summed per first chance node."""
     nf, n0, n1 = fr0.shape[0], fr0.shape[1], fr1.shape[1]
     fv0, fv1 = np.zeros((nf, n0)), np.zeros((nf, n1))
-    B = _buffers(n0, n1, levels, width, K)
     for it in range(lo, hi):
         f, u = items[it, 0], items[it, 1]
         _walk(G[8][u], fr0[f], fr1[f], T, G, H, O, st, sc, mode, upd0, upd1, False, False, (fr0, fr1),

@@ -147,6 +147,39 @@ class HandsGame(Game):
         return [{hand_name(h): i for i, h in enumerate(hs)} for hs in self.hands]
 
 
+class PublicTreeGame(HandsGame):
+    """Base of the games on a public tree with chance nodes (:class:`.postflop.PostflopGame`,
+    :class:`.nlfh52.NLFH52`), which the fused engine (:mod:`.fused`) walks. Subclasses give
+    the tree's ``children``/``chance_children`` (``(kind, id)`` per child), ``kind``,
+    ``boards`` and the arrays of :class:`~.public_tree.PublicTree`, :meth:`problem` (which
+    sets ``reduction`` under isomorphism) and ``_river_orders()``: per player (ptr, hand
+    indices weakest first, strengths) per board of the tree, filled on the boards with a
+    showdown (5 cards: the river of a postflop spot, the flop of ``nlfh52``)."""
+
+    _fused = None  # the fused engine's flat tree, built once, by fused_tree()
+
+    def fused_tree(self):
+        """The public tree flattened for the fused engine (:mod:`.fused`), built once, after
+        the problem (whose orbit layout it follows)."""
+        if self._fused is None:
+            from .fused import FusedTree
+
+            self.problem()
+            self._fused = FusedTree(self)
+        return self._fused
+
+    def terminal_rake(self) -> np.ndarray:
+        """Chips raked at each terminal: none here (:meth:`.postflop.PostflopGame.terminal_rake`)."""
+        return np.zeros(self.tree.n_terminals)
+
+    def _boards(self) -> np.ndarray:
+        """int32[boards, 5]: each board's cards, -1 padded."""
+        out = np.full((len(self.tree.boards), 5), -1, dtype=np.int32)
+        for b, cards in enumerate(self.tree.boards):
+            out[b, :len(cards)] = cards
+        return out
+
+
 def tree_arrays(tree) -> dict:
     """The tree's decision nodes and terminals as arrays: ``actor``, ``k`` (actions), p's last
     (node, action) before each node (``last_node``/``last_act`` [n, 2], -1: none) and

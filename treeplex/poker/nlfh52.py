@@ -51,20 +51,21 @@ from __future__ import annotations
 import math
 import re
 import time
-from functools import cached_property
+from functools import cached_property, partial
 from itertools import combinations
 
 import numpy as np
 
+from ..core.treeplex import DeferredTreeplex
 from ..errors import InputError
 from ..model.game import GameError
 from .cards import HAND_CARDS, card_name, flop_texture, parse_cards
-from .hands_game import HandsGame, HandsProblem
+from .hands_game import HandsProblem, PublicTreeGame
 from .isomorphism import Reduction, SymmetricPayoff, hand_orbits
 from .betting import ALL_IN
 from .nlfh import NLFH, PublicNode, parse_bets
 from .postflop import bytes_per_seq, parse_deck, BYTES_PER_PUBLIC_NODE
-from .public_tree import CHANCE, DECISION, RowView, card_symmetries, permute_card
+from .public_tree import CHANCE, DECISION, KIND_NAMES, TERMINAL, RowView, card_symmetries, permute_card
 from .streets_operator import StreetsPayoff
 
 ROOT = -1  # an up-link kind: the root
@@ -339,6 +340,37 @@ class FlopTree:
                 t += C
             c += 1
         assert d == D and t == T and c == nc
+        self._link_children()
+
+    def _link_children(self) -> None:
+        """Each node's children from their edges up, as :class:`~.public_tree.PublicTree`
+        keeps them (``child_ptr``/``child_kind``/``child_id`` by action,
+        ``chance_ptr``/``chance_child_kind``/``chance_child_id`` by flop class), and its views
+        ``children``, ``chance_children`` and ``kind`` (what the fused engine reads)."""
+        D, T, nc, C = self.n_nodes, self.n_terminals, self.n_chance, len(self.boards) - 1
+        self.child_ptr = np.zeros(D + 1, np.int64)
+        self.child_ptr[1:] = np.cumsum(self.n_actions)
+        self.chance_ptr = C * np.arange(nc + 1, dtype=np.int64)
+        self.child_kind = np.full(self.child_ptr[-1], -1, np.int8)
+        self.child_id = np.full(self.child_ptr[-1], -1, np.int64)
+        self.chance_child_kind = np.full(C * nc, -1, np.int8)
+        self.chance_child_id = np.full(C * nc, -1, np.int64)
+        ups = [(DECISION, self.node_up_kind, self.node_up_id, self.node_up_idx),
+               (TERMINAL, self.term_up_kind, self.term_up_id, self.term_up_idx),
+               (CHANCE, np.full(nc, DECISION, np.int8), self.chance_up[:, 0], self.chance_up[:, 1])]
+        for kind, up_kind, up_id, up_idx in ups:
+            for parent, ptr, kinds, ids in ((DECISION, self.child_ptr, self.child_kind, self.child_id),
+                                            (CHANCE, self.chance_ptr, self.chance_child_kind, self.chance_child_id)):
+                mine = np.flatnonzero(up_kind == parent)
+                slot = ptr[up_id[mine]] + up_idx[mine]
+                kinds[slot], ids[slot] = kind, mine
+        assert (self.child_kind >= 0).all() and (self.chance_child_kind >= 0).all()
+        pairs = lambda kinds, ids, a, b: [(int(k), int(i)) for k, i in zip(kinds[a:b], ids[a:b])]  # noqa: E731
+        self.children = RowView(D, lambda v: pairs(self.child_kind, self.child_id, self.child_ptr[v],
+                                                   self.child_ptr[v + 1]))
+        self.chance_children = RowView(nc, lambda c: pairs(self.chance_child_kind, self.chance_child_id,
+                                                           self.chance_ptr[c], self.chance_ptr[c + 1]))
+        self.kind = RowView(T, lambda t: KIND_NAMES[self.kinds[t]])
 
     def _terminal(self, t, kind, board, payoff, stake, chance, last, up):
         self.kinds[t], self.term_board[t], self.payoff0[t], self.stake[t], self.chance[t] = kind, board, payoff, \
@@ -439,7 +471,7 @@ class FlopTree:
 # ------------------------------------------------------------------ the game
 
 
-class NLFH52(HandsGame):
+class NLFH52(PublicTreeGame):
     """No-limit flop hold'em on the public tree x hands engine; see the module docstring.
 
     ``stack`` (chips each), ``small_blind``, ``big_blind``, ``bets`` (``"0.5,1,a"``, per
@@ -492,6 +524,7 @@ class NLFH52(HandsGame):
                      + (", isomorphism=false" if not isomorphism else "") + ")")
         self._tree = None
         self._problem = None
+        self._max_memory = None  # problem()'s limit (check_sequence_form_memory applies it)
         self.reduction = None
 
     def _deck_hands(self) -> np.ndarray:
@@ -515,16 +548,31 @@ class NLFH52(HandsGame):
                 out[node.contrib[0]] = _FlopTemplate(node.after_deal())
         return out
 
-    def sizes(self, storage: str = "float64", threads: int | None = None) -> dict:
+    def sizes(self, storage: str | None = None, threads: int | None = None) -> dict:
         """The game's sizes, counted without building it: public nodes (preflop; flop
         decision nodes per flop line, i.e. per end of the preflop round that goes on to flop
         betting, and per flop: over all lines), flop classes and flops, sequences per player in the full layout
         (every hand at every node), in the solver's (hand orbits) and counting only the hand
-        orbits a node's flop leaves (``sequences_live_hands``), and the memory estimate
-        of a sequence-form CFR solve (:func:`.postflop.bytes_per_seq` per full sequence, as
-        :meth:`.postflop.PostflopGame.memory_estimate`, and 200 B per public node)."""
+        orbits a node's flop leaves (``sequences_live_hands``), and the memory estimates of
+        a CFR-family solve as :meth:`.postflop.PostflopGame.memory_estimate` makes them
+        (:func:`.postflop.bytes_per_seq` per full sequence, 200 B per public node): on the
+        sequence form (``memory_sequence_form_bytes``, float64 unless ``storage``), on the
+        fused engine (``memory_fused_bytes``, float32 unless ``storage``) and on the path
+        ``fused=None`` takes (``memory_estimate_bytes``: :meth:`fused_by_default`)."""
         import numba as nb
 
+        c = self._counts
+        threads = threads or nb.get_num_threads()
+        nodes = BYTES_PER_PUBLIC_NODE * (c["public_decision_nodes"] + c["public_terminals"] + c["public_chance_nodes"])
+        full = c["sequences_full_layout"]
+        seq_form, fused = (bytes_per_seq(threads, storage or ("float32" if f else "float64"), f) * sum(full)
+                           + nodes for f in (False, True))
+        return {**c, "memory_estimate_bytes": fused if self._fused_by_default(full) else seq_form,
+                "memory_sequence_form_bytes": seq_form, "memory_fused_bytes": fused}
+
+    @cached_property
+    def _counts(self) -> dict:
+        """:meth:`sizes` but the memory estimates (counted once)."""
         pre, C = self.preflop, len(self.classes)
         lines = [node for node, *_ in pre.ends if node.kind == "deal" and not node.allin]
         flop_nodes = [self.templates[node.contrib[0]].n for node in lines]
@@ -542,8 +590,6 @@ class NLFH52(HandsGame):
         terminals = (folds * (C if self.subset else 1) + allins * C
                      + C * sum(len(self.templates[node.contrib[0]].t_kind) for node in lines))
         chance = len(lines) + allins + (folds if self.subset else 0)
-        per_seq = bytes_per_seq(threads or nb.get_num_threads(), storage)
-        memory = per_seq * sum(full) + BYTES_PER_PUBLIC_NODE * (decision + terminals + chance)
         return {"preflop_public_nodes": len(pre.actor), "flop_lines": len(lines), "preflop_allin_calls": allins,
                 "preflop_folds": folds, "flop_nodes_per_line": {"min": min(flop_nodes, default=0),
                                                                 "max": max(flop_nodes, default=0)},
@@ -551,8 +597,7 @@ class NLFH52(HandsGame):
                 "flop_classes": C, "flops": self.n_flops, "public_decision_nodes": decision,
                 "public_chance_nodes": chance, "public_terminals": terminals,
                 "preflop_hand_orbits": orbits[0], "sequences": reduced, "sequences_full_layout": full,
-                "sequences_live_hands": alive,
-                "memory_estimate_bytes": memory}
+                "sequences_live_hands": alive}
 
     def orbit_counts(self, live: bool = False) -> list[int]:
         """Hand orbits per player: preflop (all the symmetries), then below each flop class
@@ -578,27 +623,57 @@ class NLFH52(HandsGame):
 
     def build_tree(self, max_memory: str | int | None = None) -> None:
         """Build the public tree, after counting it (:meth:`sizes`): a game whose memory
-        estimate passes ``max_memory`` (default: the memory available now) is refused first."""
+        estimate on the fused engine (the smallest solve) passes ``max_memory`` (default: the
+        memory available now) is refused first."""
         from ..core.memory import limit_bytes, show
 
         limit, name = limit_bytes(None if max_memory is None else str(max_memory))
         if limit is not None:
             s = self.sizes()
-            if s["memory_estimate_bytes"] > limit:
-                raise InputError(f"{self.name}: needs about {show(s['memory_estimate_bytes'])} "
+            if s["memory_fused_bytes"] > limit:
+                raise InputError(f"{self.name}: needs about {show(s['memory_fused_bytes'])} on the fused engine "
                                  f"({sum(s['sequences_full_layout']):,} sequences, "
                                  f"{s['public_decision_nodes']:,} public decision nodes), above {name} ({show(limit)})")
         self._tree = FlopTree(self)
 
-    def memory_estimate(self, storage: str = "float64") -> int:
-        return self.sizes(storage)["memory_estimate_bytes"]
+    def memory_estimate(self, storage: str | None = None, fused: bool | None = None) -> int:
+        """Bytes of a CFR-family solve (:meth:`sizes`), counted without building anything: on the
+        fused engine or the sequence form (``fused=None``: the path the solvers take)."""
+        key = {None: "memory_estimate_bytes", True: "memory_fused_bytes", False: "memory_sequence_form_bytes"}[fused]
+        return self.sizes(storage)[key]
+
+    def fused_by_default(self) -> bool:
+        """Whether ``fused=None`` runs this game on the fused engine: from
+        :data:`.postflop.FUSED_MIN_SEQS` full-layout sequences, as a postflop spot."""
+        return self._fused_by_default(self.sizes()["sequences_full_layout"])
+
+    @staticmethod
+    def _fused_by_default(full) -> bool:
+        from . import postflop
+
+        return sum(full) >= postflop.FUSED_MIN_SEQS
+
+    def check_sequence_form_memory(self) -> None:
+        """Refuse (InputError), before the treeplexes and a solver's sequence-form state are
+        allocated, a game whose sequence-form estimate passes the limit :meth:`problem` was
+        given (:meth:`.postflop.PostflopGame.check_sequence_form_memory`)."""
+        from ..core.memory import limit_bytes, show
+
+        limit, name = limit_bytes(self._max_memory)
+        s = self.sizes()
+        if limit is not None and s["memory_sequence_form_bytes"] > limit:
+            raise InputError(f"{self.name}: the sequence form needs about {show(s['memory_sequence_form_bytes'])} "
+                             f"({sum(s['sequences_full_layout']):,} sequences), above {name} ({show(limit)}); "
+                             "the fused engine (a CFR-family solver, fused=true) needs about "
+                             f"{show(s['memory_fused_bytes'])}")
 
     # ----------------------------------------------------------- sequence form
 
-    def strengths(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """Per player, (ptr, hand indices weakest first, strengths) per board of the tree:
-        the five-card value (2 hole cards + the flop; ``7463 - phevaluator rank``, larger is
-        better) of each hand the flop leaves; none on the empty board."""
+    def _river_orders(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Per player, (ptr, hand indices weakest first, strengths) per board of the tree
+        (:class:`~.hands_game.PublicTreeGame`'s showdown orders, for the operator and the
+        fused engine): the five-card value (2 hole cards + the flop; ``7463 - phevaluator
+        rank``, larger is better) of each hand the flop leaves; none on the empty board."""
         from phevaluator import _pheval
 
         ev = _pheval.evaluate_5cards
@@ -621,27 +696,36 @@ class NLFH52(HandsGame):
 
     def operator(self) -> StreetsPayoff:
         kind, value, base, stride = self.terminal_arrays()
-        boards = np.full((len(self.tree.boards), 5), -1, dtype=np.int32)
-        for b, cards in enumerate(self.tree.boards):
-            boards[b, :len(cards)] = cards
         return StreetsPayoff((self.n_seqs(0), self.n_seqs(1)), [HAND_CARDS[h] for h in self.hands], self.weight,
-                             boards, self.strengths(), kind, value, self.tree.term_board, base, stride)
+                             self._boards(), self._river_orders(), kind, value, self.tree.term_board, base, stride)
 
     def problem(self, max_memory: str | int | None = None) -> HandsProblem:
-        """The sequence-form problem (suit-reduced unless ``isomorphism=False``); refused before
-        anything is allocated when the memory estimate passes ``max_memory``."""
+        """The problem (suit-reduced unless ``isomorphism=False``), its treeplexes built on
+        first use (the fused engine never needs them). Refused before anything is allocated
+        when the memory estimate of the path ``fused=None`` takes passes ``max_memory``
+        (default: the memory available now; the fused engine's, the leanest, is checked before
+        the tree is built); a solver that needs the sequence form then checks its estimate
+        (:meth:`check_sequence_form_memory`)."""
+        from ..core.memory import limit_bytes, show
+
         if self._problem is not None:
             return self._problem
         if self._tree is None:
             self.build_tree(max_memory)
+        self._max_memory = None if max_memory is None else str(max_memory)
+        limit, name = limit_bytes(self._max_memory)
+        need = self.memory_estimate()
+        if limit is not None and need > limit:
+            raise InputError(f"{self.name}: needs about {show(need)} ({sum(self.sizes()['sequences_full_layout']):,} "
+                             f"sequences), above {name} ({show(limit)})")
         t0 = time.perf_counter()
         A = self.operator()
-        if len(self.symmetries) == 1:
-            X, Y = self.treeplex(0), self.treeplex(1)
-        else:
+        if len(self.symmetries) > 1:
             self.reduction = Reduction(self)
             A = SymmetricPayoff(A, self.reduction)
-            X, Y = self.reduction.treeplex(0), self.reduction.treeplex(1)
+        n = (self.n_seqs(0), self.n_seqs(1)) if self.reduction is None else self.reduction.n_red
+        make = self.treeplex if self.reduction is None else self.reduction.treeplex
+        X, Y = (DeferredTreeplex(n[p], partial(make, p)) for p in (0, 1))
         stats = self.stats()
         stats["compile_seconds"] = time.perf_counter() - t0
         self._problem = HandsProblem(X, Y, A, name=self.name, stats=stats, payoff_unit="chips",

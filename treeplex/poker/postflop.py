@@ -50,7 +50,7 @@ from ..core.treeplex import DeferredTreeplex
 from ..errors import InputError
 from ..model.game import RulesState
 from .cards import HAND_CARDS, RANKS, board_mask, card_name, hand_name, hand_strength, parse_board, parse_cards
-from .hands_game import HandsGame, HandsProblem
+from .hands_game import HandsProblem, PublicTreeGame
 from .operator import RiverPayoff, _normalizer, compatible
 from .isomorphism import Reduction, SymmetricPayoff
 from .locks import baseline_from_plans, baseline_from_solution, check_locks, lock_sequences
@@ -145,7 +145,7 @@ def parse_deck(deck) -> tuple[int, ...]:
     return tuple(sorted(parse_cards(s, "deck")))
 
 
-class PostflopGame(HandsGame):
+class PostflopGame(PublicTreeGame):
     """A postflop subgame; see the module docstring for the game, its units and its layout.
 
     ``board`` (``"QsJh2h"``), ``pot``, ``stack`` (effective, behind), ``range0`` (OOP) and
@@ -401,12 +401,6 @@ class PostflopGame(HandsGame):
         return StreetsPayoff(n_seqs, cards, self.weight, self._boards(), self._river_orders(), kind, value,
                              term_board, base, stride)
 
-    def _boards(self) -> np.ndarray:
-        out = np.full((len(self.tree.boards), 5), -1, dtype=np.int32)
-        for b, cards in enumerate(self.tree.boards):
-            out[b, :len(cards)] = cards
-        return out
-
     def _river_orders(self, boards=None):
         """Per river board of ``boards`` (default: every board of the tree) and player: (ptr,
         hand indices weakest first, strengths)."""
@@ -472,16 +466,6 @@ class PostflopGame(HandsGame):
         self._problem = HandsProblem(X, Y, A, name=self.name, stats=stats, payoff_unit="chips", big_blind=self.big_blind,
                                game=self, locks=locks)
         return self._problem
-
-    def fused_tree(self):
-        """The public tree flattened for the fused engine (:mod:`.fused`), built once, after
-        the problem (whose orbit layout it follows)."""
-        if self._fused is None:
-            from .fused import FusedTree
-
-            self.problem()
-            self._fused = FusedTree(self)
-        return self._fused
 
     # ----------------------------------------------------------- rules game
 

@@ -55,6 +55,10 @@ class RegretSolver(Solver):
       halves the solver state (regrets, strategies, the running average: 16 instead of 32
       bytes per sequence) for large games; gradients, the average handed to gap checks and
       the gaps stay in float64.
+    - ``compression`` (default 0): 16 stores the fused engine's regrets in int16 and strategy
+      sums in uint16 with a float64 scale per public node (postflop-solver's compression: 4
+      instead of 8 bytes per hand-action; updates in float64; the convergence cost is in
+      docs/benchmarks.md); needs the fused engine and a variant without predictions.
     - ``fused`` (default None: automatic): True runs a postflop spot on the fused engine
       (:mod:`treeplex.poker.fused`: one walk of the public tree per player and iteration,
       8 bytes per sequence in float32, checks by one best-response walk, the same iterates
@@ -94,19 +98,25 @@ class RegretSolver(Solver):
         return type(self).step is RegretSolver.step
 
     def __init__(self, problem: Problem, alternating: bool = True, prior=None, prior_weight: float = 100.0,
-                 restart_weight: float = 10.0, storage: str | None = None, lower=None, fused: bool | None = None):
+                 restart_weight: float = 10.0, storage: str | None = None, lower=None, fused: bool | None = None,
+                 compression: int = 0):
         super().__init__(problem, lower)
         if storage not in (None, "float64", "float32"):
             raise InputError(f"storage must be 'float64' or 'float32', got {storage!r}")
         if fused not in (None, True, False):
             raise InputError(f"fused must be true or false (or left out: chosen by size), got {fused!r}")
+        if compression not in (0, 16):
+            raise InputError(f"compression must be 16 (16-bit regrets and sums) or 0 (none), got {compression!r}")
         self.alternating = bool(alternating)
         self.prior_weight = nonnegative(prior_weight, "prior_weight")
         self.restart_weight = nonnegative(restart_weight, "restart_weight")
         self.epoch = 0  # iteration at the last (re)start: schedules count t from there
         if problem.locks is not None and prior is not None:  # (fused=true with locks: refused by _fused_engine)
             raise InputError(f"{self.name}: node locks need the sequence form without a prior (no warm start)")
-        self.engine = self._fused_engine(fused, prior, storage or "float32")
+        auto = True if compression and fused is None else fused  # 16-bit storage is the fused engine's
+        self.engine = self._fused_engine(auto, prior, storage or "float32", compression == 16)
+        if compression and self.engine is None:
+            raise InputError(f"{self.name}: compression=16 needs the fused engine (fused=true, a postflop spot)")
         if problem.locks is not None:
             self.restartable = False  # a restart is a warm start, which would overwrite the locks
         if self.engine is not None:
@@ -118,7 +128,7 @@ class RegretSolver(Solver):
         if prior is not None:
             self.warm_start(*prior, weight=self.prior_weight)
 
-    def _fused_engine(self, fused, prior, storage):
+    def _fused_engine(self, fused, prior, storage, compressed):
         """The postflop fused engine (:mod:`treeplex.poker.fused`) with ``fused=True`` (an
         InputError where it does not apply), or with ``fused=None`` where it applies and
         ``game.fused_by_default()`` (from ``poker.postflop.FUSED_MIN_SEQS`` sequences); None otherwise."""
@@ -146,7 +156,10 @@ class RegretSolver(Solver):
         from ..poker.fused import FusedEngine
 
         predictive = any(self.regrets(t)[3] != 1.0 or self.regrets(t)[4] != 0.0 for t in (1, 2, 3))
-        return FusedEngine(game, np.dtype(storage), predictive)
+        if compressed and predictive:
+            raise InputError(f"{self.name}: compression=16 is for regret matching without predictions "
+                             "(cfr+, dcfr, dcfr-ps, lcfr, ...)")
+        return FusedEngine(game, np.dtype(storage), predictive, compressed)
 
     # ------------------------------------------------------------------ variant hooks
 
