@@ -137,7 +137,7 @@ class RegretSolver(Solver):
         game = getattr(self.problem, "game", None)
         why = None
         if not hasattr(game, "fused_tree"):
-            why = "the problem is not a postflop spot"
+            why = "the problem is not a public-tree poker game (postflop, nlfh52)"
         elif self.problem.backend_name != "numba":
             why = f"the {self.problem.backend_name} backend is chosen"
         elif self.lower is not None or prior is not None:
