@@ -237,6 +237,7 @@ def test_refusals(kuhn):
         backend = kuhn.backend
         A = kuhn.A
         locks = None
+        general_sum = False
 
     with pytest.raises(tp.InputError, match="sampling needs a history tree"):
         ALGORITHMS["mccfr-es"](NoTree())
