@@ -1,0 +1,97 @@
+"""Hardening of the surfaces of nlfh52, node locks and what-ifs, compression=16 and the
+memory estimate by path: each bad input is refused in one line (exit 2) naming the problem
+and where; a file read back that does not belong to the run is refused, never used."""
+
+import copy
+import json
+
+import pytest
+
+from test_hardening import refused, run_cli
+
+SPOT = dict(board="AhKd7c2s9h", pot=20, stack=20, range0="AA,KK,QQ,AK,KQ,JT", range1="AA,KK,QQ,AQ,JJ,T9",
+            bet="50%", deck="9TJQKA27", **{"raise": "2x"})
+FREQ = "x:1:freq:x=0.3,b10=0.2,b20=0.5"
+
+
+# ------------------------------------------------------------ --baseline FILE is checked against the spot
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory):
+    """(folder, the unlocked spot's ``solve --out`` file as a dict); spots of other ranges
+    with the same name solved beside it."""
+    from treeplex.cli import main
+
+    d = tmp_path_factory.mktemp("baseline")
+    for name, spot in (("base", SPOT), ("more", {**SPOT, "range1": SPOT["range1"] + ",99"}),
+                       ("fewer", {**SPOT, "range1": "AA,KK,QQ,AQ,JJ"}),
+                       ("weighted", {**SPOT, "range1": "AA:0.5,KK,QQ,AQ,JJ,T9"}),
+                       ("fewer0", {**SPOT, "range0": "AA,KK,QQ,AK,KQ"})):
+        (d / f"{name}.json").write_text(json.dumps({"game": "postflop", **spot}))
+        if name != "base":
+            assert main(["solve", str(d / f"{name}.json"), "--out", str(d / f"{name}_out.json"), "--json"]) == 0
+    assert main(["solve", str(d / "base.json"), "--out", str(d / "base_out.json"), "--json"]) == 0
+    return d, json.loads((d / "base_out.json").read_text())
+
+
+def _node(data, history):
+    return next(n for n in data["nodes"] if n["history"] == history)
+
+
+@pytest.mark.parametrize("edit, needle", [
+    # each was a traceback (KeyError, TypeError, AttributeError, ValueError)
+    (lambda e: _node(e, "x").pop("weight"), "node 1 ('x'): 'weight' must map hands to range weights"),
+    (lambda e: _node(e, "x").__setitem__("weight", [1, 2]), "'weight' must map hands to range weights"),
+    (lambda e: _node(e, "x")["weight"].__setitem__("AdAc", "x"), "hand AdAc: weight 'x' is not a finite number"),
+    (lambda e: e.__setitem__("value", "abc"), "value 'abc' is not a finite number"),
+    (lambda e: e.__setitem__("gap", "abc"), "gap 'abc' is not a finite number"),
+    # each was used: a silently different spread or EV gain; the zero row hung the LP on NaN
+    (lambda e: _node(e, "x")["hands"].__setitem__("AdAc", [0, 0, 0]), "hand AdAc: probabilities sum to 0"),
+    (lambda e: _node(e, "x")["weight"].__setitem__("AdAc", float("nan")), "hand AdAc: weight nan"),
+    (lambda e: _node(e, "x")["weight"].__setitem__("AdAc", -5.0), "hand AdAc: weight -5.0"),
+    (lambda e: e.__setitem__("value", float("nan")), "value nan is not a finite number"),
+    (lambda e: e.__setitem__("value", True), "value True is not a finite number"),
+    (lambda e: _node(e, "x")["hands"].__setitem__("2c2d", [1, 0, 0]), "hand 2c2d is not in player 1's range"),
+    (lambda e: e["nodes"].append(copy.deepcopy(_node(e, "x"))), "node 8 ('x'): written twice"),
+    (lambda e: e["sizes"]["river"][0].__setitem__("bet", "75%"), "bet sizes"),
+    (lambda e: e.__setitem__("pot", 99), "pot 99, this spot 20.0: not the same spot"),
+    (lambda e: _node(e, "x").__setitem__("player", 0), "player 0 with actions"),
+])
+def test_corrupt_baseline_refused(baseline, capsys, edit, needle):
+    d, data = baseline
+    bad = copy.deepcopy(data)
+    edit(bad)
+    f = d / "bad.json"
+    f.write_text(json.dumps(bad))  # json writes NaN as NaN, as a hand-edited file may
+    refused(capsys, "solve", d / "base.json", "--lock", FREQ, "--baseline", f, needle=needle)
+
+
+@pytest.mark.parametrize("other, needle", [
+    ("more", "hand 9d9c is not in player 1's range here"),
+    ("fewer", "node 1 ('x'): player 1's range weights differ from this spot's"),
+    ("weighted", "player 1's range weights differ"),
+    ("fewer0", "node 0 ('root'): player 0's range weights differ"),
+])
+def test_baseline_of_another_spot_with_the_same_name_refused(baseline, capsys, other, needle):
+    """The name postflop(board, pot, stack) leaves the ranges out: a solve of other ranges was
+    taken as the baseline (another EV gain, another spread), for frequency and plain locks."""
+    d, data = baseline
+    f = d / f"{other}_out.json"
+    assert json.loads(f.read_text())["game"] == data["game"]
+    refused(capsys, "solve", d / "base.json", "--lock", FREQ, "--baseline", f, needle=needle)
+    refused(capsys, "solve", d / "base.json", "--lock", "x:1:x=0.8,b10=0.2", "--baseline", f, needle=needle)
+
+
+def test_the_spot_own_baseline_still_read(baseline, capsys):
+    """The checks pass the file of the spot itself; the spread from it equals the one solved
+    in process (same locked value)."""
+    d, data = baseline
+    code, out, err = run_cli(capsys, "solve", d / "base.json", "--lock", FREQ, "--baseline", d / "base_out.json",
+                             "--json", "--no-strategies")
+    assert code == 0, err
+    a = json.loads(out)
+    code, out, err = run_cli(capsys, "solve", d / "base.json", "--lock", FREQ, "--json", "--no-strategies")
+    assert code == 0, err
+    assert a["value"] == pytest.approx(json.loads(out)["value"], abs=1e-4)
+    assert a["baseline"]["value"] == data["value"]
