@@ -95,3 +95,65 @@ def test_the_spot_own_baseline_still_read(baseline, capsys):
     assert code == 0, err
     assert a["value"] == pytest.approx(json.loads(out)["value"], abs=1e-4)
     assert a["baseline"]["value"] == data["value"]
+
+
+# ------------------------------------------------------------ checkpoints of the fused engine
+
+SHORT52 = "nlfh52(stack=300, flops=S2, bets=1,a, deck=JcJdQcQdKcKdAcAd)"  # fused 23 KB, sequence form 76 KB
+
+
+def test_fused_checkpoint_makes_no_sequence_form(tmp_path, capsys, monkeypatch):
+    """A run the fused engine takes by size (fused=None), with --checkpoint under a
+    --max-memory the sequence form passes: was refused at the first checkpoint ("the sequence
+    form needs about ..."), saving the state made the sequence form's backend."""
+    from treeplex.poker import postflop
+
+    monkeypatch.setattr(postflop, "FUSED_MIN_SEQS", 10)
+    ck = tmp_path / "run.npz"
+    args = ["solve", SHORT52, "--algorithm", "dcfr", "--max-memory", "50K", "--no-strategies", "--json"]
+    code, out, err = run_cli(capsys, *args, "--max-iters", "3", "--checkpoint", ck)
+    assert code == 0, err
+    code, out, err = run_cli(capsys, *args, "--max-iters", "6", "--resume", ck)
+    assert code == 0, err
+    resumed = json.loads(out)
+    code, out, err = run_cli(capsys, *args, "--max-iters", "6")
+    straight = json.loads(out)
+    assert resumed["iterations"] == 6 and resumed["gap"] == pytest.approx(straight["gap"], rel=1e-6)
+    # the sequence form itself is still refused under that limit
+    refused(capsys, *args, "--max-iters", "3", "--param", "fused=false", needle="the sequence form needs about")
+
+
+@pytest.fixture(scope="module")
+def compressed_checkpoint(tmp_path_factory):
+    from treeplex.cli import main
+
+    ck = tmp_path_factory.mktemp("ck") / "c16.npz"
+    assert main(["solve", SHORT52, "--algorithm", "dcfr", "--param", "fused=true", "--param", "compression=16",
+                 "--max-iters", "5", "--checkpoint", str(ck), "--no-strategies", "--json"]) == 0
+    return ck
+
+
+@pytest.mark.parametrize("field, edit, needle", [
+    ("scale0", lambda a: -a, "state/scale0 has negative entries"),  # was resumed with flipped regrets
+    ("root1", lambda a: a - 2 * a.max() - 1, "state/root1 has negative entries"),
+    ("scale1", lambda a: a[:, 1:], "state/scale1 is float64"),
+    ("scale0", lambda a: a.astype("float32"), "expected float64"),
+    ("R0", lambda a: a.astype("int32"), "state/R0 is int32"),
+])
+def test_corrupt_compressed_checkpoint_refused(compressed_checkpoint, tmp_path, capsys, field, edit, needle):
+    import numpy as np
+
+    data = dict(np.load(compressed_checkpoint))
+    assert data[f"state/{field}"].size and data["state/R0"].dtype == np.int16
+    data[f"state/{field}"] = edit(data[f"state/{field}"])
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, **data)
+    refused(capsys, "solve", SHORT52, "--max-iters", "8", "--resume", bad, needle=needle)
+
+
+def test_compressed_checkpoint_resumed_only_compressed(compressed_checkpoint, capsys):
+    refused(capsys, "solve", SHORT52, "--max-iters", "8", "--resume", compressed_checkpoint, "--param",
+            "compression=0", needle="was run with compression=16, not with compression=0")
+    code, out, err = run_cli(capsys, "solve", SHORT52, "--max-iters", "8", "--resume", compressed_checkpoint,
+                             "--json", "--no-strategies")
+    assert code == 0 and json.loads(out)["iterations"] == 8, err
