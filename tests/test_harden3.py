@@ -157,3 +157,27 @@ def test_compressed_checkpoint_resumed_only_compressed(compressed_checkpoint, ca
     code, out, err = run_cli(capsys, "solve", SHORT52, "--max-iters", "8", "--resume", compressed_checkpoint,
                              "--json", "--no-strategies")
     assert code == 0 and json.loads(out)["iterations"] == 8, err
+
+
+# ------------------------------------------------------------ nlfh52 parameters
+
+DECK8 = "deck=JcJdQcQdKcKdAcAd"
+
+
+def test_nlfh52_one_bet_size_as_a_number():
+    """``bets=1`` (the name parser reads a number) was refused: "bets must be pot fractions such
+    as '0.5,1,a', got 1"; it is the one size, as the text '1' or the list [1]."""
+    from treeplex.games import make_game
+    from treeplex.poker.nlfh52 import NLFH52
+
+    for x in ("1", "0.5"):
+        g = make_game(f"nlfh52(stack=300, flops=S2, {DECK8}, bets={x})")
+        ref = NLFH52(stack=300, flops="S2", deck="JcJdQcQdKcKdAcAd", bets=[float(x)])
+        assert g.bets == ref.bets == ((float(x),), (float(x),)) and g.sizes() == ref.sizes()
+
+
+@pytest.mark.parametrize("value", ["1.5", "true", "abc"])
+def test_nlfh52_max_raises_must_be_a_whole_number(capsys, value):
+    # 1.5 and true were taken (n_raises < 1.5: two raises; True: one) under a name that said otherwise
+    refused(capsys, "info", f"nlfh52(stack=300, flops=S2, {DECK8}, max_raises={value})", "--count",
+            needle="max_raises must be a whole number >= 1 or None")
