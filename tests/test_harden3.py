@@ -181,3 +181,28 @@ def test_nlfh52_max_raises_must_be_a_whole_number(capsys, value):
     # 1.5 and true were taken (n_raises < 1.5: two raises; True: one) under a name that said otherwise
     refused(capsys, "info", f"nlfh52(stack=300, flops=S2, {DECK8}, max_raises={value})", "--count",
             needle="max_raises must be a whole number >= 1 or None")
+
+
+# ------------------------------------------------------------ lock specs
+
+
+@pytest.mark.parametrize("lock, needle", [
+    ({"node": "x", "player": 1.0, "strategy": {"x": 1}}, "player must be 0 (OOP) or 1 (IP), got 1.0"),  # was TypeError
+    ({"node": "x", "player": 1, "frequency": {"x": True}}, "frequency['x'] must be a probability"),  # was 1.0
+    ({"node": "x", "player": 1, "strategy": {"x": 1}, "hands": ""}, "locks[0]: hands must be range text"),
+])
+def test_bad_lock_in_the_spec_refused(tmp_path, capsys, lock, needle):
+    f = tmp_path / "spot.json"
+    f.write_text(json.dumps({"game": "postflop", **SPOT, "locks": [lock]}))
+    refused(capsys, "solve", f, needle=needle)
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("x:1:x=0.5,b10=0.5,x=0.5", "action 'x' is given twice"),  # was x=0.5, b10=0.5: the first x dropped
+    ("x:1:freq:x=0.5,x=0.5", "action 'x' is given twice"),
+    ("x:1:x=1:", "locks[0]: hands must be range text"),  # was "range is empty", with no where
+])
+def test_bad_lock_text_refused(tmp_path, capsys, text, needle):
+    f = tmp_path / "spot.json"
+    f.write_text(json.dumps({"game": "postflop", **SPOT}))
+    refused(capsys, "solve", f, "--lock", text, needle=needle)

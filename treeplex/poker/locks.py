@@ -61,7 +61,7 @@ def check_locks(locks) -> list[dict]:
         kind = kinds[0]
         if not isinstance(lk["node"], str):
             raise InputError(f"{where}: node must be a history such as 'x-b20' ('' for the root), got {lk['node']!r}")
-        if lk["player"] not in (0, 1) or isinstance(lk["player"], bool):
+        if not isinstance(lk["player"], int) or isinstance(lk["player"], bool) or lk["player"] not in (0, 1):
             raise InputError(f"{where}: player must be 0 (OOP) or 1 (IP), got {lk['player']!r}")
         st = lk[kind]
         if not isinstance(st, dict) or not st:
@@ -69,7 +69,7 @@ def check_locks(locks) -> list[dict]:
         probs = {}
         for a, q in st.items():
             try:
-                q = float(q)
+                q = math.nan if isinstance(q, bool) else float(q)
             except (TypeError, ValueError):
                 q = math.nan
             if not (0.0 <= q <= 1.0):
@@ -79,7 +79,7 @@ def check_locks(locks) -> list[dict]:
         if abs(total - 1.0) > TOL:
             raise InputError(f"{where}: {kind} probabilities sum to {total:g}, not 1")
         hands = lk.get("hands")
-        if hands is not None and not isinstance(hands, str):
+        if hands is not None and (not isinstance(hands, str) or not hands.strip()):
             raise InputError(f"{where}: hands must be range text such as 'AA,KK', got {hands!r}")
         out.append({"node": lk["node"].strip(), "player": lk["player"], "kind": kind,
                     "strategy": {a: q / total for a, q in probs.items()}, "hands": hands})
@@ -106,6 +106,8 @@ def parse_lock_text(text: str) -> dict:
         a, eq, q = item.partition("=")
         if not eq:
             raise InputError(f"--lock {text!r}: strategy item {item!r} is not ACTION=PROBABILITY")
+        if a.strip() in st:
+            raise InputError(f"--lock {text!r}: action {a.strip()!r} is given twice")
         st[a.strip()] = q.strip()
     lk = {"node": node, "player": player, kind: st}
     if sep:
