@@ -206,3 +206,77 @@ def test_bad_lock_text_refused(tmp_path, capsys, text, needle):
     f = tmp_path / "spot.json"
     f.write_text(json.dumps({"game": "postflop", **SPOT}))
     refused(capsys, "solve", f, "--lock", text, needle=needle)
+
+
+# ------------------------------------------------------------ what-if records in view and report
+
+LOCK = {"node": "x", "player": 1, "strategy": {"x": 0.8, "b10": 0.2}}
+
+
+@pytest.fixture(scope="module")
+def locked_out(baseline):
+    from treeplex.cli import main
+
+    d = baseline[0]
+    (d / "locked.json").write_text(json.dumps({"game": "postflop", **SPOT, "locks": [LOCK]}))
+    assert main(["solve", str(d / "locked.json"), "--out", str(d / "locked_out.json"), "--json"]) == 0
+    return d, json.loads((d / "locked_out.json").read_text())
+
+
+WHATIF_EDITS = [  # each was a traceback in view (KeyError, TypeError, AttributeError) or a NaN row
+    (lambda e: e.pop("baseline"), "a locked solve's baseline must be an object"),
+    (lambda e: e.__setitem__("baseline", "x"), "a locked solve's baseline must be an object"),
+    (lambda e: e.__setitem__("lock_ev_gain", "x"), "lock_ev_gain must hold chips"),
+    (lambda e: e["lock_ev_gain"].__setitem__("chips", [1]), "lock_ev_gain must hold chips"),
+    (lambda e: e["lock_ev_gain"].__setitem__("chips", [float("nan"), 1.0]), "lock_ev_gain must hold chips"),
+    (lambda e: e["lock_ev_gain"].pop("error_bound_chips"), "lock_ev_gain must hold chips"),
+    (lambda e: e.__setitem__("big_blind", "x"), "big_blind 'x' is not a finite number >= 0"),
+    (lambda e: e.__setitem__("pot", "x"), "pot 'x' is not a finite number >= 0"),
+]
+
+
+@pytest.mark.parametrize("edit, needle", WHATIF_EDITS)
+def test_view_refuses_a_bad_whatif_record(locked_out, tmp_path, capsys, edit, needle):
+    d, data = locked_out
+    bad = copy.deepcopy(data)
+    edit(bad)
+    f = tmp_path / "bad.json"
+    f.write_text(json.dumps(bad))
+    refused(capsys, "view", f, "--html", tmp_path / "o.html", needle=needle)
+    refused(capsys, "view", d / "base_out.json", "--compare", f, "--html", tmp_path / "o.html", needle=needle)
+
+
+def test_view_compares_values_of_one_game_only(locked_out, tmp_path):
+    """'A minus B' is a difference of one game's values: between two boards it was drawn as
+    an EV gain."""
+    from treeplex.viewer import whatif_rows
+
+    d, data = locked_out
+    base = json.loads((d / "base_out.json").read_text())
+    rows = whatif_rows([data, base], ["a", "b"])
+    assert [r["what"] for r in rows][1] == "A (a) minus B (b)"
+    assert rows[1]["chips"][0] == pytest.approx(data["value"] - base["value"], abs=1e-12)
+    other = {**base, "game": base["game"].replace("AhKd7c2s9h", "AhKd7c2sTh")}
+    assert [r["what"] for r in whatif_rows([data, other], ["a", "b"])] == [rows[0]["what"]]
+
+
+def test_report_refuses_a_bad_whatif_record(tmp_path, capsys):
+    import sqlite3
+    import zlib
+
+    from treeplex.scale.batch import run_batch
+
+    specs = tmp_path / "specs.jsonl"
+    specs.write_text(json.dumps({"game": {"game": "postflop", **SPOT, "locks": [LOCK]}}) + "\n")
+    db = str(tmp_path / "r.sqlite")
+    assert run_batch(str(specs), db, workers=1)["done"] == 1
+    code, out, err = run_cli(capsys, "report", db)
+    assert code == 0 and "lock_ev_oop" in out, err
+    con = sqlite3.connect(db)
+    (blob,) = con.execute("SELECT strategy FROM spots").fetchone()
+    sol = json.loads(zlib.decompress(blob))
+    sol["lock_ev_gain"]["chips"] = "x"  # was: TypeError in report
+    con.execute("UPDATE spots SET strategy = ?", (zlib.compress(json.dumps(sol).encode()),))
+    con.commit()
+    con.close()
+    refused(capsys, "report", db, needle="lock_ev_gain must hold chips")
