@@ -319,3 +319,15 @@ def test_checkpoint_of_another_range_refused(tmp_path, capsys):
     refused(capsys, "solve", b, "--max-iters", "6", "--resume", ck, needle="checkpoint is for")
     code, _, err = run_cli(capsys, "solve", a, "--max-iters", "6", "--resume", ck)
     assert code == 0, err
+
+
+@pytest.mark.parametrize("args", [
+    ["--param", "compression=16"],  # no stop rule: the default is the exact LP, which dropped it unsaid
+    ["--algorithm", "lp", "--param", "alpha=2"],
+])
+def test_lp_refuses_solver_parameters(tmp_path, capsys, args):
+    f = tmp_path / "spot.json"
+    f.write_text(json.dumps({"game": "postflop", **SPOT}))
+    refused(capsys, "solve", f, *args, needle="the exact LP takes no solver parameters")
+    code, out, err = run_cli(capsys, "solve", f, "--json", "--no-strategies")
+    assert code == 0 and json.loads(out)["algorithm"] == "lp", err
