@@ -58,6 +58,9 @@ FIXTURES = {
                                  "deck": "9TJQKA27", "range0": "AA,KK,QQ,AK,KQ,JT", "range1": "AA,KK,QQ,AQ,JJ,T9",
                                  "bet": "50%", "raise": "2x"}),
     "flop.json": json.dumps({"game": _FLOP, "algorithm": "cfr+", "max_iters": 10}),  # the flops of a 5-rank deck
+    "raked.json": json.dumps({"game": "postflop", "board": "AhKd7c2s9h", "pot": 20, "stack": 20, "deck": "9TJQKA27",
+                              "range0": "AA,KK,QQ,AK,KQ,JT", "range1": "AA,KK,QQ,AQ,JJ,T9", "bet": "50%",
+                              "raise": "2x", "rake": 0.05, "rake_cap": 3}),
     "split.json": json.dumps({"game": "postflop", "board": "KsQh9d8c", "deck": "89TJQKA", "pot": 20, "stack": 30,
                               "bet": "50%", "raise": "2x", "range0": "AA,KK,QJ", "range1": "AQ,JJ,T8"}),
 }

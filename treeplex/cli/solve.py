@@ -216,10 +216,13 @@ def run(args) -> int:
                                                                               "algorithm": res.algorithm}))
     meta = {"algorithm": res.algorithm, "value": res.value, "gap": res.gap,
             "exploitability": res.exploitability, "payoff_unit": p.payoff_unit, "iterations": res.iterations}
+    if p.general_sum:
+        meta.update(value_player1=res.evaluation.value1, expected_rake=res.evaluation.rake)
     if locked:
         meta["locks"] = game.locks
         if baseline is not None:
-            meta.update(baseline=baseline, lock_ev_gain=ev_gain(p, res.value, res.gap, baseline))
+            meta.update(baseline=baseline, lock_ev_gain=ev_gain(p, res.value, res.gap, baseline,
+                                                                res.evaluation.value1))
     if args.out and args.format == "openspiel":
         from ..io.openspiel import save_policy
 
@@ -271,6 +274,9 @@ def _print_result(args, game, p, res, refined: dict, compile_seconds: float, jit
         out["exploitability_mbb_per_game"] = to_mbb(res.exploitability, p.big_blind)
     if "pot" in p.stats:  # poker solvers' unit: exploitability over the starting pot
         out["exploitability_pct_pot"] = 100 * res.exploitability / p.stats["pot"]
+    if p.general_sum:  # a raked spot: value is player 0's own payoff; player 1's and the rake beside it
+        out["value_player1"] = res.evaluation.value1
+        out["expected_rake"] = res.evaluation.rake
     if p.locks is not None:
         out.update(_lock_report(p, res))
     out.update(refined)
@@ -290,7 +296,14 @@ def _print_result(args, game, p, res, refined: dict, compile_seconds: float, jit
     print(f"algorithm       {res.algorithm}  ({res.iterations} iterations, {res.gradients} gradients, "
           f"stopped by {res.stopped_by})")
     print(f"value           {res.value:.10g} {unit} (player 0's expected payoff){_poker_units(res.value, p, '.6g')}")
-    print(f"gap             {res.gap:.4e} {unit} (saddle-point gap = sum of both best-response gains)")
+    if p.general_sum:
+        print(f"value p1        {out['value_player1']:.10g} {unit} (player 1's own expected payoff)"
+              f"{_poker_units(out['value_player1'], p, '.6g')}")
+        print(f"rake            {out['expected_rake']:.10g} {unit} (expected rake = -(value + value p1); "
+              "the game is general-sum)")
+        print(f"gap             {res.gap:.4e} {unit} (Nash gap = sum of both players' best-response gains)")
+    else:
+        print(f"gap             {res.gap:.4e} {unit} (saddle-point gap = sum of both best-response gains)")
     print(f"exploitability  {res.exploitability:.4e} {unit} (gap / 2){_poker_units(res.exploitability, p, '.4g')}")
     if p.locks is not None:
         _print_locks(out, p)

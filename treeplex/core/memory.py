@@ -190,6 +190,8 @@ def lp_default(problem, max_memory: str | None) -> tuple[bool, str]:
     the limit (:func:`lp_fits`) and have at most :data:`LP_DEFAULT_NNZ` nonzeros (a postflop
     or river spot of the guides has millions: minutes and gigabytes). ``--algorithm lp``
     still asks for it."""
+    if problem.general_sum:
+        return False, "the game is general-sum (a raked spot), which the LP does not solve"
     fits, why = lp_fits(problem, max_memory)
     if not fits:
         return False, why

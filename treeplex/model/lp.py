@@ -228,6 +228,9 @@ def _solve_side_bounded(M: Coo, E: Coo, e, Gx: Coo, F: Coo, f, Gy: Coo):
 
 def solve_lp(problem: Problem) -> LPResult:
     """Both players' equilibrium realization plans and the value (see the module docstring on exactness)."""
+    if problem.general_sum:
+        raise InputError("lp solves zero-sum games and this one is general-sum (a raked spot: u0 + u1 = -rake); "
+                         "use a CFR-family solver (cfr+, dcfr, dcfr-ps, lcfr, pcfr+, pdcfr+)")
     t0 = time.perf_counter()
     A, scale = scaled_payoffs(problem)
     locks = problem.locks or (None, None)

@@ -8,6 +8,17 @@
 - exploitability: gap / 2 (the OpenSpiel NashConv/2 convention).
 - mbb/g: milli-big-blinds per game, chips / big_blind * 1000.
 
+General-sum games (:class:`~treeplex.model.problem.GeneralSumPayoff`: a raked poker spot,
+u_0 + u_1 = -rake at a raked terminal): ``value`` = u_0(x, y), player 0's expected payoff,
+``value1`` = u_1(x, y), player 1's own; ``br0`` = max_x' u_0(x', y), ``br1`` = -max_y'
+u_1(x, y') (player 1's best response in player 0's sign, as above). The gap is the Nash gap
+
+    gap = [BR_0(y) - u_0(x, y)] + [BR_1(x) - u_1(x, y)] = br0 - br1 + rake,   rake = -(u_0 + u_1),
+
+the sum of both players' best-response gains: >= 0, zero exactly at a Nash equilibrium, and
+the saddle-point gap when the game is zero-sum (value1 = -value). Exploitability = gap / 2
+(postflop-solver's with rake: the mean of the two players' gains).
+
 With node locks (``problem.locks``, :mod:`treeplex.core.locks`) every best response is over
 the locked treeplex (the lock's mixture at locked infosets): value, gap and exploitability
 are those of the locked game. :func:`lock_gains` gives the other reading, each player's gain
@@ -32,11 +43,17 @@ class Evaluation:
     value: float  # x^T A y
     br0: float  # max_x' x'^T A y: player 0's best-response value
     br1: float  # min_y' x^T A y': player 0's payoff against player 1's best response
+    value1: float | None = None  # general-sum games: player 1's own expected payoff (None: -value)
+
+    @property
+    def rake(self) -> float:
+        """-(u_0 + u_1): what leaves the game (a poker spot's expected rake); 0 if zero-sum."""
+        return 0.0 if self.value1 is None else -(self.value + self.value1)
 
     @property
     def gap(self) -> float:
-        """Saddle-point gap BR_0(y) - BR_1(x)."""
-        return self.br0 - self.br1
+        """Saddle-point gap BR_0(y) - BR_1(x); general-sum: the Nash gap br0 - br1 + rake."""
+        return self.br0 - self.br1 + self.rake if self.value1 is not None else self.br0 - self.br1
 
     @property
     def exploitability(self) -> float:
@@ -55,7 +72,8 @@ def evaluate(problem: Problem, x: np.ndarray, y: np.ndarray) -> Evaluation:
     ATx = problem.A.rmatvec(x, count=False)
     br0 = problem.X.best_response_value(Ay)
     neg = problem.Y.best_response_value(ATx, sign=-1.0)
-    return Evaluation(value=dot(x, Ay), br0=float(br0), br1=float(-neg))
+    return Evaluation(value=dot(x, Ay), br0=float(br0), br1=float(-neg),
+                      value1=-dot(y, ATx) if problem.A.general_sum else None)
 
 
 def dot(a: np.ndarray, b: np.ndarray) -> float:
@@ -97,7 +115,8 @@ def perturbed_evaluation(problem: Problem, lower: tuple[np.ndarray, np.ndarray],
     ATx = problem.A.rmatvec(x, count=False)
     br0, _ = PerturbedTreeplex(problem.X, lower[0]).best_response(Ay)
     neg, _ = PerturbedTreeplex(problem.Y, lower[1]).best_response(-ATx)
-    return Evaluation(value=dot(x, Ay), br0=float(br0), br1=float(-neg))
+    return Evaluation(value=dot(x, Ay), br0=float(br0), br1=float(-neg),
+                      value1=-dot(y, ATx) if problem.A.general_sum else None)
 
 
 def perturbed_gap(problem: Problem, lower: tuple[np.ndarray, np.ndarray], x, y) -> float:
@@ -111,8 +130,9 @@ def lock_gains(problem: Problem, x, y) -> tuple[float, float]:
     x^T A y - BR_1(x) with unrestricted best responses. For the player without locks it is
     the same as in the locked game (zero at its equilibria); for a locked player it is what
     leaving the lock would gain."""
-    Ay = problem.A.matvec(y, count=False)
+    Ay, ATx = problem.A.matvec(y, count=False), problem.A.rmatvec(x, count=False)
     v = dot(x, Ay)
+    v1 = -dot(y, ATx)  # player 1's own payoff (-v when zero-sum)
     br0 = problem.X.best_response_value(Ay)
-    neg = problem.Y.best_response_value(problem.A.rmatvec(x, count=False), sign=-1.0)
-    return float(br0 - v), float(v + neg)
+    neg = problem.Y.best_response_value(ATx, sign=-1.0)
+    return float(br0 - v), float(neg - v1)

@@ -39,6 +39,7 @@ class PayoffOperator:
     gradients: int = 0
     csr: tuple | None = None
     numpy_products: bool = False
+    general_sum: bool = False  # matvec and rmatvec read two payoff matrices (:class:`GeneralSumPayoff`)
 
     def matvec(self, y: np.ndarray, count: bool = True, out: np.ndarray | None = None) -> np.ndarray:
         """A @ y (player 0's payoff per sequence of X, given y), into ``out`` if given."""
@@ -97,6 +98,49 @@ class PayoffOperator:
     @property
     def nbytes(self) -> int:
         return 0
+
+
+class GeneralSumPayoff(PayoffOperator):
+    """A general-sum game's two payoffs: ``matvec(y) = A0 y`` (player 0's utility gradient)
+    and ``rmatvec(x) = B^T x`` with B = -A1, player 1's utility negated, so that
+    ``-rmatvec(x)`` is player 1's utility gradient exactly as in the zero-sum case (A0 = B).
+    Self-play regret minimization (the CFR family: each player's regrets on its own utility)
+    runs on it unchanged; solvers of the saddle point max_x min_y x^T A y (LP, EGT, mirror
+    prox, EFPE, ...) need A0 = B and refuse it (:attr:`Problem.general_sum`). ``parts`` =
+    (operator of A0, operator of B), each a zero-sum-shaped operator whose other product is
+    not used. Other attributes are player 0's operator's (per-hand data shared by both)."""
+
+    general_sum = True
+
+    def __init__(self, a0: PayoffOperator, b: PayoffOperator):
+        if a0.shape != b.shape:
+            raise ValueError(f"general-sum payoffs of shapes {a0.shape} and {b.shape}")
+        self.parts = (a0, b)
+        self.shape = a0.shape
+        self.gradients = 0
+
+    def map(self, f) -> "GeneralSumPayoff":
+        """The same game with ``f`` applied to each part (e.g. a symmetry reduction)."""
+        return GeneralSumPayoff(f(self.parts[0]), f(self.parts[1]))
+
+    def _product(self, own, v, out):
+        return self.parts[own]._product(own, v, out)
+
+    def __getattr__(self, name):
+        if name == "parts":
+            raise AttributeError(name)
+        return getattr(self.parts[0], name)
+
+    @property
+    def nnz(self) -> int:
+        return sum(p.nnz for p in self.parts)
+
+    def max_abs_entry(self) -> float:
+        return max(p.max_abs_entry() for p in self.parts)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(p.nbytes for p in self.parts)
 
 
 class SparsePayoff(PayoffOperator):
@@ -213,6 +257,11 @@ class Problem:
     def __post_init__(self):
         if self.A.shape != self.n_seqs:
             raise ValueError(f"A has shape {self.A.shape}, treeplexes have {self.n_seqs[0]} and {self.n_seqs[1]} sequences")
+
+    @property
+    def general_sum(self) -> bool:
+        """Whether the payoffs are general-sum (:class:`GeneralSumPayoff`: a raked poker spot)."""
+        return self.A.general_sum
 
     @property
     def n_seqs(self) -> tuple[int, int]:

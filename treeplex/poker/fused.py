@@ -164,6 +164,7 @@ class FusedTree:
         self.tkind = np.array([0 if k == "fold" else 1 for k in tree.kind], dtype=np.int8)
         self.tval = np.array([(tree.payoff0[t] if tree.kind[t] == "fold" else tree.stake[t]) * tree.chance[t]
                               for t in range(nT)], dtype=np.float64)
+        self.trake = game.terminal_rake() * tree.chance  # chips raked x chance (zeros without rake)
         self.tboard = np.array(tree.term_board, dtype=np.int64)
         self.boards = game._boards()
         self.hands = tuple((cards[p], weight[p], weight[p] / Z, same[p], *orders[p]) for p in (0, 1))
@@ -240,9 +241,10 @@ class FusedTree:
         self.items = np.array(items, dtype=np.int64).reshape(-1, 2)
         self.work = np.array([work[seg_of[c]] for _, c in items], dtype=np.float64)
         # the kernels' T: 0 kind, 1-2 children (CSR), 3 actor, 4 storage offset, 5 orbits, 6 orbit table,
-        # 7-9 terminal kind, value, board, 10 boards' cards, 11 chance index in its segment, 12 first terminal id
+        # 7-9 terminal kind, value, board, 10 boards' cards, 11 chance index in its segment, 12 first terminal id,
+        # 13 terminal rake
         self.static = (self.kind, self.cptr, self.child, self.actor, self.off, self.m, self.tab, self.tkind,
-                       self.tval, self.tboard, self.boards, cidx, np.array([tb], dtype=np.int64))
+                       self.tval, self.tboard, self.boards, cidx, np.array([tb], dtype=np.int64), self.trake)
 
     def walk(self, players, mode, upd0, upd1, sc):
         """One walk (mode UPDATE, BR_*, VALUE_*) of both players' states ``players``; returns
@@ -367,6 +369,13 @@ class FusedEngine:
         r0, r1 = self.tree.walk(players, BR_AVERAGE if self._average(players, profile) else BR_CURRENT, True, True,
                                 (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0))
         return r0[0].sum(), -r1[0].sum()
+
+    def values(self, players, profile: str = "average") -> tuple[float, float]:
+        """(u_0, u_1): each player's own expected payoff of the average (or ``"current"``)
+        profile by one VALUE walk (u_1 = -u_0 unless the spot is raked)."""
+        r0, r1 = self.tree.walk(players, VALUE_AVERAGE if self._average(players, profile) else VALUE_CURRENT, True,
+                                True, (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0))
+        return r0[0].sum(), r1[0].sum()
 
     def value(self, players, profile: str = "average") -> float:
         """x^T A y of the average (or ``"current"``) profile, by one walk that plays both
@@ -529,7 +538,11 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
             for g in range(t0, t1):
                 t = terms[g]
                 e = loc[t + T[12][0]]
-                terminal_values(tkind[t], tval[t] if tkind[t] else sign * tval[t], boards[tboard[t]], RS[1 - p][L, e], VS[p][L, e],
+                rk = T[13][t]  # p's own utility (PostflopGame.raked_values): the winner pays the rake, a tie half each
+                val = tval[t] - 0.5 * rk if tkind[t] else sign * tval[t]
+                if tkind[t] == 0 and rk != 0.0 and val > 0.0:
+                    val -= rk
+                terminal_values(tkind[t], val, -0.5 * rk, boards[tboard[t]], RS[1 - p][L, e], VS[p][L, e],
                                 hq[1], hq[0], hp[3], hq[4], hq[5], hq[6], hp[2], hp[0], hp[4], hp[5], hp[6],
                                 tboard[t], cm, dead)
     for e in range(ne - 1, -1, -1):
@@ -598,8 +611,8 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
 
 
 @nb.njit(cache=True)
-def terminal_values(kind, val, board, r, out, w_in, cards_in, same, iptr, iidx, istr, coef, cards_own, optr, oidx,
-                    ostr, bd, cm, dead):
+def terminal_values(kind, val, const, board, r, out, w_in, cards_in, same, iptr, iidx, istr, coef, cards_own, optr,
+                    oidx, ostr, bd, cm, dead):
     """out[h] = the value of own hand h at one terminal (``val``: the payoff, times chance, in
     the own player's sign), the opponent's reach r per hand. With x_i = w_i r_i the opponent's
     weighted reach on hands compatible with the board, and cm[c] the mass x on hands holding
@@ -608,15 +621,18 @@ def terminal_values(kind, val, board, r, out, w_in, cards_in, same, iptr, iidx, 
         fold:     val coef_h (X - cm[c1] - cm[c2] + x_same(h))             (inclusion-exclusion)
         showdown: val coef_h (win_h - lose_h), win_h (lose_h) the compatible mass strictly
                   weaker (stronger), by one sweep up and one down the board's hands sorted by
-                  strength, cm carrying the cards seen so far (postflop-solver's O(n) sweep).
+                  strength, cm carrying the cards seen so far (postflop-solver's O(n) sweep);
+                  plus, where ``const`` != 0 (a raked showdown: -rake/2 x chance), const coef_h
+                  times the compatible mass, so that with val = (stake - rake/2) x chance a win
+                  nets stake - rake, a loss -stake and a tie -rake/2 (:func:`_raked_showdown`).
 
     Hands whose reach is 0 are skipped (after CFR settles most hands reach few terminals)."""
-    n_in, n_own = len(w_in), len(coef)
     for k in range(5):
         if board[k] >= 0:
             dead[board[k]] = True
     cm[:] = 0.0
     if kind == 0:
+        n_in, n_own = len(w_in), len(coef)
         tot = 0.0
         for i in range(n_in):
             x = r[i]
@@ -635,6 +651,9 @@ def terminal_values(kind, val, board, r, out, w_in, cards_in, same, iptr, iidx, 
                 sm = same[h]
                 xs = w_in[sm] * r[sm] if sm < n_in else 0.0
                 out[h] = val * coef[h] * (tot - cm[c1] - cm[c2] + xs)
+    elif const != 0.0:
+        _raked_showdown(val, const, r, out, w_in, cards_in, same, iidx, istr, coef, cards_own, oidx, ostr,
+                        iptr[bd], iptr[bd + 1], optr[bd], optr[bd + 1], cm)
     else:
         i0, i1, o0, o1 = iptr[bd], iptr[bd + 1], optr[bd], optr[bd + 1]
         out[:] = 0.0  # hands blocked by the board are not in the sorted lists
@@ -672,6 +691,66 @@ def terminal_values(kind, val, board, r, out, w_in, cards_in, same, iptr, iidx, 
     for k in range(5):
         if board[k] >= 0:
             dead[board[k]] = False
+
+
+@nb.njit(cache=True)
+def _raked_showdown(val, const, r, out, w_in, cards_in, same, iidx, istr, coef, cards_own, oidx, ostr, i0, i1, o0,
+                    o1, cm):
+    """A raked showdown (:func:`terminal_values`, ``const`` = -rake/2 x chance, ``val`` = (stake -
+    rake/2) x chance): with W, T, L the compatible mass own hand h beats, ties and loses to,
+    and Tot = W + T + L, its value val coef_h (W - L) + const coef_h Tot equals
+
+        coef_h [val (W + LE) - (val - const) Tot],   LE = W + T (mass at most as strong),
+
+    so one sweep up the strength order carries two running sums (strictly weaker: ``cm``, at
+    most as strong: ``le``; the same combo's double subtraction added back), then the rest of
+    the opponent's hands complete ``le`` to Tot: the same number of passes as the unraked
+    sweep up and down (no third pass). cm zero on entry."""
+    n_in = len(w_in)
+    out[:] = 0.0  # hands blocked by the board are not in the sorted lists
+    le = np.zeros(52)
+    run, run_le = 0.0, 0.0
+    j, k = i0, i0
+    for q in range(o0, o1):
+        s = ostr[q]
+        while j < i1 and istr[j] < s:
+            i = iidx[j]
+            x = r[i]
+            if x != 0.0:
+                x *= w_in[i]
+                run += x
+                cm[cards_in[i, 0]] += x
+                cm[cards_in[i, 1]] += x
+            j += 1
+        while k < i1 and istr[k] <= s:
+            i = iidx[k]
+            x = r[i]
+            if x != 0.0:
+                x *= w_in[i]
+                run_le += x
+                le[cards_in[i, 0]] += x
+                le[cards_in[i, 1]] += x
+            k += 1
+        h = oidx[q]
+        c1, c2 = cards_own[h, 0], cards_own[h, 1]
+        sm = same[h]
+        xs = w_in[sm] * r[sm] if sm < n_in else 0.0  # the same combo: as strong, in LE, subtracted twice
+        out[h] = val * ((run - cm[c1] - cm[c2]) + (run_le - le[c1] - le[c2] + xs))
+    while k < i1:
+        i = iidx[k]
+        x = r[i]
+        if x != 0.0:
+            x *= w_in[i]
+            run_le += x
+            le[cards_in[i, 0]] += x
+            le[cards_in[i, 1]] += x
+        k += 1
+    for q in range(o0, o1):
+        h = oidx[q]
+        c1, c2 = cards_own[h, 0], cards_own[h, 1]
+        sm = same[h]
+        xs = w_in[sm] * r[sm] if sm < n_in else 0.0
+        out[h] = coef[h] * (out[h] - (val - const) * (run_le - le[c1] - le[c2] + xs))
 
 
 @nb.njit(cache=True)

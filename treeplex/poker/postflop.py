@@ -14,6 +14,20 @@ share, so both players' EVs add up to the pot), as poker solvers print it. Explo
 given in chips, in % of the starting pot (gap / 2 / pot) and in mbb/g (big blind
 ``big_blind`` chips).
 
+Rake (``rake`` a fraction of the pot, ``rake_cap`` in big blinds, None: no cap), as
+postflop-solver applies it (``game/evaluation.rs``): every terminal is raked, folds included,
+r = min(rake x pot, cap) with pot = twice the loser's chips in (an uncalled bet is returned
+first); the winner nets its gain minus r, the loser loses its chips in, a split pot costs
+each player r/2. Postflop pots have seen the flop, so "no flop, no drop" never waives the
+rake here (it would only concern pots won preflop). The game is then general-sum (u_0 + u_1
+= -r at every terminal): each player's utility is its own (:meth:`PostflopGame.raked_values`
+on the sequence form, :func:`.fused.terminal_values` on the fused engine); the CFR family runs
+it by self-play on those utilities, as postflop-solver does, and the zero-sum solvers refuse
+it. ``value`` is player 0's expected payoff, reported with player 1's and the expected rake;
+the gap is the Nash gap sum_p [BR_p - u_p] (:mod:`treeplex.model.metrics`), postflop-solver's
+raked exploitability times 2. ``ev`` per hand is then the hand's own pot share net of rake
+(both players' EVs add up to the pot minus the expected rake).
+
 Sequence form: player p's decision nodes in depth-first order; within node v, hand h (index
 into p's hands: the range's hands the starting board leaves, with weight > 0) owns
 sequences ``base_v + h * k_v + a``. Below a dealt card, the hands holding it keep their
@@ -48,7 +62,7 @@ from .streets_operator import StreetsPayoff
 DEFAULT_SIZES = {"bet": "33%,75%", "raise": "2.5x"}
 SPEC_KEYS = {"game", "board", "pot", "stack", "range0", "range1", "sizes", "bet", "raise", "donk",
              "add_allin_threshold", "force_allin_threshold", "merging_threshold", "raise_cap", "big_blind", "deck",
-             "isomorphism", "locks"}
+             "isomorphism", "locks", "rake", "rake_cap"}
 # The memory estimate (one place: bytes_per_seq and these constants; PostflopGame.cost_weights
 # applies them), per full sequence (1 + hands x actions per player, isomorphism or not).
 # Sequence form: peak RSS minus the interpreter's and numba's (160 MB) of a short DCFR solve (2
@@ -143,7 +157,8 @@ class PostflopGame(PublicTreeGame):
     ``isomorphism`` (default True: turn and flop starts share the subtrees of suit-isomorphic
     cards, exactly, :mod:`.isomorphism`; off with ``locks``, which may break the suit symmetry);
     ``locks``: node locks, a list of ``{"node", "player", "strategy" or "frequency", "hands"}``
-    (:mod:`.locks`; frequency locks need :meth:`set_baseline`).
+    (:mod:`.locks`; frequency locks need :meth:`set_baseline`); ``rake`` (fraction of the pot,
+    default 0) and ``rake_cap`` (big blinds; None: no cap), see the module docstring.
     """
 
     payoff_unit = "chips"
@@ -152,7 +167,7 @@ class PostflopGame(PublicTreeGame):
     def __init__(self, board=None, pot=None, stack=None, range0=None, range1=None, sizes=None, bet=None,
                  donk=None, add_allin_threshold=1.5, force_allin_threshold=0.15, merging_threshold=0.0,
                  raise_cap=None, big_blind=10,
-                 deck=None, isomorphism=None, locks=None, **kw):
+                 deck=None, isomorphism=None, locks=None, rake=0.0, rake_cap=None, **kw):
         rs = kw.pop("raise", None)
         self.args = {k: v for k, v in locals().items() if k not in ("self", "kw", "rs", "__class__")}
         if rs is not None:
@@ -184,6 +199,7 @@ class PostflopGame(PublicTreeGame):
                 raise InputError(f"postflop: {k} must be a finite number >= 0, got {v!r}")
         if raise_cap is not None and (not isinstance(raise_cap, int) or isinstance(raise_cap, bool) or raise_cap < 0):
             raise InputError(f"postflop: raise_cap must be a whole number >= 0 (raises per street), got {raise_cap!r}")
+        self.rake, self.rake_cap = _rake(rake, rake_cap, self.big_blind)
         self.streets = list(STREETS[len(self.board) - 3:])
         self.sizes = read_sizes({"sizes": sizes, "bet": bet, "raise": rs, "donk": donk}, self.streets)
         self.config = TreeConfig(int(self.pot), int(self.stack), self.sizes, thr["add_allin_threshold"],
@@ -228,7 +244,9 @@ class PostflopGame(PublicTreeGame):
         self._fused = None  # the fused engine's flat tree, built once, by fused_tree()
         self._max_memory = None  # problem()'s limit (check_sequence_form_memory applies it)
         self.rules_tree = None  # the tree of every card (no isomorphism), built by initial_state()
-        self.name = f"postflop(board={self.board_text},pot={_num(self.pot)},stack={_num(self.stack)})"
+        raked = "" if not self.rake else f",rake={self.rake:g}" + (
+            f",rake_cap={_num(self.rake_cap / self.big_blind)}" if self.rake_cap < math.inf else "")
+        self.name = f"postflop(board={self.board_text},pot={_num(self.pot)},stack={_num(self.stack)}{raked})"
 
     # ----------------------------------------------------------- sizes
 
@@ -321,14 +339,67 @@ class PostflopGame(PublicTreeGame):
 
     # ----------------------------------------------------------- sequence form
 
+    def terminal_rake(self) -> np.ndarray:
+        """Chips raked at each terminal of the public tree: min(rake x pot, cap), the pot being
+        twice the loser's (a fold's folder's) chips in, so without an uncalled bet (as
+        postflop-solver: ``pot = starting_pot + 2 amount``). Every terminal is raked, folds
+        included: a postflop pot has seen the flop ("no flop, no drop" never waives it). Zeros
+        without rake."""
+        t = self.tree
+        pot = 2 * np.where(t.kinds == 0, np.abs(t.payoff0), t.stake)
+        return np.minimum(self.rake * pot, self.rake_cap)
+
+    def raked_values(self, player: int, rake: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(fold value, showdown stake) per terminal in chips for ``player``'s utility, in the
+        zero-sum operator's convention (player 0's sign: a fold's value is player 0's payoff
+        and player 1's utility is minus it; a showdown's stake is won by the better hand),
+        and the constant every compatible deal adds at a showdown. With rake r at terminal t
+        (:meth:`terminal_rake`), the winner nets its gain minus r, the loser loses its chips in,
+        a tie costs each r/2:
+
+            fold:     u_0 = payoff0 - r [payoff0 > 0],  -u_1 = payoff0 + r [payoff0 < 0]
+            showdown: u_p = (stake - r/2) (win - lose) - r/2,  win/lose in {0, 1} from p's side
+
+        Returns (fold value in player 0's sign, stake, constant in player 0's sign): for player
+        0 the constant is -r/2; for player 1 (its utility negated) +r/2."""
+        t = self.tree
+        r = self.terminal_rake() if rake is None else rake
+        sign = 1.0 if player == 0 else -1.0
+        fold = t.payoff0 - r * (sign * t.payoff0 > 0) * sign
+        return fold, t.stake - r / 2, -sign * r / 2
+
     def operator(self):
+        """The payoff operator: the zero-sum one (:class:`.operator.RiverPayoff` on a river
+        start, else :class:`.streets_operator.StreetsPayoff`), or with rake a
+        :class:`~treeplex.model.problem.GeneralSumPayoff` of two such operators, one per
+        player's utility (:meth:`raked_values`; a showdown's constant -+r/2 is one more
+        fold-kind term on the same sequences, its value paid on every compatible deal)."""
         kind, value, base, stride = self.terminal_arrays()
+        if self.rake == 0:
+            return self._payoff(kind, value, base, stride, np.array(self.tree.term_board))
+        from ..model.problem import GeneralSumPayoff
+
+        r = self.terminal_rake()
+        extra = np.flatnonzero((kind == 1) & (r > 0))
+        chance, board = self.tree.chance, np.array(self.tree.term_board)
+        ops = []
+        for p in (0, 1):
+            fold, stake, const = self.raked_values(p, r)
+            v = np.where(kind == 0, fold, stake) * chance
+            ops.append(self._payoff(np.concatenate([kind, np.zeros(len(extra), np.int8)]),
+                                    np.concatenate([v, (const * chance)[extra]]),
+                                    [np.concatenate([b, b[extra]]) for b in base],
+                                    [np.concatenate([s_, s_[extra]]) for s_ in stride],
+                                    np.concatenate([board, board[extra]])))
+        return GeneralSumPayoff(*ops)
+
+    def _payoff(self, kind, value, base, stride, term_board):
         n_seqs = (self.n_seqs(0), self.n_seqs(1))
         cards = [HAND_CARDS[h] for h in self.hands]
         if len(self.board) == 5:
             return RiverPayoff(n_seqs, cards, self.weight, self.strength, kind, value, base, stride)
         return StreetsPayoff(n_seqs, cards, self.weight, self._boards(), self._river_orders(), kind, value,
-                             np.array(self.tree.term_board), base, stride)
+                             term_board, base, stride)
 
     def _river_orders(self, boards=None):
         """Per river board of ``boards`` (default: every board of the tree) and player: (ptr,
@@ -388,7 +459,7 @@ class PostflopGame(PublicTreeGame):
             X, Y = (DeferredTreeplex(self.n_seqs(p), partial(self.treeplex, p)) for p in (0, 1))
         else:
             self.reduction = Reduction(self)
-            A = SymmetricPayoff(A, self.reduction)
+            A = A.map(lambda op: SymmetricPayoff(op, self.reduction)) if self.rake else SymmetricPayoff(A, self.reduction)
             X, Y = (DeferredTreeplex(self.reduction.n_red[p], partial(self.reduction.treeplex, p)) for p in (0, 1))
         stats = self.stats()
         stats["compile_seconds"] = time.perf_counter() - t0
@@ -679,6 +750,26 @@ def _equity(counts, opp_w) -> np.ndarray:
     num, den = won @ opp_w, dealt @ opp_w
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def _rake(rake, rake_cap, big_blind: float) -> tuple[float, float]:
+    """(rake fraction, cap in chips) from ``rake`` (0 <= rake < 1) and ``rake_cap`` (big
+    blinds, > 0; None: no cap)."""
+    try:
+        r = float(rake)
+    except (TypeError, ValueError):
+        r = math.nan
+    if not (0 <= r < 1):
+        raise InputError(f"postflop: rake must be a fraction of the pot in [0, 1), e.g. 0.05, got {rake!r}")
+    if rake_cap is None:
+        return r, math.inf
+    try:
+        cap = float(rake_cap)
+    except (TypeError, ValueError):
+        cap = math.nan
+    if not (0 < cap < math.inf):
+        raise InputError(f"postflop: rake_cap must be a positive number of big blinds, got {rake_cap!r}")
+    return r, cap * big_blind
 
 
 def _chips(v, name: str) -> float:

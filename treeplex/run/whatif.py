@@ -9,7 +9,8 @@ lock (``lock_ev_gain``):
 
     gain_0 = v_locked - v_baseline,   gain_1 = -gain_0
 
-(player 0's values, chips; the game is zero-sum, so what one player gains the other loses),
+(player 0's values, chips; the game is zero-sum, so what one player gains the other loses;
+a raked spot is not: there gain_1 = v1_locked - v1_baseline from player 1's own values),
 also in mbb/g and % of the pot. Each value is its profile's, within its gap of the game's
 value (the value of an equilibrium lies between the two best-response values, and so does
 the profile's), so the gain is within ``error_bound_chips`` = gap_locked + gap_baseline of
@@ -24,7 +25,7 @@ from ..errors import InputError
 from ..model.metrics import to_mbb
 from ..model.strategy import read_solution
 
-RECORD = ("algorithm", "value", "gap", "exploitability", "iterations")
+RECORD = ("algorithm", "value", "value_player1", "gap", "exploitability", "iterations")
 
 
 def is_locked(game) -> bool:
@@ -54,17 +55,23 @@ def solve_baseline(game, problem, solve) -> dict:
     ``game``'s baseline, and return its record."""
     res = solve(problem)
     game.set_baseline(res.x, res.y)
-    return {"file": None, "algorithm": res.algorithm, "value": res.value, "gap": res.gap,
+    return {"file": None, "algorithm": res.algorithm, "value": res.value, "value_player1": res.evaluation.value1,
+            "gap": res.gap,
             "exploitability": res.exploitability, "iterations": res.iterations, "seconds": res.seconds}
 
 
-def ev_gain(problem, value: float, gap: float, baseline: dict) -> dict:
+def ev_gain(problem, value: float, gap: float, baseline: dict, value1: float | None = None) -> dict:
     """Each player's EV gain from the locks (see the module docstring), in chips, mbb/g (with
-    a big blind) and % of the pot, with its error bound in chips."""
-    d = value - baseline["value"]
-    out = {"chips": [d, -d], "error_bound_chips": gap + (baseline.get("gap") or 0.0)}
+    a big blind) and % of the pot, with its error bound in chips; ``value1``: player 1's own
+    value on a raked (general-sum) spot."""
+    d = [value - baseline["value"], -(value - baseline["value"])]
+    if value1 is not None:
+        if baseline.get("value_player1") is None:
+            raise InputError("the baseline has no value_player1 (a raked spot's baseline records it)")
+        d[1] = value1 - baseline["value_player1"]
+    out = {"chips": d, "error_bound_chips": gap + (baseline.get("gap") or 0.0)}
     if problem.big_blind:
-        out["mbb_per_game"] = [to_mbb(d, problem.big_blind), to_mbb(-d, problem.big_blind)]
+        out["mbb_per_game"] = [to_mbb(v, problem.big_blind) for v in d]
     if "pot" in problem.stats:
-        out["pct_pot"] = [100 * d / problem.stats["pot"], -100 * d / problem.stats["pot"]]
+        out["pct_pot"] = [100 * v / problem.stats["pot"] for v in d]
     return out

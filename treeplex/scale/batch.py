@@ -182,8 +182,11 @@ def _solve(spec: dict, base: str, threads: int) -> dict:
     res = run(p)
     meta = {"algorithm": res.algorithm, "value": res.value, "gap": res.gap, "exploitability": res.exploitability,
             "payoff_unit": p.payoff_unit, "iterations": res.iterations}
+    if p.general_sum:
+        meta.update(value_player1=res.evaluation.value1, expected_rake=res.evaluation.rake)
     if locked:
-        meta.update(locks=game.locks, baseline=baseline, lock_ev_gain=ev_gain(p, res.value, res.gap, baseline))
+        meta.update(locks=game.locks, baseline=baseline,
+                    lock_ev_gain=ev_gain(p, res.value, res.gap, baseline, res.evaluation.value1))
     blob = zlib.compress(json.dumps(solution_record(p.solution(res.x, res.y), **meta)).encode(), 6)
     return {"status": "done", "game": p.name, **meta, "stopped_by": res.stopped_by, "seconds": res.seconds,
             "strategy": blob}

@@ -199,6 +199,9 @@ class SplitSolver:
             raise InputError("split: alternating updates only, without a prior or lower bounds")
         self.spec = dict(spec)
         game = load_split_game(self.spec)
+        if getattr(game, "rake", 0):
+            raise InputError("split: raked spots are general-sum, which the split solve does not evaluate; "
+                             "solve them in one process")
         self.game = game
         sizes = part_sizes(game, workers)
         t = game.tree

@@ -93,6 +93,7 @@ class Solver:
     name = "solver"
     supports_lower = False  # can run on a xi-perturbed treeplex (pass ``lower``)
     supports_locks = False  # respects node locks (``problem.locks``, :mod:`treeplex.core.locks`)
+    supports_general_sum = False  # self-play on each player's own utility (a raked poker spot)
     restartable = False  # the driver may call restart()
     batch_steps = False  # run(n) is n step()s bit for bit: the driver may batch the cheap ones
 
@@ -102,6 +103,11 @@ class Solver:
         self.rng: np.random.Generator | None = None  # set by sampling solvers; checkpointed
         self._grad_offset = -problem.A.gradients  # gradients counted from here
         self.lower = None
+        if problem.general_sum and not self.supports_general_sum:
+            raise InputError(f"{self.name} solves zero-sum games and this one is general-sum (a raked spot: "
+                             "u0 + u1 = -rake); use a CFR-family solver (cfr+, dcfr, dcfr-ps, lcfr, pcfr+, pdcfr+)")
+        if problem.general_sum and lower is not None:
+            raise InputError("--refine efpe refines equilibria of zero-sum games; this one is general-sum (raked)")
         if problem.locks is not None and not self.supports_locks:
             raise InputError(f"{self.name} cannot respect node locks; use lp or a CFR-family solver (cfr+, dcfr, "
                              "dcfr-ps, lcfr, pcfr+, pdcfr+) with fused=false")

@@ -84,6 +84,14 @@ class RegretSolver(Solver):
     restartable = True
 
     @property
+    def supports_general_sum(self) -> bool:
+        """Each player's regrets are on its own utility (``-rmatvec`` is player 1's gradient,
+        :class:`~treeplex.model.problem.GeneralSumPayoff`; the fused engine's terminal values
+        are per player), as postflop-solver runs raked spots: every variant that steps
+        through the regret update."""
+        return type(self).step is RegretSolver.step
+
+    @property
     def supports_locks(self) -> bool:
         """Node locks are applied in the backend's regret update (:mod:`treeplex.core.locks`),
         so every variant that steps through it respects them."""
@@ -129,7 +137,7 @@ class RegretSolver(Solver):
         game = getattr(self.problem, "game", None)
         why = None
         if not hasattr(game, "fused_tree"):
-            why = "the problem is not a postflop spot"
+            why = "the problem is not a public-tree poker game (postflop, nlfh52)"
         elif self.problem.backend_name != "numba":
             why = f"the {self.problem.backend_name} backend is chosen"
         elif self.lower is not None or prior is not None:
@@ -202,6 +210,9 @@ class RegretSolver(Solver):
         from ..model.metrics import Evaluation
 
         br0, br1 = self.engine.best_response(self.players, which)
+        if self.problem.general_sum:  # the Nash gap needs both players' own values (a second walk)
+            v, v1 = self.engine.values(self.players, which)
+            return Evaluation(value=v, br0=br0, br1=br1, value1=v1)
         v = self.engine.value(self.players, which) if value else math.nan
         return Evaluation(value=v, br0=br0, br1=br1)
 
