@@ -5,7 +5,7 @@ string ``meta`` with the format version, the algorithm name, its parameters, the
 other entries (``scalars``: numbers, and JSON-able dicts such as a numpy Generator's
 ``bit_generator.state``, given back as JSON loads them: tuples become lists), the game's
 signature (name, treeplex sizes and a fingerprint: a hash of both treeplexes and a probe of
-the payoffs, checked on resume) and the driver's progress (trace, seconds, restarts, the
+the payoffs, or a public-tree game's digest; checked on resume) and the driver's progress (trace, seconds, restarts, the
 best profile, the schedule: :func:`save_run`). Writes go to a uniquely named temporary file
 beside the target that is fsynced and renamed over it (:func:`~treeplex.io.files.atomic_write`),
 so a run killed while writing leaves the previous checkpoint intact.
