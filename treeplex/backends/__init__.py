@@ -30,7 +30,7 @@ Gradient computations are counted by the operator alone: products go through
 from __future__ import annotations
 
 from ..errors import InputError
-from .state import RegretState, first_play, flat_state, host_bounds  # noqa: F401  (re-exported)
+from .state import HostArrays, RegretState, first_play, flat_state, host_bounds  # noqa: F401  (re-exported)
 
 
 BACKENDS = ("numba", "array", "gpu")

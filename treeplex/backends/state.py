@@ -8,6 +8,19 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 
+class HostArrays:
+    """NumPy on the host, as a backend hands arrays to checkpoints: for a state that no
+    backend holds (the fused engine's), so that saving or loading it makes none."""
+
+    @staticmethod
+    def asarray(a, dtype=np.float64) -> np.ndarray:
+        return np.asarray(a, dtype=dtype)
+
+    @staticmethod
+    def to_numpy(a):
+        return a
+
+
 @dataclass
 class RegretState:
     """One player's CFR state (flat arrays over its sequences)."""

@@ -172,6 +172,22 @@ class PublicTreeGame(HandsGame):
         """Chips raked at each terminal: none here (:meth:`.postflop.PostflopGame.terminal_rake`)."""
         return np.zeros(self.tree.n_terminals)
 
+    def digest(self) -> str:
+        """sha256 of what fixes the payoffs and the sequence layout: the tree's arrays
+        (:func:`tree_arrays`), its boards and each terminal's, both players' hands and weights,
+        the rake at each terminal.
+        Checkpoints identify the game by it, building no treeplex (the fused engine never does)."""
+        import hashlib
+
+        h = hashlib.sha256()
+        tb = getattr(self.tree, "term_board", None)
+        for a in (*self._arrays.values(), self._boards(), *([] if tb is None else [tb]), *self.hands, *self.weight,
+                  self.terminal_rake()):
+            a = np.ascontiguousarray(a)
+            h.update(f"{a.dtype.str}{a.shape}".encode())
+            h.update(a.tobytes())
+        return h.hexdigest()
+
     def _boards(self) -> np.ndarray:
         """int32[boards, 5]: each board's cards, -1 padded."""
         out = np.full((len(self.tree.boards), 5), -1, dtype=np.int32)

@@ -61,7 +61,7 @@ def check_locks(locks) -> list[dict]:
         kind = kinds[0]
         if not isinstance(lk["node"], str):
             raise InputError(f"{where}: node must be a history such as 'x-b20' ('' for the root), got {lk['node']!r}")
-        if lk["player"] not in (0, 1) or isinstance(lk["player"], bool):
+        if not isinstance(lk["player"], int) or isinstance(lk["player"], bool) or lk["player"] not in (0, 1):
             raise InputError(f"{where}: player must be 0 (OOP) or 1 (IP), got {lk['player']!r}")
         st = lk[kind]
         if not isinstance(st, dict) or not st:
@@ -69,7 +69,7 @@ def check_locks(locks) -> list[dict]:
         probs = {}
         for a, q in st.items():
             try:
-                q = float(q)
+                q = math.nan if isinstance(q, bool) else float(q)
             except (TypeError, ValueError):
                 q = math.nan
             if not (0.0 <= q <= 1.0):
@@ -79,7 +79,7 @@ def check_locks(locks) -> list[dict]:
         if abs(total - 1.0) > TOL:
             raise InputError(f"{where}: {kind} probabilities sum to {total:g}, not 1")
         hands = lk.get("hands")
-        if hands is not None and not isinstance(hands, str):
+        if hands is not None and (not isinstance(hands, str) or not hands.strip()):
             raise InputError(f"{where}: hands must be range text such as 'AA,KK', got {hands!r}")
         out.append({"node": lk["node"].strip(), "player": lk["player"], "kind": kind,
                     "strategy": {a: q / total for a, q in probs.items()}, "hands": hands})
@@ -106,6 +106,8 @@ def parse_lock_text(text: str) -> dict:
         a, eq, q = item.partition("=")
         if not eq:
             raise InputError(f"--lock {text!r}: strategy item {item!r} is not ACTION=PROBABILITY")
+        if a.strip() in st:
+            raise InputError(f"--lock {text!r}: action {a.strip()!r} is given twice")
         st[a.strip()] = q.strip()
     lk = {"node": node, "player": player, kind: st}
     if sep:
@@ -288,22 +290,63 @@ def baseline_from_plans(game, x: np.ndarray, y: np.ndarray):
 def baseline_from_solution(game, data: dict, path: str):
     """``game.baseline`` from a ``solve --out`` file of the unlocked spot: each node by its
     history, each hand's mixture (``hands``) and range weight (``weight``) by its name; a
-    hand the file leaves out has weight 0 there."""
-    nodes = {(nd["history"], nd["player"]): nd for nd in data.get("nodes", [])}
+    hand the file leaves out has weight 0 there. The file is checked against ``game`` first,
+    every node of it (one-line :class:`InputError`s): the same bet sizes, each node a decision
+    of the same player with the same actions, hands of that player's range only, weights
+    finite and >= 0, each mixture summing to 1, and each player's weights where it has not
+    acted yet (the root and the nodes just below it) equal to its range weights: a solve of
+    another spot with the same name (other ranges) is refused, not spread from."""
+    import json
+
+    for key, want in (("board", game.board_text), ("pot", game.pot), ("stack", game.stack)):
+        if data.get(key) != want:
+            raise InputError(f"--baseline {path}: {key} {data.get(key)!r}, this spot {want!r}: not the same spot")
+    sizes = {s: [z.to_dict() for z in pair] for s, pair in zip(game.streets, game.sizes)}
+    if data.get("sizes") != json.loads(json.dumps(sizes)):
+        raise InputError(f"--baseline {path}: bet sizes {data.get('sizes')!r}, this spot {sizes!r}: not the same spot")
+    tree = game.tree
+    index = [{hand_name(h): i for i, h in enumerate(game.hands[p])} for p in (0, 1)]
+    first = {0} | {c for k, c in tree.children[0] if k == DECISION}  # no earlier own action
+    nodes = {}
+    for j, nd in enumerate(data.get("nodes", [])):
+        hist, p = nd["history"], nd["player"]
+        where = f"--baseline {path}: node {j} ({hist or 'root'!r})"
+        found = find_nodes(tree, hist, where)
+        if len(found) != 1 or (hist, p) in nodes:
+            raise InputError(f"{where}: " + ("written twice" if (hist, p) in nodes else "not one node of this spot"))
+        v = found[0]
+        if int(tree.actor[v]) != p or list(nd["actions"]) != list(tree.actions[v]):
+            raise InputError(f"{where}: player {p} with actions {nd['actions']}, this spot player "
+                             f"{int(tree.actor[v])} with {list(tree.actions[v])}: not the same spot")
+        weight = nd.get("weight")
+        if not isinstance(weight, dict):
+            raise InputError(f"{where}: 'weight' must map hands to range weights")
+        other = next((h for h in (*nd["hands"], *weight) if h not in index[p]), None)
+        if other is not None:
+            raise InputError(f"{where}: hand {other} is not in player {p}'s range here: not the same spot")
+        k = len(nd["actions"])
+        probs = np.full((len(index[p]), k), 1.0 / k)
+        reach = np.zeros(len(index[p]))
+        for h, w in weight.items():
+            if isinstance(w, bool) or not isinstance(w, (int, float)) or not (0.0 <= w < math.inf):
+                raise InputError(f"{where}: hand {h}: weight {w!r} is not a finite number >= 0")
+            reach[index[p][h]] = w
+        for h, q in nd["hands"].items():
+            if abs(sum(q) - 1.0) > 1e-4:
+                raise InputError(f"{where}: hand {h}: probabilities sum to {sum(q):g}, not 1")
+            probs[index[p][h]] = q
+        if v in first:
+            want = game.weight[p] * game.node_alive(p, v)
+            if not np.allclose(reach, want, rtol=1e-6, atol=1e-6):
+                raise InputError(f"{where}: player {p}'s range weights differ from this spot's: a solution of "
+                                 "another spot")
+        nodes[(hist, p)] = (probs / probs.sum(axis=1, keepdims=True), reach)
 
     def at(p, v, where):
         hist = game.tree.history[v]
-        nd = nodes.get((hist, p))
-        if nd is None:
+        if (hist, p) not in nodes:
             raise InputError(f"{where}: the baseline {path} has no node {hist or 'root'!r} (save more streets with "
                              "--out-streets, or let solve compute the baseline)")
-        if list(nd["actions"]) != list(game.tree.actions[v]):
-            raise InputError(f"{where}: the baseline {path} has actions {nd['actions']} at {hist or 'root'!r}, "
-                             f"this spot {list(game.tree.actions[v])}: not the same spot")
-        names = [hand_name(h) for h in game.hands[p]]
-        k = len(nd["actions"])
-        probs = np.array([nd["hands"].get(h, [1.0 / k] * k) for h in names], dtype=np.float64)
-        reach = np.array([nd["weight"].get(h, 0.0) for h in names], dtype=np.float64)
-        return probs / probs.sum(axis=1, keepdims=True), reach
+        return nodes[(hist, p)]
 
     return at

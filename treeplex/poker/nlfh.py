@@ -283,8 +283,9 @@ class NLFH(Game):
             raise InputError(f"nlfh: {ranks}x{suits} cards cannot deal {hole} hole cards each and a {flop}-card flop")
         if not (0 < small_blind <= big_blind < stack):
             raise InputError(f"nlfh: need 0 < small_blind <= big_blind < stack, got {small_blind}, {big_blind}, {stack}")
-        if max_raises is not None and max_raises < 1:
-            raise InputError(f"nlfh: max_raises must be >= 1 or None, got {max_raises!r}")
+        if max_raises is not None and (not isinstance(max_raises, int) or isinstance(max_raises, bool)
+                                       or max_raises < 1):
+            raise InputError(f"nlfh: max_raises must be a whole number >= 1 or None, got {max_raises!r}")
         self.ranks, self.suits, self.hole, self.flop = ranks, suits, hole, flop
         self.stack, self.small_blind, self.big_blind = int(stack), int(small_blind), int(big_blind)
         self.pot = self.small_blind + self.big_blind  # the starting pot (chips), for %pot units

@@ -77,6 +77,8 @@ def read_bets(bets) -> tuple[tuple[float, ...], ...]:
     """``"0.5,1,a"`` (``a`` or ``allin``: all-in; ``/`` between rounds) -> pot fractions per round."""
     if isinstance(bets, (list, tuple)):
         bets = ",".join(str(b) for b in bets)
+    elif isinstance(bets, (int, float)) and not isinstance(bets, bool):  # bets=1 in a game name: one size
+        bets = str(bets)
     if not isinstance(bets, str):
         raise InputError(f"nlfh52: bets must be pot fractions such as '0.5,1,a', got {bets!r}")
     text = "/".join(",".join("allin" if t.strip().lower() == "a" else t for t in part.split(","))

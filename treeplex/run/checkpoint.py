@@ -5,7 +5,7 @@ string ``meta`` with the format version, the algorithm name, its parameters, the
 other entries (``scalars``: numbers, and JSON-able dicts such as a numpy Generator's
 ``bit_generator.state``, given back as JSON loads them: tuples become lists), the game's
 signature (name, treeplex sizes and a fingerprint: a hash of both treeplexes and a probe of
-the payoffs, checked on resume) and the driver's progress (trace, seconds, restarts, the
+the payoffs, or a public-tree game's digest; checked on resume) and the driver's progress (trace, seconds, restarts, the
 best profile, the schedule: :func:`save_run`). Writes go to a uniquely named temporary file
 beside the target that is fsynced and renamed over it (:func:`~treeplex.io.files.atomic_write`),
 so a run killed while writing leaves the previous checkpoint intact.
@@ -33,8 +33,14 @@ VERSION = 3  # 3: solver state listed explicitly (per-player fields, "gradients"
 
 
 def fingerprint(problem: Problem) -> dict:
-    """sha256 of both treeplexes' arrays, and r0^T A r1 for fixed vectors r0, r1 (cached)."""
+    """sha256 of both treeplexes' arrays, and r0^T A r1 for fixed vectors r0, r1 (cached); for
+    a game on a public tree (postflop, nlfh52), its :meth:`~treeplex.poker.hands_game.PublicTreeGame.digest`
+    instead: the treeplexes and full-size vectors a fused run never allocates (they came on
+    top of its memory estimate at every checkpoint)."""
     cached = getattr(problem, "_fingerprint", None)
+    game = getattr(problem, "game", None)
+    if cached is None and hasattr(game, "digest"):
+        cached = problem._fingerprint = {"public_tree_sha256": game.digest()}
     if cached is None:
         import hashlib
 
@@ -50,8 +56,9 @@ def fingerprint(problem: Problem) -> dict:
 
 def signature(problem: Problem) -> dict:
     """What must match for a checkpoint to belong to ``problem``."""
-    return {"game": problem.name, "seqs": list(problem.n_seqs),
-            "infosets": [problem.X.n_infosets, problem.Y.n_infosets], **fingerprint(problem)}
+    fp = fingerprint(problem)
+    infosets = {} if "public_tree_sha256" in fp else {"infosets": [problem.X.n_infosets, problem.Y.n_infosets]}
+    return {"game": problem.name, "seqs": list(problem.n_seqs), **infosets, **fp}
 
 
 def save_checkpoint(path: str, problem: Problem, algorithm: str, params: dict, state: dict, driver: dict,
@@ -145,8 +152,8 @@ def _check_meta(meta: dict, driver_arrays: dict, problem: Problem) -> None:
     got, want = meta["problem"], signature(problem)
     probe = got.get("payoff_probe")
     if ({k: v for k, v in got.items() if k != "payoff_probe"} != {k: v for k, v in want.items() if k != "payoff_probe"}
-            or not isinstance(probe, (int, float)) or not math.isclose(probe, want["payoff_probe"], rel_tol=1e-9,
-                                                                       abs_tol=1e-12)):
+            or ("payoff_probe" in want and not (isinstance(probe, (int, float)) and math.isclose(
+                probe, want["payoff_probe"], rel_tol=1e-9, abs_tol=1e-12)))):
         raise InputError(f"checkpoint is for {got.get('game')!r} with sizes {got.get('seqs')}, not for this game "
                          f"{want['game']!r} with sizes {want['seqs']} (or its payoffs differ)")
     d = meta["driver"]

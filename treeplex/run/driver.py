@@ -166,6 +166,10 @@ def solve(
     check_stop(target_gap, max_iters, time_limit, check_every)
     with JitClock() as jit:  # its seconds are taken out of every timing
         if algorithm == "lp" and resume is None:
+            if params:  # e.g. --param compression=16 without a stop rule: the LP would drop it unsaid
+                given = ", ".join("a warm start" if k == "prior" else k for k in sorted(params))
+                raise InputError(f"the exact LP takes no solver parameters ({given} given); name an iterative "
+                                 "solver (--algorithm) or give a stop rule (--target, --max-iters, --time-limit)")
             return _solve_lp(problem, jit)
         if checkpoint is not None:
             check_output(checkpoint, "checkpoint", regular=True)

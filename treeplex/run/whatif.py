@@ -19,6 +19,8 @@ the exact one (0 for two LP solves).
 
 from __future__ import annotations
 
+import math
+
 from ..errors import InputError
 from ..model.metrics import to_mbb
 from ..model.strategy import read_solution
@@ -40,6 +42,10 @@ def baseline_from_file(game, path: str, max_memory: str | None = None) -> dict:
         raise InputError(f"--baseline {path}: a locked solve; the baseline is the spot without locks")
     if data.get("value") is None:
         raise InputError(f"--baseline {path}: no value recorded (write it with treeplex solve --out)")
+    for key in ("value", "gap", "exploitability"):
+        x = data.get(key)
+        if x is not None and (isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x)):
+            raise InputError(f"--baseline {path}: {key} {x!r} is not a finite number")
     game.set_baseline(solution=data, path=path)
     return {"file": path, **{k: data.get(k) for k in RECORD}}
 

@@ -273,6 +273,9 @@ def load_strategy(blob: bytes, where: str = "a spot") -> dict:
         raise InputError(f"{where}: its stored strategy is corrupt ({e})") from None
     if not isinstance(sol, dict):
         raise InputError(f"{where}: its stored strategy is not a solution object")
+    from ..model.strategy import check_whatif
+
+    check_whatif(f"{where}: its stored strategy", sol)
     return sol
 
 

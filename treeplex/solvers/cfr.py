@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from ..backends import flat_state
+from ..backends import HostArrays, flat_state
 from ..errors import InputError, nonnegative
 from ..model.problem import Problem
 from .base import Solver, average_plan, load_players, register
@@ -216,13 +216,32 @@ class RegretSolver(Solver):
         v = self.engine.value(self.players, which) if value else math.nan
         return Evaluation(value=v, br0=br0, br1=br1)
 
+    @property
+    def _holder(self):
+        """Where the players' arrays live: the backend, or the host for the fused engine
+        (whose checkpoints must not make the sequence form's backend)."""
+        return HostArrays if self.engine is not None else self.backend
+
     def state_dict(self) -> dict:
         return {**super().state_dict(), "epoch": self.epoch,
-                **{k: self.backend.to_numpy(v) for k, v in flat_state(self.players).items()}}
+                **{k: self._holder.to_numpy(v) for k, v in flat_state(self.players).items()}}
 
     def set_state(self, state: dict) -> None:
         self.epoch = int(state["epoch"])
-        load_players(self.players, state, self.backend)
+        load_players(self.players, state, self._holder)
+
+    def check_state(self, state: dict) -> None:
+        """:meth:`Solver.check_state`, and on the fused engine what its walks assume of a
+        stored state: strategy sums and their root >= 0, and the 16-bit scales >= 0 (a value
+        is its code times its node's scale: a negative scale flips the node's regrets)."""
+        super().check_state(state)
+        if self.engine is None:
+            return
+        for p in (0, 1):
+            for k in (f"S{p}", f"root{p}", f"scale{p}"):
+                a = state[k]
+                if a.dtype.kind == "f" and (a < 0).any():
+                    raise InputError(f"checkpoint array state/{k} has negative entries (at {int(np.argmax(a < 0))})")
 
     # ------------------------------------------------------------------ warm start
 

@@ -59,7 +59,8 @@ def whatif_rows(solutions: list[dict], names: list[str]) -> list[dict]:
         g = a["lock_ev_gain"]
         rows.append({"what": f"A's locks against its baseline ({b.get('file') or 'solved with A'})",
                      "chips": g["chips"], "bound": g["error_bound_chips"]})
-    if len(solutions) == 2 and all(isinstance(d.get("value"), (int, float)) for d in solutions):
+    if (len(solutions) == 2 and all(isinstance(d.get("value"), (int, float)) for d in solutions)
+            and solutions[0].get("game") == solutions[1].get("game")):  # a difference of one game's values
         d = solutions[0]["value"] - solutions[1]["value"]
         gaps = [x.get("gap") for x in solutions]
         rows.append({"what": f"A ({names[0]}) minus B ({names[1]})", "chips": [d, -d],
