@@ -305,3 +305,19 @@ def test_16_bit_storage_refusals():
                         ({"compression": 16, "algorithm": "pdcfr+"}, "without predictions")):
         with pytest.raises(InputError, match=why):
             make_solver(P, params.pop("algorithm", "dcfr"), **params)
+
+
+def test_fused_true_fits_where_the_sequence_form_does_not():
+    """A small spot (below FUSED_MIN_SEQS: the sequence form by default) under a limit only the
+    fused engine fits: the problem builds, fused=true solves it, and the default path, the LP
+    and EGT are refused in one line, before the treeplexes are built, naming the fused estimate."""
+    from treeplex.core.treeplex import DeferredTreeplex
+
+    g = _spot("turn")
+    lean, full = g.memory_estimate(fused=True), g.memory_estimate(fused=False)
+    P = g.problem(max_memory=(lean + full) // 2)
+    assert np.isfinite(tp.solve(P, "dcfr", max_iters=3, fused=True).gap)
+    for run in (lambda: make_solver(P, "dcfr").step(), lambda: tp.solve_lp(P), lambda: make_solver(P, "egt")):
+        with pytest.raises(InputError, match="sequence form of this spot needs about .* fused engine"):
+            run()
+    assert isinstance(P.__dict__["_X"], DeferredTreeplex)

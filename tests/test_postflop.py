@@ -138,10 +138,16 @@ def test_bad_input_names_the_field(kw, message):
 
 
 def test_oversized_spot_is_refused_before_allocation():
+    """Below the leanest path's estimate (the fused engine's) the problem is refused; below the
+    sequence form's only, the problem is built (its treeplexes deferred) and the default solver
+    is refused before its state is allocated."""
     g = PostflopGame(board="KsQh9d8c", pot=20, stack=30, range0="AA,KK", range1="QQ")
-    need = g.memory_estimate()
+    lean, full = g.memory_estimate(fused=True), g.memory_estimate()
     with pytest.raises(InputError, match="needs about .* above --max-memory"):
-        g.problem(max_memory=need - 1)
+        g.problem(max_memory=lean - 1)
+    P = PostflopGame(board="KsQh9d8c", pot=20, stack=30, range0="AA,KK", range1="QQ").problem(max_memory=full - 1)
+    with pytest.raises(InputError, match="sequence form of this spot needs about .* above --max-memory"):
+        tp.solve(P, "dcfr", max_iters=2)
 
 
 def test_range_ev_at_the_root_is_the_game_value():

@@ -322,11 +322,16 @@ class Problem:
 
 def _treeplex_property(name: str):
     """Problem.X / Problem.Y: the treeplex, built on first access where the problem was given
-    a :class:`~treeplex.core.treeplex.DeferredTreeplex`."""
+    a :class:`~treeplex.core.treeplex.DeferredTreeplex` (after the game's
+    ``check_sequence_form_memory``, where it has one: the problem itself was checked for its
+    leanest path only)."""
 
     def get(self):
         t = self.__dict__[name]
         if isinstance(t, DeferredTreeplex):
+            check = getattr(self.game, "check_sequence_form_memory", None)
+            if check is not None:  # the sequence form's memory, refused before it is allocated
+                check()
             t = self.__dict__[name] = t.build()
         return t
 

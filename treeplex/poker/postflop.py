@@ -447,7 +447,7 @@ class PostflopGame(PublicTreeGame):
         if self._tree is None:
             self.build_tree(max_memory)
         self._max_memory = None if max_memory is None else str(max_memory)
-        need = self.memory_estimate()
+        need = self.memory_estimate(fused=True)  # the leanest path; the sequence form is checked when a solver needs it
         limit, name = limit_bytes(self._max_memory)
         if limit is not None and need > limit:
             raise InputError(f"postflop: this spot needs about {show(need)} "
