@@ -257,3 +257,14 @@ class LazyLabels(LazyKeys):
         if isinstance(j, slice):
             return [self[i] for i in range(*j.indices(len(self)))]
         return self.game.tree.actions[self.nodes[self._locate(j)[0]]]
+
+
+def frequency_table(title: str, nodes: list[dict]) -> str:
+    """The summary of a public-tree game: ``title``, then one line per node of a
+    ``strategy_dict``'s ``nodes`` (history, player, reach, range-weighted action frequencies)."""
+    lines = [title, "node (history)                          player  reach   frequencies"]
+    for nd in nodes:
+        acts = ("  ".join(f"{a} {100 * f:5.1f}%" for a, f in zip(nd["actions"], nd["frequencies"]))
+                if nd["reach"] > 0 else "(never reached)")
+        lines.append(f"{(nd['history'] or '<root>'):40s} {nd['player']:>4d}  {100 * nd['reach']:5.1f}%  {acts}")
+    return "\n".join(lines)

@@ -60,7 +60,7 @@ from ..core.treeplex import DeferredTreeplex
 from ..errors import InputError
 from ..model.game import GameError
 from .cards import HAND_CARDS, card_name, flop_texture, parse_cards
-from .hands_game import HandsProblem, PublicTreeGame
+from .hands_game import HandsProblem, PublicTreeGame, frequency_table
 from .isomorphism import Reduction, SymmetricPayoff, hand_orbits
 from .betting import ALL_IN
 from .nlfh import NLFH, PublicNode, parse_bets
@@ -772,13 +772,8 @@ class NLFH52(PublicTreeGame):
 
     def summary(self, x: np.ndarray, y: np.ndarray) -> str:
         """Range-weighted action frequencies at the preflop nodes."""
-        lines = [f"{self.name}: {self.tree.n_nodes:,} public decision nodes, {len(self.classes)} flop classes",
-                 "node (history)                          player  reach   frequencies"]
-        for nd in self.strategy_dict(x, y)["nodes"]:
-            acts = ("  ".join(f"{a} {100 * f:5.1f}%" for a, f in zip(nd["actions"], nd["frequencies"]))
-                    if nd["reach"] > 0 else "(never reached)")
-            lines.append(f"{(nd['history'] or '<root>'):40s} {nd['player']:>4d}  {100 * nd['reach']:5.1f}%  {acts}")
-        return "\n".join(lines)
+        return frequency_table(f"{self.name}: {self.tree.n_nodes:,} public decision nodes, {len(self.classes)} flop "
+                               "classes", self.strategy_dict(x, y)["nodes"])
 
     def initial_state(self):
         raise GameError("nlfh52 builds its own sequence form (problem()); for the rules game use nlfh(...)")

@@ -50,7 +50,7 @@ from ..core.treeplex import DeferredTreeplex
 from ..errors import InputError
 from ..model.game import RulesState
 from .cards import HAND_CARDS, RANKS, board_mask, card_name, hand_name, hand_strength, parse_board, parse_cards
-from .hands_game import HandsProblem, PublicTreeGame
+from .hands_game import HandsProblem, PublicTreeGame, frequency_table
 from .operator import RiverPayoff, _normalizer, compatible
 from .isomorphism import Reduction, SymmetricPayoff
 from .locks import baseline_from_plans, baseline_from_solution, check_locks, lock_sequences
@@ -606,14 +606,8 @@ class PostflopGame(PublicTreeGame):
 
     def summary(self, x: np.ndarray, y: np.ndarray) -> str:
         """Aggregate action frequencies at the starting street's nodes."""
-        lines = [f"{self.name}: hands {self.n_hands[0]} (OOP) vs {self.n_hands[1]} (IP), "
-                 f"{self.tree.n_nodes:,} public decision nodes",
-                 "node (history)                          player  reach   frequencies"]
-        for nd in self.strategy_dict(x, y)["nodes"]:
-            acts = ("  ".join(f"{a} {100 * f:5.1f}%" for a, f in zip(nd["actions"], nd["frequencies"]))
-                    if nd["reach"] > 0 else "(never reached)")
-            lines.append(f"{(nd['history'] or '<root>'):40s} {nd['player']:>4d}  {100 * nd['reach']:5.1f}%  {acts}")
-        return "\n".join(lines)
+        return frequency_table(f"{self.name}: hands {self.n_hands[0]} (OOP) vs {self.n_hands[1]} (IP), "
+                               f"{self.tree.n_nodes:,} public decision nodes", self.strategy_dict(x, y)["nodes"])
 
 
 class PostflopState(RulesState):
