@@ -33,6 +33,7 @@ from ..abstraction.indexer import _index_one
 from .game import DECISION, FOLD, MAX_ACTIONS
 
 INT32_MAX = 2147483647
+MAX_DEPTH = 128  # decision nodes on a path (4 rounds x (max_raises + 2) is far below)
 
 
 # ------------------------------------------------------------------ random numbers
@@ -245,56 +246,87 @@ def _strategy(R, base, k, out):
 
 
 @nb.njit(cache=True)
-def traverse(node, t, bk, sd, kind, street, actor, n_act, first, payoff, children, offset, last_round,
-             R, S, rng, prune, threshold, floor, scratch, depth, stats):
-    """Sampled value for traverser ``t`` below ``node`` (chips), updating R at t's nodes and S
-    at the opponent's. ``scratch[depth]`` holds a node's strategy and action values."""
-    k = kind[node]
-    if k != DECISION:
-        u = payoff[node] if k == FOLD else sd * payoff[node]
-        return u if t == 0 else -u
-    stats[0] += 1
-    p = actor[node]
-    s = street[node]
-    na = n_act[node]
-    base = offset[node] + bk[p, s] * na
-    sig = scratch[depth, :MAX_ACTIONS]
-    val = scratch[depth, MAX_ACTIONS:]
-    _strategy(R, base, na, sig)
-    if p != t:
-        for a in range(na):
-            S[base + a] += sig[a]
-        u = uniform(rng)
-        a = 0
-        acc = sig[0]
-        while a < na - 1 and u >= acc:
+def traverse(t, bk, sd, kind, street, actor, n_act, first, payoff, children, offset, last_round,
+             R, S, rng, prune, threshold, floor, sig, val, frame, stats):
+    """Sampled value for traverser ``t`` from the root (chips), updating R at t's nodes and S
+    at the opponent's. Iterative (numba's cache cannot hold recursive functions): the
+    opponent's nodes pass through, each of t's nodes is a frame (``frame[d]``: node, next
+    action, explored-action bits; ``sig[d]``, ``val[d]``: its strategy and action values)."""
+    d = -1
+    node = 0
+    while True:
+        # descend from ``node`` until a terminal gives ``ret``
+        while True:
+            k = kind[node]
+            if k != DECISION:
+                u = payoff[node] if k == FOLD else sd * payoff[node]
+                ret = u if t == 0 else -u
+                break
+            stats[0] += 1
+            p = actor[node]
+            na = n_act[node]
+            base = offset[node] + bk[p, street[node]] * na
+            if p != t:
+                _strategy(R, base, na, sig[d + 1])
+                for a in range(na):
+                    S[base + a] += sig[d + 1, a]
+                u = uniform(rng)
+                a = 0
+                acc = sig[d + 1, 0]
+                while a < na - 1 and u >= acc:
+                    a += 1
+                    acc += sig[d + 1, a]
+                node = children[first[node] + a]
+                continue
+            d += 1
+            _strategy(R, base, na, sig[d])
+            explore = 0
+            if prune and street[node] != last_round:
+                for a in range(na):
+                    if kind[children[first[node] + a]] != DECISION or R[base + a] >= threshold:
+                        explore |= 1 << a
+                    else:
+                        stats[1] += 1
+            if explore == 0:
+                explore = (1 << na) - 1
+            a = 0
+            while not explore >> a & 1:
+                a += 1
+            frame[d, 0] = node
+            frame[d, 1] = a
+            frame[d, 2] = explore
+            node = children[first[node] + a]
+        # return ``ret`` up through the frames that have no action left to explore
+        while True:
+            if d < 0:
+                return ret
+            node = frame[d, 0]
+            a = frame[d, 1]
+            explore = frame[d, 2]
+            val[d, a] = ret
             a += 1
-            acc += sig[a]
-        return traverse(children[first[node] + a], t, bk, sd, kind, street, actor, n_act, first, payoff, children,
-                        offset, last_round, R, S, rng, prune, threshold, floor, scratch, depth + 1, stats)
-    v = 0.0
-    explored = 0
-    for a in range(na):
-        c = children[first[node] + a]
-        if prune and s != last_round and kind[c] == DECISION and R[base + a] < threshold:
-            val[a] = np.nan
-            stats[1] += 1
-            continue
-        val[a] = traverse(c, t, bk, sd, kind, street, actor, n_act, first, payoff, children, offset, last_round,
-                          R, S, rng, prune, threshold, floor, scratch, depth + 1, stats)
-        explored |= 1 << a
-        v += sig[a] * val[a]
-    for a in range(na):
-        if explored >> a & 1:
-            x = val[a] - v
-            r = np.floor(x + uniform(rng))
-            new = R[base + a] + r
-            if new > INT32_MAX:
-                new = INT32_MAX
-            elif new < floor:
-                new = floor
-            R[base + a] = np.int32(new)
-    return v
+            na = n_act[node]
+            while a < na and not explore >> a & 1:
+                a += 1
+            if a < na:
+                frame[d, 1] = a
+                node = children[first[node] + a]
+                break
+            base = offset[node] + bk[t, street[node]] * na
+            v = 0.0
+            for a in range(na):
+                if explore >> a & 1:
+                    v += sig[d, a] * val[d, a]
+            for a in range(na):
+                if explore >> a & 1:
+                    new = R[base + a] + np.floor(val[d, a] - v + uniform(rng))
+                    if new > INT32_MAX:
+                        new = INT32_MAX
+                    elif new < floor:
+                        new = floor
+                    R[base + a] = np.int32(new)
+            ret = v
+            d -= 1
 
 
 @nb.njit(cache=True)
@@ -315,7 +347,9 @@ def run_iterations(n, start, kind, street, actor, n_act, first, payoff, children
     iteration i, while i <= ``discount_until`` and i is a multiple of ``discount_every``,
     R and S are discounted by k/(k+1), k = i / discount_every. ``mode`` 0 deals 52-card
     hold'em (``flops``, indexers, buckets), 1 a table. Returns the sum of traverser values."""
-    scratch = np.zeros((64, 2 * MAX_ACTIONS))
+    sig = np.zeros((MAX_DEPTH, MAX_ACTIONS))
+    val = np.zeros((MAX_DEPTH, MAX_ACTIONS))
+    frame = np.zeros((MAX_DEPTH, 3), dtype=np.int64)
     bk = np.zeros((2, 4), dtype=np.int64)
     cards = np.zeros(9, dtype=np.int64)
     total = 0.0
@@ -332,8 +366,8 @@ def run_iterations(n, start, kind, street, actor, n_act, first, payoff, children
             else:
                 sd = table_deal(cdf, table_bk, table_sd, rng, bk)
             prune = i > prune_after and uniform(rng) < prune_share
-            total += traverse(0, t, bk, sd, kind, street, actor, n_act, first, payoff, children, offset,
-                              last_round, R, S, rng, prune, threshold, floor, scratch, 0, stats)
+            total += traverse(t, bk, sd, kind, street, actor, n_act, first, payoff, children, offset,
+                              last_round, R, S, rng, prune, threshold, floor, sig, val, frame, stats)
         if discount_every > 0 and i <= discount_until and i % discount_every == 0:
             k = i // discount_every
             discount(R, S, k / (k + 1.0))
@@ -344,26 +378,39 @@ def run_iterations(n, start, kind, street, actor, n_act, first, payoff, children
 
 
 @nb.njit(cache=True)
-def _play(node, bk, sd, kind, street, actor, n_act, first, payoff, children, offset, S0, S1):
-    """Player 0's expected chips below ``node`` when player 0 plays the normalized ``S0`` and
-    player 1 ``S1`` (uniform where a strategy sum is 0), on a deal with buckets bk."""
-    k = kind[node]
-    if k != DECISION:
-        return payoff[node] if k == FOLD else sd * payoff[node]
-    p = actor[node]
-    na = n_act[node]
-    base = offset[node] + bk[p, street[node]] * na
-    Sp = S0 if p == 0 else S1
-    tot = 0.0
-    for a in range(na):
-        tot += Sp[base + a]
-    v = 0.0
-    for a in range(na):
-        w = Sp[base + a] / tot if tot > 0 else 1.0 / na
-        if w > 0:
-            v += w * _play(children[first[node] + a], bk, sd, kind, street, actor, n_act, first, payoff, children,
-                           offset, S0, S1)
-    return v
+def expected_value(bk, sd, kind, street, actor, n_act, first, payoff, children, offset, S0, S1, frame, acc):
+    """Player 0's expected chips from the root when player 0 plays the normalized strategy
+    sums ``S0`` and player 1 ``S1`` (uniform where a sum is 0), on a deal with buckets bk.
+    Iterative: ``frame[d]`` = (node, next action), ``acc[d]`` its value so far."""
+    d = -1
+    node = 0
+    while True:
+        while kind[node] == DECISION:
+            d += 1
+            frame[d, 0] = node
+            frame[d, 1] = 0
+            acc[d] = 0.0
+            node = children[first[node]]
+        ret = payoff[node] if kind[node] == FOLD else sd * payoff[node]
+        while True:
+            if d < 0:
+                return ret
+            node = frame[d, 0]
+            a = frame[d, 1]
+            p = actor[node]
+            na = n_act[node]
+            base = offset[node] + bk[p, street[node]] * na
+            Sp = S0 if p == 0 else S1
+            tot = 0.0
+            for b in range(na):
+                tot += Sp[base + b]
+            acc[d] += (Sp[base + a] / tot if tot > 0 else 1.0 / na) * ret
+            if a + 1 < na:
+                frame[d, 1] = a + 1
+                node = children[first[node] + a + 1]
+                break
+            ret = acc[d]
+            d -= 1
 
 
 @nb.njit(cache=True)
@@ -375,6 +422,8 @@ def head_to_head(n, kind, street, actor, n_act, first, payoff, children, offset,
     out = np.empty(n)
     bk = np.zeros((2, 4), dtype=np.int64)
     cards = np.zeros(9, dtype=np.int64)
+    frame = np.zeros((MAX_DEPTH, 2), dtype=np.int64)
+    acc = np.zeros(MAX_DEPTH)
     for i in range(n):
         if mode == 0:
             while True:
@@ -385,7 +434,7 @@ def head_to_head(n, kind, street, actor, n_act, first, payoff, children, offset,
                     break
         else:
             sd = table_deal(cdf, table_bk, table_sd, rng, bk)
-        a = _play(0, bk, sd, kind, street, actor, n_act, first, payoff, children, offset, SA, SB)
-        b = _play(0, bk, sd, kind, street, actor, n_act, first, payoff, children, offset, SB, SA)
+        a = expected_value(bk, sd, kind, street, actor, n_act, first, payoff, children, offset, SA, SB, frame, acc)
+        b = expected_value(bk, sd, kind, street, actor, n_act, first, payoff, children, offset, SB, SA, frame, acc)
         out[i] = 0.5 * (a - b)
     return out
