@@ -31,6 +31,8 @@ from ..poker.nlfh import PublicNode, parse_bets
 DECISION, FOLD, SHOWDOWN = 0, 1, 2
 STREETS = ("preflop", "flop", "turn", "river")
 MAX_ACTIONS = 8
+MAX_RAISES = 8  # per round: the tree grows about 1.5x per extra raise, and the kernels' path depth is bounded
+MAX_DEPTH = 128  # decision nodes on a path the kernels hold frames for (4 rounds x (MAX_RAISES + 2) fits)
 
 
 @dataclass(frozen=True)
@@ -58,8 +60,8 @@ class _Rules:
         if not (0 < c.small_blind <= c.big_blind < c.stack):
             raise InputError(f"blueprint: need 0 < small_blind <= big_blind < stack, got {c.small_blind}, "
                              f"{c.big_blind}, {c.stack}")
-        if not isinstance(c.max_raises, int) or c.max_raises < 1:
-            raise InputError(f"blueprint: max_raises must be a whole number >= 1, got {c.max_raises!r}")
+        if not isinstance(c.max_raises, int) or not 1 <= c.max_raises <= MAX_RAISES:
+            raise InputError(f"blueprint: max_raises must be a whole number in 1..{MAX_RAISES}, got {c.max_raises!r}")
         self.nodes = []
         self.stack, self.small_blind, self.big_blind = int(c.stack), int(c.small_blind), int(c.big_blind)
         self.bets = parse_bets(c.bets, rounds=c.rounds)

@@ -30,10 +30,9 @@ import numba as nb
 import numpy as np
 
 from ..abstraction.indexer import _index_one
-from .game import DECISION, FOLD, MAX_ACTIONS
+from .game import DECISION, FOLD, MAX_ACTIONS, MAX_DEPTH
 
 INT32_MAX = 2147483647
-MAX_DEPTH = 128  # decision nodes on a path (4 rounds x (max_raises + 2) is far below)
 
 
 # ------------------------------------------------------------------ random numbers

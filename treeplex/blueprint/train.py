@@ -185,14 +185,14 @@ class Trainer:
     # ------------------------------------------------------------ running
 
     def step(self, n: int) -> float:
-        """Run ``n`` iterations; returns the mean traverser value (chips)."""
+        """Run ``n`` iterations; returns the mean traverser value (chips; 0 for n = 0)."""
         t, p = self.tree, self.params
         total = K.run_iterations(n, self.iterations, t.kind, t.street, t.actor, t.n_act, t.first, t.payoff,
                                  t.children, t.offset, t.config.rounds - 1, self.R, self.S, self.rng,
                                  p.prune_after, p.prune_share, p.threshold, p.floor, p.discount_every,
                                  p.discount_until, *self.deals.args(), self.stats)
         self.iterations += n
-        return total / (2 * n)
+        return total / (2 * n) if n else 0.0
 
     def quality(self) -> float:
         """The progress bar's figure (module doc), in mbb."""
@@ -215,6 +215,7 @@ class Trainer:
 
         if iterations is None and time_limit is None:
             raise InputError("blueprint train: give --iterations or --time-limit")
+        self.step(0)  # compile (or load the cached kernels) outside the timed run
         start_it, t0 = self.iterations, time.perf_counter()
         last_ck = t0
         bar = tqdm(total=iterations, initial=self.iterations, unit="it", disable=not progress, smoothing=0.1)
