@@ -203,26 +203,42 @@ def test_sampled_regrets_are_unbiased(big_blind):
         assert np.corrcoef(mean[touched], exact[t][touched])[0, 1] > 0.95
 
 
-def test_pruning_skips_only_what_pluribus_skips():
-    """With every regret below the threshold, a pruned traversal explores only actions that
-    end the hand, except on the last round where it explores all."""
-    tree, table = small_game()
-    R = np.full(tree.n_slots, -1000, dtype=np.int32)
+def _traverse(tree, table, t, R, prune, threshold, floor, seed=1):
     S = np.zeros(tree.n_slots, dtype=np.float32)
     stats = np.zeros(3, dtype=np.int64)
     bk = np.zeros((2, 4), dtype=np.int64)
-    rng = K.seed_state(1)
+    rng = K.seed_state(seed)
     sd = K.table_deal(table.cdf, table.bk, table.sd, rng, bk)
+    K.traverse(t, bk, sd, tree.kind, tree.street, tree.actor, tree.n_act, tree.first, tree.payoff, tree.children,
+               tree.offset, tree.config.rounds - 1, R, S, rng, prune, threshold, floor, np.zeros((128, 8)),
+               np.zeros((128, 8)), np.zeros((128, 3), dtype=np.int64), stats)
+    return bk, stats
+
+
+def test_pruning_skips_only_what_pluribus_skips():
+    """A pruned traversal skips actions with regret below the threshold, except actions that
+    end the hand and actions on the last round; skipped actions keep their regret."""
+    tree, table = small_game()
+    R = np.full(tree.n_slots, -1000, dtype=np.int32)
     before = R.copy()
-    K.traverse(0, bk, sd, tree.kind, tree.street, tree.actor, tree.n_act, tree.first, tree.payoff, tree.children,
-               tree.offset, 1, R, S, rng, True, -500, -2000, np.zeros((128, 8)), np.zeros((128, 8)),
-               np.zeros((128, 3), dtype=np.int64), stats)
-    root = slice(tree.offset[0] + bk[0, 0] * tree.n_act[0], tree.offset[0] + (bk[0, 0] + 1) * tree.n_act[0])
-    kids = tree.children[tree.first[0]:tree.first[0] + tree.n_act[0]]
-    changed = R[root] != before[root]
-    ends = tree.kind[kids] != DECISION
-    assert stats[1] > 0 and not changed[~ends].any()  # pruned actions keep their regret
-    assert (R >= -2000).all()
+    bk, stats = _traverse(tree, table, 0, R, True, -500, -2000)
+    k = tree.n_act[0]
+    root = slice(tree.offset[0] + bk[0, 0] * k, tree.offset[0] + (bk[0, 0] + 1) * k)
+    ends = tree.kind[tree.children[tree.first[0]:tree.first[0] + k]] != DECISION
+    assert stats[1] == (~ends).sum() and ends.any()  # only the root's fold was explored
+    assert (R[root][~ends] == before[root][~ends]).all() and (R != before).sum() == ends.sum()
+    # regrets at 0 before the last round, below the threshold on it: nothing is pruned
+    last = np.zeros(tree.n_slots, dtype=bool)
+    for v in np.flatnonzero((tree.kind == DECISION) & (tree.street == tree.config.rounds - 1)):
+        last[tree.offset[v]:tree.offset[v] + tree.n_act[v] * tree.buckets[-1]] = True
+    pruned = changed = 0
+    for seed in range(40):
+        R = np.where(last, -1000, 0).astype(np.int32)
+        _, stats = _traverse(tree, table, seed % 2, R, True, -500, -2000, seed)
+        pruned += stats[1]
+        changed += (R[last] != -1000).sum()
+        assert (R >= -2000).all()
+    assert pruned == 0 and changed > 0
 
 
 def test_checkpoint_continues_identically_and_bad_files_are_refused(tmp_path):
