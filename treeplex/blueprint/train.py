@@ -46,13 +46,15 @@ KIND = "treeplex-blueprint"
 
 @dataclass(frozen=True)
 class Params:
-    """MCCFR settings (iterations; chips). Defaults follow Pluribus's schedule in iterations:
-    40 discounts, pruning from half-way through them."""
+    """MCCFR settings (iterations; chips). Defaults: Pluribus's schedule (40 discounts,
+    pruning from half-way through them, its threshold and floor in chips), its 10-minute
+    intervals scaled to an hours-long run here: at about 10^4 iterations/s an interval is
+    about 2 minutes and the discounting about the first hour."""
 
     seed: int = 0
-    discount_every: int = 100_000
-    discount_until: int = 4_000_000
-    prune_after: int = 2_000_000
+    discount_every: int = 1_000_000
+    discount_until: int = 40_000_000
+    prune_after: int = 20_000_000
     prune_share: float = 0.95
     threshold: int = -300_000_000
     floor: int = -310_000_000

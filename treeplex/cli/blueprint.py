@@ -23,9 +23,9 @@ def options(sp: argparse.ArgumentParser) -> None:
                                                 "(default 0.5,1,allin/0.5,1,allin/1,allin/1,allin)")
     t.add_argument("--max-raises", type=int, default=None, help="bets/raises per round (default 3)")
     for name, help in (("seed", "random seed (default 0)"),
-                       ("discount-every", "iterations per linear-CFR discount (default 100000)"),
-                       ("discount-until", "no discount after this many iterations (default 4000000)"),
-                       ("prune-after", "prune from this iteration on (default 2000000)")):
+                       ("discount-every", "iterations per linear-CFR discount (default 1000000)"),
+                       ("discount-until", "no discount after this many iterations (default 40000000)"),
+                       ("prune-after", "prune from this iteration on (default 20000000)")):
         t.add_argument(f"--{name}", type=int, default=None, help=help)
     t.add_argument("--prune-share", type=float, default=None, help="share of pruned traversals (default 0.95)")
     t.add_argument("--max-memory", default=None, metavar="SIZE", help="refuse a blueprint estimated above SIZE")
