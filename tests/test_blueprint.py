@@ -292,6 +292,11 @@ def test_head_to_head_is_antisymmetric_and_ranks_training():
     ba = head_to_head(tree, table, early.S, late.S, 20000, seed=4)
     assert ab["mbb"] == pytest.approx(-ba["mbb"])
     assert ab["mbb"] - ab["ci95"] > 0  # the trained blueprint wins
+    # the exact duplicate value from treeplex's payoff matrix lies in the interval
+    problem = explicit(tree, table)
+    (xa, ya), (xb, yb) = plans(problem, tree, late.average()), plans(problem, tree, early.average())
+    exact = 0.5 * (evaluate(problem, xa, yb).value - evaluate(problem, xb, ya).value) * 1000 / tree.config.big_blind
+    assert abs(ab["mbb"] - exact) < ab["ci95"] * 1.3, (ab, exact)
 
 
 @pytest.fixture(scope="module")
@@ -323,6 +328,7 @@ def test_cli_train_resume_match_and_bad_inputs(tiny_abs, tmp_path):
     r = _cli("match", f"{d}/b.npz", f"{d}/a.npz", "--abstraction", tiny_abs, "--deals", "500")
     assert r.returncode == 0 and "mbb/g (95% CI" in r.stdout, r.stderr
     for args, msg in ((["train", *common, "-o", f"{d}/x.npz"], "--iterations"),
+                      (["train", *common, "-o", f"{d}/x.npz", "--time-limit", "-1"], "--time-limit"),
                       (["train", *common, "-o", f"{d}/x.npz", "--iterations", "10", "--resume", tiny_abs],
                        "not a blueprint checkpoint"),
                       (["train", *common, "-o", f"{d}/x.npz", "--iterations", "10", "--max-memory", "1K"],

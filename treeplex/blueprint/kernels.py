@@ -376,48 +376,56 @@ def run_iterations(n, start, kind, street, actor, n_act, first, payoff, children
 # ------------------------------------------------------------------ exact play on one deal
 
 
+@nb.njit(inline="always")
+def _next_played(P, base, a, na):
+    """The first action from ``a`` on with probability > 0 (``na`` if none)."""
+    while a < na and P[base + a] <= 0:
+        a += 1
+    return a
+
+
 @nb.njit(cache=True)
-def expected_value(bk, sd, kind, street, actor, n_act, first, payoff, children, offset, S0, S1, frame, acc):
-    """Player 0's expected chips from the root when player 0 plays the normalized strategy
-    sums ``S0`` and player 1 ``S1`` (uniform where a sum is 0), on a deal with buckets bk.
-    Iterative: ``frame[d]`` = (node, next action), ``acc[d]`` its value so far."""
+def expected_value(bk, sd, kind, street, actor, n_act, first, payoff, children, offset, P0, P1, frame, acc):
+    """Player 0's expected chips from the root when player p plays the probabilities ``Pp``
+    (per infoset-action), on a deal with buckets bk; actions of probability 0 are skipped.
+    Iterative: ``frame[d]`` = (node, action being valued), ``acc[d]`` its value so far."""
     d = -1
     node = 0
     while True:
         while kind[node] == DECISION:
             d += 1
+            na = n_act[node]
+            base = offset[node] + bk[actor[node], street[node]] * na
+            a = _next_played(P0 if actor[node] == 0 else P1, base, 0, na)
             frame[d, 0] = node
-            frame[d, 1] = 0
+            frame[d, 1] = a
             acc[d] = 0.0
-            node = children[first[node]]
+            node = children[first[node] + a]
         ret = payoff[node] if kind[node] == FOLD else sd * payoff[node]
         while True:
             if d < 0:
                 return ret
             node = frame[d, 0]
             a = frame[d, 1]
-            p = actor[node]
             na = n_act[node]
-            base = offset[node] + bk[p, street[node]] * na
-            Sp = S0 if p == 0 else S1
-            tot = 0.0
-            for b in range(na):
-                tot += Sp[base + b]
-            acc[d] += (Sp[base + a] / tot if tot > 0 else 1.0 / na) * ret
-            if a + 1 < na:
-                frame[d, 1] = a + 1
-                node = children[first[node] + a + 1]
+            base = offset[node] + bk[actor[node], street[node]] * na
+            P = P0 if actor[node] == 0 else P1
+            acc[d] += P[base + a] * ret
+            a = _next_played(P, base, a + 1, na)
+            if a < na:
+                frame[d, 1] = a
+                node = children[first[node] + a]
                 break
             ret = acc[d]
             d -= 1
 
 
 @nb.njit(cache=True)
-def head_to_head(n, kind, street, actor, n_act, first, payoff, children, offset, SA, SB, rng, mode, flops,
+def head_to_head(n, kind, street, actor, n_act, first, payoff, children, offset, PA, PB, rng, mode, flops,
                  ix_rounds, ix_keys, ix_offsets, ix_shapes, ix_lens, vals, wheres, cdf, table_bk, table_sd):
-    """Duplicate play of A against B on ``n`` sampled deals: per deal, (A as player 0 against
-    B) minus (B as player 0 against A), halved: A's chips per hand, exact over both players'
-    actions. Returns the per-deal values."""
+    """Duplicate play of A against B (their probabilities per infoset-action) on ``n`` sampled
+    deals: per deal, (A as player 0 against B) minus (B as player 0 against A), halved: A's
+    chips per hand, exact over both players' actions. Returns the per-deal values."""
     out = np.empty(n)
     bk = np.zeros((2, 4), dtype=np.int64)
     cards = np.zeros(9, dtype=np.int64)
@@ -433,7 +441,7 @@ def head_to_head(n, kind, street, actor, n_act, first, payoff, children, offset,
                     break
         else:
             sd = table_deal(cdf, table_bk, table_sd, rng, bk)
-        a = expected_value(bk, sd, kind, street, actor, n_act, first, payoff, children, offset, SA, SB, frame, acc)
-        b = expected_value(bk, sd, kind, street, actor, n_act, first, payoff, children, offset, SB, SA, frame, acc)
+        a = expected_value(bk, sd, kind, street, actor, n_act, first, payoff, children, offset, PA, PB, frame, acc)
+        b = expected_value(bk, sd, kind, street, actor, n_act, first, payoff, children, offset, PB, PA, frame, acc)
         out[i] = 0.5 * (a - b)
     return out

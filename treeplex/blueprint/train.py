@@ -256,15 +256,8 @@ class Trainer:
     # ------------------------------------------------------------ strategies
 
     def average(self) -> np.ndarray:
-        """The average strategy per infoset-action (uniform where an infoset's sum is 0)."""
-        t = self.tree
-        out = np.empty(t.n_slots)
-        for v in np.flatnonzero(t.kind == DECISION):
-            k, b = t.n_act[v], t.buckets[t.street[v]]
-            s = self.S[t.offset[v]:t.offset[v] + k * b].reshape(b, k).astype(np.float64)
-            tot = s.sum(1, keepdims=True)
-            out[t.offset[v]:t.offset[v] + k * b] = np.where(tot > 0, s / np.where(tot > 0, tot, 1), 1.0 / k).ravel()
-        return out
+        """The average strategy per infoset-action (:func:`average_strategy` of S)."""
+        return average_strategy(self.tree, self.S)
 
     # ------------------------------------------------------------ checkpoints
 
@@ -307,6 +300,18 @@ class Trainer:
         self.iterations, self.seconds = it, float(sec)
 
 
+def average_strategy(tree: BettingTree, S: np.ndarray) -> np.ndarray:
+    """Strategy sums ``S`` normalized per infoset (uniform where an infoset's sum is 0)."""
+    t = tree
+    out = np.empty(t.n_slots)
+    for v in np.flatnonzero(t.kind == DECISION):
+        k, b = t.n_act[v], t.buckets[t.street[v]]
+        s = np.asarray(S[t.offset[v]:t.offset[v] + k * b], dtype=np.float64).reshape(b, k)
+        tot = s.sum(1, keepdims=True)
+        out[t.offset[v]:t.offset[v] + k * b] = np.where(tot > 0, s / np.where(tot > 0, tot, 1), 1.0 / k).ravel()
+    return out
+
+
 def read_checkpoint(path: str) -> tuple[dict, dict]:
     """(meta, arrays) of a blueprint file, or one :class:`InputError` line."""
     try:
@@ -330,8 +335,8 @@ def head_to_head(tree: BettingTree, deals, SA: np.ndarray, SB: np.ndarray, n: in
     sampled deals (each deal played in both seats), exact over both players' actions with
     their average strategies (strategy sums ``SA``, ``SB``)."""
     t = tree
-    v = K.head_to_head(n, t.kind, t.street, t.actor, t.n_act, t.first, t.payoff, t.children, t.offset,
-                       np.asarray(SA, dtype=np.float32), np.asarray(SB, dtype=np.float32), K.seed_state(seed),
-                       *deals.args())
+    PA, PB = (average_strategy(t, S) for S in (SA, SB))
+    v = K.head_to_head(n, t.kind, t.street, t.actor, t.n_act, t.first, t.payoff, t.children, t.offset, PA, PB,
+                       K.seed_state(seed), *deals.args())
     scale = 1000.0 / t.config.big_blind
     return {"mbb": float(v.mean() * scale), "ci95": float(1.96 * v.std(ddof=1) / math.sqrt(n) * scale), "deals": n}

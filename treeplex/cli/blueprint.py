@@ -74,6 +74,10 @@ def run(args) -> int:
         raise InputError("blueprint train: give --iterations N or --time-limit S (or both)")
     if args.iterations is not None and args.iterations < 0:
         raise InputError(f"--iterations must be >= 0, got {args.iterations}")
+    if args.time_limit is not None and not args.time_limit > 0:
+        raise InputError(f"--time-limit must be a positive number of seconds, got {args.time_limit}")
+    if not args.checkpoint_every > 0:
+        raise InputError(f"--checkpoint-every must be a positive number of seconds, got {args.checkpoint_every}")
     tr = _trainer(args.abstraction, {"bets": args.bets, "max_raises": args.max_raises},
                   {"seed": args.seed, "discount_every": args.discount_every, "discount_until": args.discount_until,
                    "prune_after": args.prune_after, "prune_share": args.prune_share}, args.resume, args.max_memory)
