@@ -314,8 +314,10 @@ def _cli(*args, cwd=None):
                           env=env, cwd=cwd)
 
 
-def test_cli_train_resume_match_and_bad_inputs(tiny_abs, tmp_path):
+def test_cli_train_resume_match_and_bad_inputs(tiny_abs, tmp_path, capsys):
     """52-card deals through the abstraction: train, resume from the checkpoint, match."""
+    from treeplex.cli import main
+
     d = str(tmp_path)
     common = ["--abstraction", tiny_abs, "--quiet", "--discount-every", "500", "--discount-until", "5000"]
     r = _cli("train", *common, "-o", f"{d}/a.npz", "--iterations", "3000", "--checkpoint", f"{d}/ck.npz")
@@ -327,6 +329,7 @@ def test_cli_train_resume_match_and_bad_inputs(tiny_abs, tmp_path):
     assert r.returncode == 0, r.stderr
     r = _cli("match", f"{d}/b.npz", f"{d}/a.npz", "--abstraction", tiny_abs, "--deals", "500")
     assert r.returncode == 0 and "mbb/g (95% CI" in r.stdout, r.stderr
+    capsys.readouterr()
     for args, msg in ((["train", *common, "-o", f"{d}/x.npz"], "--iterations"),
                       (["train", *common, "-o", f"{d}/x.npz", "--time-limit", "-1"], "--time-limit"),
                       (["train", *common, "-o", f"{d}/x.npz", "--iterations", "10", "--resume", tiny_abs],
@@ -337,5 +340,6 @@ def test_cli_train_resume_match_and_bad_inputs(tiny_abs, tmp_path):
                         "--resume", f"{d}/ck.npz"], "another betting"),
                       (["train", "--abstraction", f"{d}/a.npz", "-o", f"{d}/x.npz", "--iterations", "1"],
                        "abstraction version")):
-        r = _cli(*args)
-        assert r.returncode == 2 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
+        assert main(["blueprint", *args]) == 2, args
+        err = capsys.readouterr().err
+        assert msg in err and len(err.strip().splitlines()) == 1, (args, err)
