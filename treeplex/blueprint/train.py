@@ -34,7 +34,7 @@ from itertools import combinations
 
 import numpy as np
 
-from ..core.memory import _rss, limit_bytes, show
+from ..core.memory import rss, limit_bytes, show
 from ..errors import InputError
 from ..io.files import atomic_write
 from . import kernels as K
@@ -236,7 +236,7 @@ class Trainer:
             dt = time.perf_counter() - c0
             self.seconds += dt
             bar.update(n)
-            bar.set_postfix_str(f"mem {show(_rss())}, R+/T {self.quality():.1f} mbb")
+            bar.set_postfix_str(f"mem {show(rss())}, R+/T {self.quality():.1f} mbb")
             rate = n / max(dt, 1e-6)
             chunk = max(1, min(int(rate * 0.5), chunk * 4))  # about half a second per call
             if time_limit is not None:
