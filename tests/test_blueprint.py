@@ -257,7 +257,7 @@ def test_checkpoint_continues_identically_and_bad_files_are_refused(tmp_path):
     other = Trainer(tree, TableDeals(table.prob[::-1], table.bk[::-1, :, :2], table.sd[::-1]), p)
     with pytest.raises(InputError, match="another abstraction"):
         other.load(ck)
-    with pytest.raises(InputError, match="another parameters"):
+    with pytest.raises(InputError, match="another set of parameters"):
         Trainer(tree, table, Params(seed=10)).load(ck)
     bad = str(tmp_path / "bad.npz")
     with np.load(ck) as z:

@@ -279,7 +279,7 @@ class Trainer:
         mine = self.meta()
         for key, what in (("version", "format version"), ("kind", "kind"), ("config", "betting"),
                           ("buckets", "bucket counts"), ("tree_sha256", "betting tree"),
-                          ("abstraction", "abstraction"), ("params", "parameters")):
+                          ("abstraction", "abstraction"), ("params", "set of parameters")):
             if meta.get(key) != mine[key]:
                 detail = "" if key in ("tree_sha256", "abstraction") else f": {meta.get(key)} here, {mine[key]} asked"
                 raise InputError(f"{path}: a checkpoint of another {what}{detail}")
