@@ -21,7 +21,7 @@ first); the winner nets its gain minus r, the loser loses its chips in, a split 
 each player r/2. Postflop pots have seen the flop, so "no flop, no drop" never waives the
 rake here (it would only concern pots won preflop). The game is then general-sum (u_0 + u_1
 = -r at every terminal): each player's utility is its own (:meth:`PostflopGame.raked_values`
-on the sequence form, :func:`.fused.terminal_values` on the fused engine); the CFR family runs
+on the sequence form, :func:`.fused.fold_values` and :func:`.fused.showdown_values` on the fused engine); the CFR family runs
 it by self-play on those utilities, as postflop-solver does, and the zero-sum solvers refuse
 it. ``value`` is player 0's expected payoff, reported with player 1's and the expected rake;
 the gap is the Nash gap sum_p [BR_p - u_p] (:mod:`treeplex.model.metrics`), postflop-solver's
