@@ -1,0 +1,502 @@
+"""The bunching effect: the hole cards of the players who folded before the flop.
+
+**Model** (postflop-solver's ``BunchingData``, computed the same way: exactly, by
+inclusion-exclusion over card sets). Before the flop k <= 4 players folded (a 6-max table
+where the blinds play: UTG, HJ, CO, BTN) with folding ranges f_1..f_k (a weight per hand, range
+syntax); the two players who saw the flop hold ``range0``/``range1`` (w0, w1) as usual. Every
+hole card comes from one deck, so the joint probability of both hands, the folders' hands and
+the board is proportional to
+
+    w0[h0] w1[h1] prod_i f_i(g_i)     over pairwise card-disjoint (h0, h1, g_1, ..., g_k, board),
+
+each board card (the starting board, then each turn or river card) uniform over the cards left.
+Summed over the folders' hands, the deal (h0, h1) with the runout R dealt since the start
+board has probability
+
+    P(h0, h1, R) = w0[h0] w1[h1] N(h0 ∪ h1 ∪ R) / Zb * prod_{j < |R|} 1 / (L - j - 2k),
+
+where N(D) = sum of prod f_i(g_i) over pairwise disjoint folder hands avoiding the start board
+and the cards D, L = |deck| - |start board| - 4 (the cards a turn or river card is drawn from
+without folders) and Zb = sum over card-disjoint (h0, h1) of w0 w1 N(h0 ∪ h1). Nothing is
+approximated: the pair (h0, h1) gets a weight that is not a product w0[h0] w1[h1], and each
+runout its own. With k = 0 the game is the unbunched one; with folding ranges of every hand at
+one weight, N(D) depends only on |D|, N(D ∪ r) / N(D) = (L - |R| - 2k) / (L - |R|), and the
+game is again exactly the unbunched one (the folded cards are then just unseen cards).
+
+**Computation.** N(D) = sum_{S ⊆ D} (-1)^|S| M(S), M(S) = the weight of the disjoint folder
+tuples whose cards include S (|S| <= 4 + cards still to come: 4, 5 or 6). The folders form two
+groups A = (f_1, f_2), B = (f_3, f_4) (fewer folders, smaller groups; B may be empty). A group's
+disjoint hands with union Q weigh T_G(Q), and U_G(X) = sum_{Q ⊇ X} T_G(Q). The groups must not
+share a card R, which inclusion-exclusion over R removes:
+
+    M(S) = sum_{X_A ∪ X_B = S} (-2)^|X_A ∩ X_B| sum_R (-1)^|R| U_A(X_A ⊔ R) U_B(X_B ⊔ R),
+
+R over the card sets disjoint from S (a card of both X_A and X_B is a shared card that belongs
+to S: two ways, sign -1). The inner sums are dot products of rows of
+P_G[x, j][X, R] = U_G(X ∪ R) [X ∩ R = ∅] (:func:`_m_table`). The tables M and N are over
+the cards of the deck off the start board (49 on a 52-card flop), by size; each hand pair's
+factor on each board of the tree is then one look-up (:func:`_pair_weights`). Cost: about
+4e9 multiply-adds for four folders on a 52-card turn start; a 52-card flop start with more
+than two folders needs 6-card tables (14M sets, about 1e11) and is refused
+(:data:`WORK_LIMIT`).
+
+**On the engine.** The per-(pair, board) weights do not factor, so the O(n) terminal sweeps
+of :mod:`.streets_operator` and the fused engine (:mod:`.fused`) do not apply: a bunched spot
+runs on the sequence form with :class:`BunchedPayoff` (per board a dense hands x hands weight
+matrix; the terminals of a board and input sequence are one matrix product, O(n0 n1) as
+postflop-solver's ``evaluate_internal_bunching``), and ``fused=true`` is refused.
+"""
+
+from __future__ import annotations
+
+from math import comb
+
+import numba as nb
+import numpy as np
+
+from ..errors import InputError
+from ..model.problem import PayoffOperator
+from .cards import HAND_CARDS
+from .ranges import make_range
+
+MAX_FOLDERS = 4  # postflop-solver's limit: a 6-max table (two groups of two folders)
+WORK_LIMIT = 3e10  # multiply-adds of the tables (about a minute on one core); 52-card flop starts pass it
+
+
+def parse_bunching(spec, where: str = "bunching") -> list[np.ndarray]:
+    """The folding ranges of ``spec``: ``{"folded": [range, ...]}`` or a list of ranges (range
+    syntax, 1326-arrays or dicts: :func:`.ranges.make_range`); None or [] for none."""
+    if spec is None:
+        return []
+    if isinstance(spec, dict):
+        bad = set(spec) - {"folded"}
+        if bad:
+            raise InputError(f"{where}: unknown keys {sorted(bad)}; use {{\"folded\": [range, ...]}}")
+        spec = spec.get("folded", [])
+        where = f"{where}.folded"
+    if isinstance(spec, str) or not isinstance(spec, (list, tuple)):
+        raise InputError(f"{where}: expected a list of folding ranges (one per folded player), got {spec!r}")
+    if len(spec) > MAX_FOLDERS:
+        raise InputError(f"{where}: {len(spec)} folded players; at most {MAX_FOLDERS} (a 6-max table)")
+    out = []
+    for i, r in enumerate(spec):
+        w = make_range(r, f"{where}[{i}]")
+        if not (w > 0).any():
+            raise InputError(f"{where}[{i}]: the folding range is empty")
+        out.append(w)
+    return out
+
+
+class Bunching:
+    """Exact bunching factors of a spot: ``folded`` (float[1326] per folded player), the start
+    ``board`` and the ``deck``; ``n_cards`` the cards of the deck off the board. See the module
+    docstring for the model. :meth:`pair_weights` gives a board's (h0, h1) weights."""
+
+    def __init__(self, folded: list[np.ndarray], board, deck, hands, weight):
+        self.k = len(folded)
+        self.cards = np.array([c for c in deck if c not in board], dtype=np.int64)
+        n = len(self.cards)
+        self.local = np.full(52, -1, dtype=np.int64)
+        self.local[self.cards] = np.arange(n)
+        self.L = n - 4
+        if self.L - 2 * self.k < 5 - len(board):
+            raise InputError(f"bunching: {self.k} folded players hold {2 * self.k} cards; the deck has {n} cards "
+                             f"off the board, too few for two hands, the folders' and the {5 - len(board)} "
+                             "cards still to come")
+        ranges = []
+        for i, f in enumerate(folded):
+            m = np.zeros((n, n))
+            hc = HAND_CARDS
+            a, b = self.local[hc[:, 0]], self.local[hc[:, 1]]
+            ok = (a >= 0) & (b >= 0) & (f > 0)
+            if not ok.any():
+                raise InputError(f"bunching.folded[{i}]: no hand of the folding range is left once the board "
+                                 "is removed")
+            m[a[ok], b[ok]] = f[ok]
+            m[b[ok], a[ok]] = f[ok]
+            ranges.append(m)
+        self.size = 4 + 5 - len(board)  # the largest set D: two hands and the cards to come
+        self.groups = [ranges[:2], ranges[2:]]
+        self.caps = [2 * len(g) for g in self.groups]
+        self.work = estimate_work(n, self.size, *self.caps)
+        if self.work > WORK_LIMIT:
+            raise InputError(f"bunching: {self.k} folded players on a {len(board)}-card board of a {n + len(board)}-"
+                             f"card deck need tables of {self.size}-card sets (about {self.work:.1e} operations); "
+                             "give a turn or river board, a shorter deck or at most two folded players")
+        self.binom = np.array([[comb(i, j) for j in range(9)] for i in range(n + 1)], dtype=np.int64)
+        self.hand_local = [self.local[HAND_CARDS[h]].astype(np.int64) for h in hands]
+        self.weight = [np.asarray(w, dtype=np.float64) for w in weight]
+        self.N = None  # the tables, built on first use (:meth:`tables`)
+        self.Zb = None
+
+    def tables(self) -> None:
+        """Build N(D) for the sets D of 4 up to ``size`` cards (:func:`_m_table`, :func:`_n_table`)
+        and Zb; refuse spots where no deal is possible."""
+        if self.N is not None:
+            return
+        n = len(self.cards)
+        U = [_group_table(n, g, self.binom) for g in self.groups]
+        M = _m_table(n, self.size, U, self.caps, self.binom)
+        self.N = {d: _n_table(n, d, M, self.binom) for d in range(4, self.size + 1)}
+        self.Zb = float(self.pair_weights(()).sum())
+        if not self.Zb > 0:
+            raise InputError("bunching: no deal is possible: the two ranges and the folding ranges leave no "
+                             "card-disjoint hands")
+
+    def pair_weights(self, extra) -> np.ndarray:
+        """float[n0, n1]: w0[h0] w1[h1] N(h0 ∪ h1 ∪ extra) for card-disjoint hands avoiding the
+        cards ``extra`` dealt since the start board (0 elsewhere), unnormalized."""
+        self.tables()
+        mask = 0
+        for c in extra:
+            mask |= 1 << int(self.local[c])
+        table = self.N[4 + len(extra)]
+        return _pair_weights(self.hand_local[0], self.hand_local[1], self.weight[0], self.weight[1], np.int64(mask),
+                             table, self.binom)
+
+    def board_weights(self, extra) -> np.ndarray:
+        """float[n0, n1]: the weight of the deal (h0, h1) at a node or terminal on the start board
+        plus ``extra``, relative to the tree's chance there: :meth:`pair_weights` / Zb x
+        :meth:`chance_ratio` (the unbunched game's is w0 w1 / Z on compatible pairs)."""
+        K = self.pair_weights(extra)
+        return K * (self.chance_ratio(len(extra)) / self.Zb)
+
+    def chance_ratio(self, dealt: int) -> float:
+        """prod_{j < dealt} (L - j) / (L - j - 2k): a runout's chance with the folders' cards out
+        over its chance without them (the tree's ``chance``)."""
+        r = 1.0
+        for j in range(dealt):
+            r *= (self.L - j) / (self.L - j - 2 * self.k)
+        return r
+
+
+def estimate_work(n: int, size: int, cap_a: int, cap_b: int) -> float:
+    """Multiply-adds of :func:`_m_table` for sets up to ``size`` cards of ``n``."""
+    total = 0.0
+    for s in range(size + 1):
+        per = 0.0
+        for both in range(s + 1):
+            for a_only in range(s - both + 1):
+                b_only = s - both - a_only
+                xa, xb = a_only + both, b_only + both
+                if xa > cap_a or xb > cap_b:
+                    continue
+                ways = comb(s, both) * comb(s - both, a_only)
+                per += ways * sum(comb(n, j) for j in range(min(cap_a - xa, cap_b - xb) + 1))
+        total += comb(n, s) * per
+    return total
+
+
+# ----------------------------------------------------------------- kernels (sets as bit masks)
+
+
+@nb.njit(cache=True)
+def _rank(mask, binom):
+    """Colex rank of a card set among the sets of its size (the order Gosper's hack walks)."""
+    r, i = 0, 0
+    while mask:
+        low = mask & -mask
+        c = 0
+        while (low >> c) != 1:
+            c += 1
+        i += 1
+        r += binom[c, i]
+        mask ^= low
+    return r
+
+
+@nb.njit(cache=True)
+def _unrank(r, s, n, binom):
+    mask = np.int64(0)
+    c = n
+    for i in range(s, 0, -1):
+        c -= 1
+        while binom[c, i] > r:
+            c -= 1
+        r -= binom[c, i]
+        mask |= np.int64(1) << c
+    return mask
+
+
+@nb.njit(cache=True)
+def _popcount(m):
+    c = 0
+    while m:
+        m &= m - 1
+        c += 1
+    return c
+
+
+def _group_table(n: int, group: list[np.ndarray], binom) -> tuple:
+    """(U flat, offsets by set size, cap): U_G(X) = sum over the group's disjoint hands whose
+    cards include X, for |X| <= 2 |group| (the empty group: U(∅) = 1)."""
+    cap = 2 * len(group)
+    off = np.zeros(cap + 2, dtype=np.int64)
+    for s in range(cap + 1):
+        off[s + 1] = off[s] + comb(n, s)
+    U = np.zeros(off[-1])
+    if cap == 0:
+        U[0] = 1.0
+    elif cap == 2:
+        _single(group[0], U, off, binom)
+    else:
+        _pair(group[0], group[1], U, off, binom)
+    return U, off, cap
+
+
+@nb.njit(cache=True)
+def _single(f, U, off, binom):
+    n = f.shape[0]
+    for a in range(n):
+        for b in range(a + 1, n):
+            w = f[a, b]
+            if w != 0.0:
+                U[off[0]] += w
+                U[off[1] + a] += w
+                U[off[1] + b] += w
+                U[off[2] + _rank((np.int64(1) << a) | (np.int64(1) << b), binom)] += w
+
+
+@nb.njit(cache=True)
+def _pair(f1, f2, U, off, binom):
+    n = f1.shape[0]
+    T = np.zeros(off[5] - off[4])
+    for a in range(n):
+        for b in range(a + 1, n):
+            w1 = f1[a, b]
+            if w1 == 0.0:
+                continue
+            for c in range(n):
+                if c == a or c == b:
+                    continue
+                for d in range(c + 1, n):
+                    if d == a or d == b:
+                        continue
+                    w2 = f2[c, d]
+                    if w2 != 0.0:
+                        m = (np.int64(1) << a) | (np.int64(1) << b) | (np.int64(1) << c) | (np.int64(1) << d)
+                        T[_rank(m, binom)] += w1 * w2
+    for r in range(len(T)):  # every subset X of each 4-set Q gets T(Q)
+        t = T[r]
+        if t == 0.0:
+            continue
+        q = _unrank(r, 4, n, binom)
+        sub = q
+        while True:
+            U[off[_popcount(sub)] + _rank(sub, binom)] += t
+            if sub == 0:
+                break
+            sub = (sub - 1) & q
+
+
+@nb.njit(cache=True)
+def _p_table(n, U, off, cap, binom):
+    """P[x, j][X, R] = U(X ∪ R) [X ∩ R = ∅] for x + j <= cap, flat: (values, offsets[x, j])."""
+    poff = np.zeros((cap + 1, cap + 1), dtype=np.int64)
+    tot = 0
+    for x in range(cap + 1):
+        for j in range(cap + 1 - x):
+            poff[x, j] = tot
+            tot += binom[n, x] * binom[n, j]
+    P = np.zeros(tot)
+    for x in range(cap + 1):
+        for j in range(cap + 1 - x):
+            nj = binom[n, j]
+            for rx in range(binom[n, x]):
+                X = _unrank(rx, x, n, binom)
+                for rr in range(nj):
+                    R = _unrank(rr, j, n, binom)
+                    if X & R == 0:
+                        P[poff[x, j] + rx * nj + rr] = U[off[x + j] + _rank(X | R, binom)]
+    return P, poff
+
+
+def _m_table(n: int, size: int, U, caps, binom) -> list[np.ndarray]:
+    """M(S) for every card set S of at most ``size`` cards, by size (module docstring)."""
+    (Ua, offa, ca), (Ub, offb, cb) = U
+    Pa, pa = _p_table(n, Ua, offa, ca, binom)
+    Pb, pb = _p_table(n, Ub, offb, cb, binom)
+    return [_m_size(n, s, Pa, pa, ca, Pb, pb, cb, binom) for s in range(size + 1)]
+
+
+@nb.njit(cache=True, parallel=True)
+def _m_size(n, s, Pa, pa, ca, Pb, pb, cb, binom):
+    out = np.zeros(binom[n, s])
+    n3 = 3 ** s
+    for r in nb.prange(binom[n, s]):
+        S = _unrank(r, s, n, binom)
+        cards = np.empty(s, dtype=np.int64)
+        i, m = 0, S
+        while m:
+            low = m & -m
+            c = 0
+            while (low >> c) != 1:
+                c += 1
+            cards[i] = c
+            i += 1
+            m ^= low
+        acc = 0.0
+        for code in range(n3):  # each card of S: in X_A only, X_B only, or both
+            xa_m, xb_m, both, t = np.int64(0), np.int64(0), 0, code
+            for i in range(s):
+                d = t % 3
+                t //= 3
+                bit = np.int64(1) << cards[i]
+                if d == 0:
+                    xa_m |= bit
+                elif d == 1:
+                    xb_m |= bit
+                else:
+                    xa_m |= bit
+                    xb_m |= bit
+                    both += 1
+            xa, xb = _popcount(xa_m), _popcount(xb_m)
+            if xa > ca or xb > cb:
+                continue
+            ra, rb = _rank(xa_m, binom), _rank(xb_m, binom)
+            val = 0.0
+            for j in range(min(ca - xa, cb - xb) + 1):
+                nj = binom[n, j]
+                ia, ib = pa[xa, j] + ra * nj, pb[xb, j] + rb * nj
+                dot = 0.0
+                for q in range(nj):
+                    dot += Pa[ia + q] * Pb[ib + q]
+                val += dot if j % 2 == 0 else -dot
+            acc += val * (-2.0) ** both
+        out[r] = acc
+    return out
+
+
+@nb.njit(cache=True, parallel=True)
+def _n_sets(n, d, Mflat, moff, binom):
+    out = np.zeros(binom[n, d])
+    for r in nb.prange(binom[n, d]):
+        D = _unrank(r, d, n, binom)
+        acc, sub = 0.0, D
+        while True:
+            k = _popcount(sub)
+            v = Mflat[moff[k] + _rank(sub, binom)]
+            acc += -v if k % 2 else v
+            if sub == 0:
+                break
+            sub = (sub - 1) & D
+        out[r] = acc
+    return out
+
+
+def _n_table(n: int, d: int, M: list[np.ndarray], binom) -> np.ndarray:
+    """N(D) for every set D of ``d`` cards: sum_{S ⊆ D} (-1)^|S| M(S)."""
+    moff = np.concatenate(([0], np.cumsum([len(m) for m in M]))).astype(np.int64)
+    return _n_sets(n, d, np.concatenate(M), moff, binom)
+
+
+@nb.njit(cache=True, parallel=True)
+def _pair_weights(c0, c1, w0, w1, extra, table, binom):
+    n0, n1 = len(w0), len(w1)
+    out = np.zeros((n0, n1))
+    for i in nb.prange(n0):
+        m0 = (np.int64(1) << c0[i, 0]) | (np.int64(1) << c0[i, 1])
+        if m0 & extra:
+            continue
+        for j in range(n1):
+            m1 = (np.int64(1) << c1[j, 0]) | (np.int64(1) << c1[j, 1])
+            if (m1 & extra) or (m1 & m0):
+                continue
+            out[i, j] = w0[i] * w1[j] * table[_rank(m0 | m1 | extra, binom)]
+    return out
+
+
+# ----------------------------------------------------------------- the payoff operator
+
+
+class BunchedPayoff(PayoffOperator):
+    """A of a bunched postflop spot: terminal t on board b weighs the deal (h0, h1) by
+    ``K[b][h0, h1]`` (:meth:`Bunching.pair_weights` / Zb x the runout's chance ratio) times
+    ``value[t]`` (the fold payoff or showdown stake times the tree's chance), times
+    sign(s0 - s1) at a showdown. Per board, the terminals' input vectors are gathered into one
+    matrix and multiplied by K (or K o sign) at once; the outputs are scattered by one bincount.
+    ``strength[b]`` (a river board): (s0, s1) per hand, -1 where blocked."""
+
+    red = None
+
+    @property
+    def inner(self) -> "BunchedPayoff":
+        return self
+
+    def __init__(self, n_seqs, K: dict, strength: dict, kind, value, board, base, stride):
+        self.shape = (int(n_seqs[0]), int(n_seqs[1]))
+        self.gradients = 0
+        self.K = K
+        self.kind, self.value = np.asarray(kind, dtype=np.int8), np.asarray(value, dtype=np.float64)
+        self.board = np.asarray(board, dtype=np.int64)
+        self.base = [np.asarray(b, dtype=np.int64) for b in base]
+        self.stride = [np.asarray(s, dtype=np.int64) for s in stride]
+        n = [next(iter(K.values())).shape[p] for p in (0, 1)]
+        self.sign = {b: np.sign(s[0][:, None] - s[1][None, :]).astype(np.int8) for b, s in strength.items()}
+        self.plan = []  # per board: (terminals, per player (input index matrix, column of each terminal))
+        for b in np.unique(self.board):
+            terms = np.flatnonzero(self.board == b)
+            per = []
+            for p in (0, 1):
+                key = np.stack([self.base[p][terms], self.stride[p][terms]], axis=1)
+                uniq, col = np.unique(key, axis=0, return_inverse=True)
+                idx = uniq[:, :1] + np.arange(n[p])[None, :] * uniq[:, 1:]
+                per.append((idx, col.ravel()))
+            self.plan.append((int(b), terms, per))
+        self.out_idx = [self.base[p][:, None] + np.arange(n[p])[None, :] * self.stride[p][:, None] for p in (0, 1)]
+
+    def _product(self, own, v, out):
+        v = np.asarray(v, dtype=np.float64)
+        q = 1 - own
+        vals = np.zeros(self.out_idx[own].shape)
+        for b, terms, per in self.plan:
+            idx, col = per[q]
+            K = self.K[b] if own == 0 else self.K[b].T
+            V = v[idx].T  # n_q x groups
+            kinds = self.kind[terms]
+            if (kinds == 0).any():
+                Uf = K @ V
+                f = terms[kinds == 0]
+                vals[f] = self.value[f, None] * Uf[:, col[kinds == 0]].T
+            if (kinds == 1).any():
+                sg = self.sign[b] if own == 0 else self.sign[b].T
+                Us = (K * sg) @ V
+                s = terms[kinds == 1]
+                vals[s] = self.value[s, None] * Us[:, col[kinds == 1]].T
+        res = np.bincount(self.out_idx[own].ravel(), vals.ravel(), minlength=self.shape[own])
+        if out is None:
+            return res
+        out[...] = res
+        return out
+
+    def max_abs_entry(self) -> float:
+        """max |A_ij| bound: max |value| x max K x (hands sharing a sequence: all where a player never acted)."""
+        m = float(np.abs(self.value).max()) if len(self.value) else 0.0
+        return m * max(float(K.max()) for K in self.K.values()) * max(self.out_idx[0].shape[1], self.out_idx[1].shape[1])
+
+    @property
+    def n_terminals(self) -> int:
+        return len(self.kind)
+
+    @property
+    def nnz(self) -> int:
+        return int(sum(np.count_nonzero(self.K[b]) for b in self.board))
+
+    @property
+    def nbytes(self) -> int:
+        arrays = [*self.K.values(), *self.sign.values(), *self.out_idx, self.kind, self.value, self.board,
+                  *self.base, *self.stride]
+        arrays += [a for _, _, per in self.plan for idx, col in per for a in (idx, col)]
+        return sum(a.nbytes for a in arrays)
+
+    def to_sparse(self):
+        """The explicit A, terminal by terminal (small games and cross-checks)."""
+        from .operator import _scatter_csr
+
+        def blocks():
+            for t in range(self.n_terminals):
+                b = int(self.board[t])
+                M = self.K[b] * self.value[t]
+                yield M * self.sign[b] if self.kind[t] == 1 else M
+
+        return _scatter_csr(self, blocks())
