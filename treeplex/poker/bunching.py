@@ -64,23 +64,35 @@ WORK_LIMIT = 3e10  # multiply-adds of the tables (about a minute on one core); 5
 
 
 def parse_bunching(spec, where: str = "bunching") -> list[np.ndarray]:
-    """The folding ranges of ``spec``: ``{"folded": [range, ...]}`` or a list of ranges (range
-    syntax, 1326-arrays or dicts: :func:`.ranges.make_range`); None or [] for none."""
+    """The folding ranges of ``spec``: ``{"folded": [range, ...]}``, ``{"open": [range, ...]}``
+    (each player folds what it does not open: weight 1 - open weight) or a list of folding
+    ranges (range syntax, 1326-arrays or dicts: :func:`.ranges.make_range`); None or [] for none."""
     if spec is None:
         return []
+    complement = False
     if isinstance(spec, dict):
-        bad = set(spec) - {"folded"}
-        if bad:
-            raise InputError(f"{where}: unknown keys {sorted(bad)}; use {{\"folded\": [range, ...]}}")
-        spec = spec.get("folded", [])
-        where = f"{where}.folded"
+        bad = set(spec) - {"folded", "open"}
+        if bad or len(spec) != 1:
+            raise InputError(f"{where}: expected {{\"folded\": [range, ...]}} or {{\"open\": [range, ...]}}, "
+                             f"got keys {sorted(spec)}")
+        (key, spec), = spec.items()
+        complement = key == "open"
+        where = f"{where}.{key}"
     if isinstance(spec, str) or not isinstance(spec, (list, tuple)):
-        raise InputError(f"{where}: expected a list of folding ranges (one per folded player), got {spec!r}")
+        raise InputError(f"{where}: expected a list of ranges (one per folded player), got {spec!r}")
     if len(spec) > MAX_FOLDERS:
         raise InputError(f"{where}: {len(spec)} folded players; at most {MAX_FOLDERS} (a 6-max table)")
     out = []
     for i, r in enumerate(spec):
-        w = make_range(r, f"{where}[{i}]")
+        try:
+            w = make_range(r, f"{where}[{i}]")
+        except InputError as e:
+            msg = str(e)
+            raise InputError(msg if msg.startswith(where) else f"{where}[{i}]: {msg}") from None
+        if complement:
+            if w.max() > 1:
+                raise InputError(f"{where}[{i}]: an opening range's weights must be at most 1")
+            w = 1.0 - w
         if not (w > 0).any():
             raise InputError(f"{where}[{i}]: the folding range is empty")
         out.append(w)

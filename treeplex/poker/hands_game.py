@@ -175,14 +175,14 @@ class PublicTreeGame(HandsGame):
     def digest(self) -> str:
         """sha256 of what fixes the payoffs and the sequence layout: the tree's arrays
         (:func:`tree_arrays`), its boards and each terminal's, both players' hands and weights,
-        the rake at each terminal.
+        the rake at each terminal, the folding ranges of a bunched postflop spot.
         Checkpoints identify the game by it, building no treeplex (the fused engine never does)."""
         import hashlib
 
         h = hashlib.sha256()
         tb = getattr(self.tree, "term_board", None)
         for a in (*self._arrays.values(), self._boards(), *([] if tb is None else [tb]), *self.hands, *self.weight,
-                  self.terminal_rake()):
+                  self.terminal_rake(), *getattr(self, "folded", ())):
             a = np.ascontiguousarray(a)
             h.update(f"{a.dtype.str}{a.shape}".encode())
             h.update(a.tobytes())
