@@ -202,17 +202,25 @@ def estimate_work(n: int, size: int, cap_a: int, cap_b: int) -> float:
 # ----------------------------------------------------------------- kernels (sets as bit masks)
 
 
+_DEBRUIJN = 0x03F79D71B4CB0A89
+_CTZ = np.zeros(64, dtype=np.int64)  # lowest set bit's index from a de Bruijn product (no bit scan)
+for _i in range(64):
+    _CTZ[((1 << _i) * _DEBRUIJN % (1 << 64)) >> 58] = _i
+
+
+@nb.njit(cache=True)
+def _ctz(low):
+    return _CTZ[(np.uint64(low) * np.uint64(_DEBRUIJN)) >> np.uint64(58)]
+
+
 @nb.njit(cache=True)
 def _rank(mask, binom):
     """Colex rank of a card set among the sets of its size (the order Gosper's hack walks)."""
     r, i = 0, 0
     while mask:
         low = mask & -mask
-        c = 0
-        while (low >> c) != 1:
-            c += 1
         i += 1
-        r += binom[c, i]
+        r += binom[_ctz(low), i]
         mask ^= low
     return r
 
@@ -331,50 +339,59 @@ def _m_table(n: int, size: int, U, caps, binom) -> list[np.ndarray]:
     return [_m_size(n, s, Pa, pa, ca, Pb, pb, cb, binom) for s in range(size + 1)]
 
 
+@nb.njit(cache=True)
+def _subsets(S, binom):
+    """Per submask u of S (bit i of u: S's i-th lowest card): (size, colex rank) of that subset."""
+    s = _popcount(S)
+    cards = np.empty(s, dtype=np.int64)
+    i, m = 0, S
+    while m:
+        low = m & -m
+        cards[i] = _ctz(low)
+        i += 1
+        m ^= low
+    size = np.zeros(1 << s, dtype=np.int64)
+    rank = np.zeros(1 << s, dtype=np.int64)
+    for u in range(1, 1 << s):
+        k, r = 0, 0
+        for i in range(s):
+            if (u >> i) & 1:
+                k += 1
+                r += binom[cards[i], k]
+        size[u], rank[u] = k, r
+    return size, rank
+
+
 @nb.njit(cache=True, parallel=True)
 def _m_size(n, s, Pa, pa, ca, Pb, pb, cb, binom):
     out = np.zeros(binom[n, s])
-    n3 = 3 ** s
+    full = (1 << s) - 1
     for r in nb.prange(binom[n, s]):
-        S = _unrank(r, s, n, binom)
-        cards = np.empty(s, dtype=np.int64)
-        i, m = 0, S
-        while m:
-            low = m & -m
-            c = 0
-            while (low >> c) != 1:
-                c += 1
-            cards[i] = c
-            i += 1
-            m ^= low
+        size, rank = _subsets(_unrank(r, s, n, binom), binom)
         acc = 0.0
-        for code in range(n3):  # each card of S: in X_A only, X_B only, or both
-            xa_m, xb_m, both, t = np.int64(0), np.int64(0), 0, code
-            for i in range(s):
-                d = t % 3
-                t //= 3
-                bit = np.int64(1) << cards[i]
-                if d == 0:
-                    xa_m |= bit
-                elif d == 1:
-                    xb_m |= bit
-                else:
-                    xa_m |= bit
-                    xb_m |= bit
-                    both += 1
-            xa, xb = _popcount(xa_m), _popcount(xb_m)
-            if xa > ca or xb > cb:
+        for u in range(full + 1):  # X_A; then X_B = (S minus X_A) plus a part of X_A (the shared cards)
+            xa = size[u]
+            if xa > ca:
                 continue
-            ra, rb = _rank(xa_m, binom), _rank(xb_m, binom)
-            val = 0.0
-            for j in range(min(ca - xa, cb - xb) + 1):
-                nj = binom[n, j]
-                ia, ib = pa[xa, j] + ra * nj, pb[xb, j] + rb * nj
-                dot = 0.0
-                for q in range(nj):
-                    dot += Pa[ia + q] * Pb[ib + q]
-                val += dot if j % 2 == 0 else -dot
-            acc += val * (-2.0) ** both
+            ra, rest = rank[u], full ^ u
+            w = u
+            while True:
+                v = rest | w
+                xb = size[v]
+                if xb <= cb:
+                    rb = rank[v]
+                    val = 0.0
+                    for j in range(min(ca - xa, cb - xb) + 1):
+                        nj = binom[n, j]
+                        ia, ib = pa[xa, j] + ra * nj, pb[xb, j] + rb * nj
+                        dot = 0.0
+                        for q in range(nj):
+                            dot += Pa[ia + q] * Pb[ib + q]
+                        val += dot if j % 2 == 0 else -dot
+                    acc += val * (-2.0) ** size[w]
+                if w == 0:
+                    break
+                w = (w - 1) & u
         out[r] = acc
     return out
 
@@ -383,15 +400,12 @@ def _m_size(n, s, Pa, pa, ca, Pb, pb, cb, binom):
 def _n_sets(n, d, Mflat, moff, binom):
     out = np.zeros(binom[n, d])
     for r in nb.prange(binom[n, d]):
-        D = _unrank(r, d, n, binom)
-        acc, sub = 0.0, D
-        while True:
-            k = _popcount(sub)
-            v = Mflat[moff[k] + _rank(sub, binom)]
+        size, rank = _subsets(_unrank(r, d, n, binom), binom)
+        acc = 0.0
+        for u in range(1 << d):
+            k = size[u]
+            v = Mflat[moff[k] + rank[u]]
             acc += -v if k % 2 else v
-            if sub == 0:
-                break
-            sub = (sub - 1) & D
         out[r] = acc
     return out
 
