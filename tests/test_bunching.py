@@ -226,12 +226,19 @@ def test_iterative_solver_and_range_ev_on_a_bunched_spot():
     assert root["range_ev"] == pytest.approx(lp.value + 10, abs=1e-8)
 
 
-def test_fused_engine_is_refused():
+def test_fused_engine_sampling_and_split_are_refused():
+    """The paths whose sweeps take products of two ranges refuse a bunched spot in one line."""
+    from treeplex.poker.split import check_splittable
+
     board, deck, kw, fold = SPOTS[1]
-    g = PostflopGame(board=board, pot=20, stack=30, deck=deck, bunching=fold, **kw)
+    g = PostflopGame(board=board, pot=20, stack=30, deck=deck, bunching=fold, isomorphism=False, **kw)
     assert not g.fused_by_default()
     with pytest.raises(InputError, match="bunching runs on the sequence form"):
         tp.solve(g.problem(), "dcfr", max_iters=2, fused=True)
+    with pytest.raises(InputError, match="mccfr-pcs: a bunched spot"):
+        tp.solve(g.problem(), "mccfr-pcs", max_iters=2)
+    with pytest.raises(InputError, match="split: a bunched spot"):
+        check_splittable(g)
 
 
 @pytest.mark.parametrize("bunching, msg", [
