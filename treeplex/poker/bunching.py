@@ -459,36 +459,29 @@ class BunchedPayoff(PayoffOperator):
         self.stride = [np.asarray(s, dtype=np.int64) for s in stride]
         n = [next(iter(K.values())).shape[p] for p in (0, 1)]
         self.sign = {b: np.sign(s[0][:, None] - s[1][None, :]).astype(np.int8) for b, s in strength.items()}
-        self.plan = []  # per board: (terminals, per player (input index matrix, column of each terminal))
+        self.plan = []  # per (board, kind): (terminals, per input player (index matrix, column of each terminal))
         for b in np.unique(self.board):
-            terms = np.flatnonzero(self.board == b)
-            per = []
-            for p in (0, 1):
-                key = np.stack([self.base[p][terms], self.stride[p][terms]], axis=1)
-                uniq, col = np.unique(key, axis=0, return_inverse=True)
-                idx = uniq[:, :1] + np.arange(n[p])[None, :] * uniq[:, 1:]
-                per.append((idx, col.ravel()))
-            self.plan.append((int(b), terms, per))
+            for kd in (0, 1):
+                terms = np.flatnonzero((self.board == b) & (self.kind == kd))
+                if len(terms) == 0:
+                    continue
+                per = []
+                for p in (0, 1):
+                    key = np.stack([self.base[p][terms], self.stride[p][terms]], axis=1)
+                    uniq, col = np.unique(key, axis=0, return_inverse=True)
+                    per.append((uniq[:, :1] + np.arange(n[p])[None, :] * uniq[:, 1:], col.ravel()))
+                self.plan.append((int(b), kd, terms, per))
         self.out_idx = [self.base[p][:, None] + np.arange(n[p])[None, :] * self.stride[p][:, None] for p in (0, 1)]
 
     def _product(self, own, v, out):
         v = np.asarray(v, dtype=np.float64)
         q = 1 - own
         vals = np.zeros(self.out_idx[own].shape)
-        for b, terms, per in self.plan:
+        for b, kd, terms, per in self.plan:
             idx, col = per[q]
-            K = self.K[b] if own == 0 else self.K[b].T
-            V = v[idx].T  # n_q x groups
-            kinds = self.kind[terms]
-            if (kinds == 0).any():
-                Uf = K @ V
-                f = terms[kinds == 0]
-                vals[f] = self.value[f, None] * Uf[:, col[kinds == 0]].T
-            if (kinds == 1).any():
-                sg = self.sign[b] if own == 0 else self.sign[b].T
-                Us = (K * sg) @ V
-                s = terms[kinds == 1]
-                vals[s] = self.value[s, None] * Us[:, col[kinds == 1]].T
+            K = self.K[b] if kd == 0 else self.K[b] * self.sign[b]
+            U = v[idx] @ (K.T if own == 0 else K)  # groups x own hands
+            vals[terms] = self.value[terms, None] * U[col]
         res = np.bincount(self.out_idx[own].ravel(), vals.ravel(), minlength=self.shape[own])
         if out is None:
             return res
@@ -512,7 +505,7 @@ class BunchedPayoff(PayoffOperator):
     def nbytes(self) -> int:
         arrays = [*self.K.values(), *self.sign.values(), *self.out_idx, self.kind, self.value, self.board,
                   *self.base, *self.stride]
-        arrays += [a for _, _, per in self.plan for idx, col in per for a in (idx, col)]
+        arrays += [a for _, _, _, per in self.plan for idx, col in per for a in (idx, col)]
         return sum(a.nbytes for a in arrays)
 
     def to_sparse(self):
