@@ -215,8 +215,10 @@ def test_suit_isomorphism_with_bunching_is_exact():
 
 
 def test_iterative_solver_and_range_ev_on_a_bunched_spot():
-    """DCFR on the bunched sequence form reaches the LP value within its gap, and ``--out``'s
-    root range EV (hands weighted by their bunched probability) is the value + pot/2."""
+    """DCFR on the bunched sequence form reaches the LP value within its gap; ``--out``'s root
+    range EV (hands weighted by their bunched probability) is the value + pot/2; the range
+    weights summaries use are each hand's probability over every deal written out, and the
+    root frequencies are weighted by them."""
     board, deck, kw, fold = SPOTS[1]
     g = PostflopGame(board=board, pot=20, stack=30, deck=deck, bunching=fold, **kw)
     lp = tp.solve_lp(g.problem())
@@ -224,6 +226,17 @@ def test_iterative_solver_and_range_ev_on_a_bunched_spot():
     assert abs(res.value - lp.value) <= res.gap
     root = g.strategy_dict(lp.x, lp.y)["nodes"][0]
     assert root["range_ev"] == pytest.approx(lp.value + 10, abs=1e-8)
+    plain = PostflopGame(board=board, pot=20, stack=30, deck=deck, isomorphism=False, **kw)
+    marginal = np.zeros((2, 5))  # each hand's probability over every deal written out
+    for action, prob in BruteGame(plain, parse_bunching(fold)).initial_state().chance_outcomes():
+        i, j, _ = action.split("|")
+        marginal[0, int(i)] += prob
+        marginal[1, int(j)] += prob
+    for p in (0, 1):
+        w = g.range_weight(p)
+        np.testing.assert_allclose(w / w.sum(), marginal[p, :len(w)], atol=1e-12)
+    w0 = g.range_weight(0) / g.range_weight(0).sum()
+    assert root["frequencies"] == pytest.approx(list(w0 @ g.behavioral(0, lp.x, 0)[0]), abs=1e-12)
 
 
 def test_fused_engine_sampling_and_split_are_refused():

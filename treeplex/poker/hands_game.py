@@ -122,11 +122,17 @@ class HandsGame(Game):
         probs = np.where(reach[:, None] > 0, block / np.where(reach > 0, reach, 1.0)[:, None], 1.0 / k)
         return probs, reach
 
+    def range_weight(self, p: int) -> np.ndarray:
+        """Player p's range weight per hand, as summaries weight hands (a bunched postflop spot:
+        each hand's probability with the folders' cards out)."""
+        return self.weight[p]
+
     def frequencies(self, p: int, probs: np.ndarray, reach: np.ndarray):
         """(range-weighted action frequencies, share of p's range weight reaching) at a node."""
-        w = self.weight[p] * reach
+        rw = self.range_weight(p)
+        w = rw * reach
         total = w.sum()
-        share = float(total / self.weight[p].sum())
+        share = float(total / rw.sum())
         freq = (w @ probs / total).tolist() if total > 0 else [float("nan")] * probs.shape[1]
         return freq, share
 

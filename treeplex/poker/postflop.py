@@ -444,6 +444,16 @@ class PostflopGame(PublicTreeGame):
         return StreetsPayoff(n_seqs, cards, self.weight, self._boards(), self._river_orders(), kind, value,
                              term_board, base, stride)
 
+    def range_weight(self, p: int) -> np.ndarray:
+        """Range weight per hand (:meth:`.hands_game.HandsGame.range_weight`); with bunching the
+        hand's probability on the starting board, sum over h_q of the bunched deal weights,
+        scaled to the range's total weight."""
+        if self.bunching is None:
+            return self.weight[p]
+        K = self.board_weights(int(self.tree.board[0]))
+        m = K.sum(axis=1 - p)
+        return m * (self.weight[p].sum() / m.sum())
+
     def board_weights(self, b: int) -> np.ndarray:
         """float[n0, n1] (bunching): the deal weights on board ``b`` of the tree relative to its
         chance (:meth:`.bunching.Bunching.board_weights`), kept per board."""
@@ -640,10 +650,10 @@ class PostflopGame(PublicTreeGame):
             probs, reach = self.behavioral(p, plans[p], v)
             alive = self.node_alive(p, v)
             freq, share = self.frequencies(p, probs, reach * alive)
-            w = self.weight[p] * reach * alive
+            w = self.range_weight(p) * reach * alive
             ev, eq = vals[v]["ev"], vals[v]["equity"]
             ok = (w > 0) & np.isfinite(ev)
-            prob_h = w * vals[v]["mass"]  # a hand's share of the deals reaching v
+            prob_h = self.weight[p] * reach * alive * vals[v]["mass"]  # a hand's share of the deals reaching v
             shown = [i for i in range(len(w)) if w[i] > 0]
             nodes.append({
                 "node": int(v), "history": self.tree.history[v], "player": int(p),
