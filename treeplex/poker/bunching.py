@@ -35,10 +35,10 @@ R over the card sets disjoint from S (a card of both X_A and X_B is a shared car
 to S: two ways, sign -1). The inner sums are dot products of rows of
 P_G[x, j][X, R] = U_G(X ∪ R) [X ∩ R = ∅] (:func:`_m_table`). The tables M and N are over
 the cards of the deck off the start board (49 on a 52-card flop), by size; each hand pair's
-factor on each board of the tree is then one look-up (:func:`_pair_weights`). Cost: about
-4e9 multiply-adds for four folders on a 52-card turn start; a 52-card flop start with more
-than two folders needs 6-card tables (14M sets, about 1e11) and is refused
-(:data:`WORK_LIMIT`).
+factor on each board of the tree is then one look-up (:func:`_pair_weights`). Cost, four folders
+on 52 cards, 2 threads of a shared 2-core machine: a turn start (5-card sets, 6.5e9 multiply-adds)
+23 s, a flop start (6-card sets, 2.5e10) 124 s and 540 MB; above :data:`WORK_LIMIT` a spot is
+refused.
 
 **On the engine.** The per-(pair, board) weights do not factor, so the O(n) terminal sweeps
 of :mod:`.streets_operator` and the fused engine (:mod:`.fused`) do not apply: a bunched spot
@@ -60,7 +60,7 @@ from .cards import HAND_CARDS
 from .ranges import make_range
 
 MAX_FOLDERS = 4  # postflop-solver's limit: a 6-max table (two groups of two folders)
-WORK_LIMIT = 3e10  # multiply-adds of the tables (about a minute on one core); 52-card flop starts pass it
+WORK_LIMIT = 3e10  # multiply-adds of the tables (:func:`estimate_work`) above which a spot is refused
 
 
 def parse_bunching(spec, where: str = "bunching") -> list[np.ndarray]:
@@ -101,8 +101,9 @@ def parse_bunching(spec, where: str = "bunching") -> list[np.ndarray]:
 
 class Bunching:
     """Exact bunching factors of a spot: ``folded`` (float[1326] per folded player), the start
-    ``board`` and the ``deck``; ``n_cards`` the cards of the deck off the board. See the module
-    docstring for the model. :meth:`pair_weights` gives a board's (h0, h1) weights."""
+    ``board``, the ``deck``, both players' ``hands`` and range ``weight``; ``cards`` are the deck's
+    cards off the board (numbered 0.. in the tables). See the module docstring for the model.
+    :meth:`board_weights` gives a board's (h0, h1) weights."""
 
     def __init__(self, folded: list[np.ndarray], board, deck, hands, weight):
         self.k = len(folded)
@@ -122,8 +123,8 @@ class Bunching:
             a, b = self.local[hc[:, 0]], self.local[hc[:, 1]]
             ok = (a >= 0) & (b >= 0) & (f > 0)
             if not ok.any():
-                raise InputError(f"bunching.folded[{i}]: no hand of the folding range is left once the board "
-                                 "is removed")
+                raise InputError(f"bunching: folded player {i}: no hand of the folding range is left once the "
+                                 "board is removed")
             m[a[ok], b[ok]] = f[ok]
             m[b[ok], a[ok]] = f[ok]
             ranges.append(m)
