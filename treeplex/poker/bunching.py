@@ -473,16 +473,30 @@ class BunchedPayoff(PayoffOperator):
                     per.append((uniq[:, :1] + np.arange(n[p])[None, :] * uniq[:, 1:], col.ravel()))
                 self.plan.append((int(b), kd, terms, per))
         self.out_idx = [self.base[p][:, None] + np.arange(n[p])[None, :] * self.stride[p][:, None] for p in (0, 1)]
+        threads = nb.get_num_threads() if len(self.plan) > 1 else 1
+        self._pool = None
+        if threads > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(threads)
 
     def _product(self, own, v, out):
         v = np.asarray(v, dtype=np.float64)
         q = 1 - own
         vals = np.zeros(self.out_idx[own].shape)
-        for b, kd, terms, per in self.plan:
+
+        def board(item):  # the terminals of one (board, kind): rows of vals no other item writes
+            b, kd, terms, per = item
             idx, col = per[q]
             K = self.K[b] if kd == 0 else self.K[b] * self.sign[b]
             U = v[idx] @ (K.T if own == 0 else K)  # groups x own hands
             vals[terms] = self.value[terms, None] * U[col]
+
+        if self._pool is None:
+            for item in self.plan:
+                board(item)
+        else:  # BLAS releases the GIL: one (board, kind) per thread at a time
+            list(self._pool.map(board, self.plan))
         res = np.bincount(self.out_idx[own].ravel(), vals.ravel(), minlength=self.shape[own])
         if out is None:
             return res
