@@ -193,13 +193,21 @@ def test_no_folders_is_the_unbunched_game():
 def test_folders_of_every_hand_change_nothing(spot, k):
     """Folding ranges of every hand at one weight remove 2k unseen cards uniformly: N(D) then
     depends only on |D|, N(D + r) / N(D) = (L - j - 2k) / (L - j), which cancels the chance
-    ratio of each dealt card, so the bunched matrix is the unbunched one and so is the value."""
+    ratio of each dealt card, so the bunched matrix is the unbunched one, and so are the value,
+    every node's per-hand EVs of both players and the range frequencies."""
     board, deck, kw, _ = SPOTS[spot]
     g = PostflopGame(board=board, pot=20, stack=30, deck=deck, isomorphism=False, bunching=[ALL] * k, **kw)
     plain = PostflopGame(board=board, pot=20, stack=30, deck=deck, isomorphism=False, **kw)
     A, B = g.problem().A.to_sparse(), plain.problem().A.to_sparse()
     assert abs(A - B).max() <= 1e-12 * abs(B).max()
-    assert tp.solve_lp(g.problem()).value == pytest.approx(tp.solve_lp(plain.problem()).value, abs=1e-10)
+    lp = tp.solve_lp(plain.problem())
+    assert tp.solve_lp(g.problem()).value == pytest.approx(lp.value, abs=1e-10)
+    ours, theirs = g.strategy_dict(lp.x, lp.y)["nodes"], plain.strategy_dict(lp.x, lp.y)["nodes"]
+    for a, b in zip(ours, theirs):  # per-hand EVs of both players (the bunched normalizer) and range weights
+        assert a["history"] == b["history"] and a["ev"].keys() == b["ev"].keys()
+        for h in a["ev"]:
+            assert (a["ev"][h] is None and b["ev"][h] is None) or a["ev"][h] == pytest.approx(b["ev"][h], abs=1e-6)
+        assert a["frequencies"] == pytest.approx(b["frequencies"], abs=1e-9, nan_ok=True)
 
 
 def test_suit_isomorphism_with_bunching_is_exact():
@@ -217,8 +225,9 @@ def test_suit_isomorphism_with_bunching_is_exact():
 def test_iterative_solver_and_range_ev_on_a_bunched_spot():
     """DCFR on the bunched sequence form reaches the LP value within its gap; ``--out``'s root
     range EV (hands weighted by their bunched probability) is the value + pot/2; the range
-    weights summaries use are each hand's probability over every deal written out, and the
-    root frequencies are weighted by them."""
+    weights summaries use are the range weights times each hand's probability over every deal
+    written out with the folders over the same without them, and the root frequencies are
+    weighted by them."""
     board, deck, kw, fold = SPOTS[1]
     g = PostflopGame(board=board, pot=20, stack=30, deck=deck, bunching=fold, **kw)
     lp = tp.solve_lp(g.problem())
@@ -227,14 +236,18 @@ def test_iterative_solver_and_range_ev_on_a_bunched_spot():
     root = g.strategy_dict(lp.x, lp.y)["nodes"][0]
     assert root["range_ev"] == pytest.approx(lp.value + 10, abs=1e-8)
     plain = PostflopGame(board=board, pot=20, stack=30, deck=deck, isomorphism=False, **kw)
-    marginal = np.zeros((2, 5))  # each hand's probability over every deal written out
+    marginal = np.zeros((2, 2, 5))  # each hand's probability over every deal written out, bunched and not
     for action, prob in BruteGame(plain, parse_bunching(fold)).initial_state().chance_outcomes():
         i, j, _ = action.split("|")
-        marginal[0, int(i)] += prob
-        marginal[1, int(j)] += prob
+        marginal[0, 0, int(i)] += prob
+        marginal[0, 1, int(j)] += prob
+    for i, j, prob in plain.deals():
+        marginal[1, 0, i] += prob
+        marginal[1, 1, j] += prob
     for p in (0, 1):
-        w = g.range_weight(p)
-        np.testing.assert_allclose(w / w.sum(), marginal[p, :len(w)], atol=1e-12)
+        w, n = g.range_weight(p), len(g.hands[p])
+        effect = marginal[0, p, :n] / marginal[1, p, :n]  # the folders' effect on each hand
+        np.testing.assert_allclose(w / g.weight[p] / (w / g.weight[p]).sum(), effect / effect.sum(), atol=1e-12)
     w0 = g.range_weight(0) / g.range_weight(0).sum()
     assert root["frequencies"] == pytest.approx(list(w0 @ g.behavioral(0, lp.x, 0)[0]), abs=1e-12)
 

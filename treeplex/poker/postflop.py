@@ -446,13 +446,19 @@ class PostflopGame(PublicTreeGame):
 
     def range_weight(self, p: int) -> np.ndarray:
         """Range weight per hand (:meth:`.hands_game.HandsGame.range_weight`); with bunching the
-        hand's probability on the starting board, sum over h_q of the bunched deal weights,
-        scaled to the range's total weight."""
+        range weight times the folders' effect on the hand: its probability on the starting
+        board with the folders' cards out (the bunched deal weights summed over the other's
+        hands) over its probability without them (w_p x the other's compatible weight), scaled
+        to the range's total weight. Folders holding every hand alike change nothing."""
         if self.bunching is None:
             return self.weight[p]
+        q = 1 - p
         K = self.board_weights(int(self.tree.board[0]))
-        m = K.sum(axis=1 - p)
-        return m * (self.weight[p].sum() / m.sum())
+        bunched = K.sum(axis=q)
+        plain = compatible(HAND_CARDS[self.hands[p]], HAND_CARDS[self.hands[q]]) @ self.weight[q]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            m = np.where(plain > 0, bunched / np.where(plain > 0, plain, 1.0), 0.0)
+        return m * self.weight[p] * (self.weight[p].sum() / (self.weight[p] * m).sum())
 
     def board_weights(self, b: int) -> np.ndarray:
         """float[n0, n1] (bunching): the deal weights on board ``b`` of the tree relative to its
