@@ -123,8 +123,8 @@ class HandsGame(Game):
         return probs, reach
 
     def range_weight(self, p: int) -> np.ndarray:
-        """Player p's range weight per hand, as summaries weight hands (a bunched postflop spot:
-        each hand's probability with the folders' cards out)."""
+        """Player p's range weight per hand, as summaries weight hands (a bunched postflop spot
+        scales each by the folders' effect on it: :meth:`.postflop.PostflopGame.range_weight`)."""
         return self.weight[p]
 
     def frequencies(self, p: int, probs: np.ndarray, reach: np.ndarray):

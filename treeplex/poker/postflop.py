@@ -452,13 +452,15 @@ class PostflopGame(PublicTreeGame):
         to the range's total weight. Folders holding every hand alike change nothing."""
         if self.bunching is None:
             return self.weight[p]
-        q = 1 - p
-        K = self.board_weights(int(self.tree.board[0]))
-        bunched = K.sum(axis=q)
-        plain = compatible(HAND_CARDS[self.hands[p]], HAND_CARDS[self.hands[q]]) @ self.weight[q]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            m = np.where(plain > 0, bunched / np.where(plain > 0, plain, 1.0), 0.0)
-        return m * self.weight[p] * (self.weight[p].sum() / (self.weight[p] * m).sum())
+        cache = self.__dict__.setdefault("_range_weight", {})
+        if p not in cache:
+            q = 1 - p
+            bunched = self.board_weights(int(self.tree.board[0])).sum(axis=q)
+            plain = compatible(HAND_CARDS[self.hands[p]], HAND_CARDS[self.hands[q]]) @ self.weight[q]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                m = np.where(plain > 0, bunched / np.where(plain > 0, plain, 1.0), 0.0) * self.weight[p]
+            cache[p] = m * (self.weight[p].sum() / m.sum())
+        return cache[p]
 
     def board_weights(self, b: int) -> np.ndarray:
         """float[n0, n1] (bunching): the deal weights on board ``b`` of the tree relative to its
