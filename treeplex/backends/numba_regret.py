@@ -250,18 +250,23 @@ def rm_block(R, P, off, m, k, v, b, pos, floor, general, value):
     for o in range(m):
         value[o] = b[0, o] * v[0, o]
     for i in range(1, k):
+        bi, vi = b[i], v[i]
         for o in range(m):
-            value[o] += b[i, o] * v[i, o]
+            value[o] += bi[o] * vi[o]
     pred = len(P) > 0
-    for i in range(k):
-        for o in range(m):
-            x = off + i * m + o
-            r = np.float64(R[x])
-            inst = v[i, o] - value[o]
-            acc = max(r * (pos if r > 0.0 else neg) + inst, floor)
-            R[x] = acc
-            if pred:
-                b[i, o] = max(kappa * acc + lam * inst, 0.0)  # b is free once the values are played
+    for i in range(k):  # slices indexed by the loop counter vectorize (see fused._strategy)
+        Ri, vi, bi = R[off + i * m:off + (i + 1) * m], v[i], b[i]
+        if pred:
+            for o in range(m):
+                r = np.float64(Ri[o])
+                inst = vi[o] - value[o]
+                acc = max(r * (pos if r > 0.0 else neg) + inst, floor)
+                Ri[o] = acc
+                bi[o] = max(kappa * acc + lam * inst, 0.0)  # b is free once the values are played
+        else:
+            for o in range(m):
+                r = np.float64(Ri[o])
+                Ri[o] = max(r * (pos if r > 0.0 else neg) + (vi[o] - value[o]), floor)
     if pred:
         for o in range(m):
             total = 0.0

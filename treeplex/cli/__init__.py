@@ -41,6 +41,8 @@ COMMANDS = {
     "export": ("export", "write the game in another format"),
     "abstraction": ("abstraction", "card abstraction for hold'em: hand indexer, equities, EMD buckets "
                                    "(abstraction build)"),
+    "blueprint": ("blueprint", "HUNL blueprint by external-sampling MCCFR over an abstraction (blueprint train); "
+                               "duplicate play between blueprints (blueprint match)"),
 }
 
 

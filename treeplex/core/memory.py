@@ -70,7 +70,7 @@ PROBE_AFTER = 20_000  # visits of the exact walk before random paths are tried (
 PROBES = 16
 
 
-def _rss() -> int:
+def rss() -> int:
     """This process's resident bytes now (0 where /proc is not there)."""
     try:
         with open("/proc/self/statm") as f:
@@ -123,7 +123,7 @@ def count_histories(game, cap: float = float("inf"), budget: int = 500_000,
     estimate above ``cap`` is returned at once ("about"), so a game far too big for
     the walk (chess) is told in seconds."""
     total = visits = 0
-    rss0 = _rss()
+    rss0 = rss()
     stack = [(game.initial_state(), 1, None)]
     while stack:
         state, mult, rest = stack[-1]
@@ -136,7 +136,7 @@ def count_histories(game, cap: float = float("inf"), budget: int = 500_000,
         visits += 1
         if visits > budget or total > cap:
             return total, "at least"
-        if visits % 4096 == 0 and _rss() - rss0 > max_bytes:
+        if visits % 4096 == 0 and rss() - rss0 > max_bytes:
             return total, "at least"
         if visits == PROBE_AFTER and cap < float("inf"):
             guess = probe_histories(game)

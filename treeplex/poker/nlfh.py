@@ -86,8 +86,8 @@ def frac_label(x: float) -> str:
 class PublicNode:
     """A node of the public betting tree, shared by every deal.
 
-    ``kind``: "decision" (``to_act`` moves), "deal" (the first round is over: the flop comes
-    next), "fold" (``folder`` gave up) or "showdown". ``contrib`` = chips each player has put
+    ``kind``: "decision" (``to_act`` moves), "deal" (a round other than the game's last,
+    ``game.rounds``, is over: the next cards come; NLFH has 2 rounds, the blueprint's HUNL 4), "fold" (``folder`` gave up) or "showdown". ``contrib`` = chips each player has put
     in this hand; ``street0`` = what each had in when this round began. ``parent`` and
     ``label`` give the path; ``leaf`` is the "deal" node at the end of the first round above a
     second-round node (the node itself for a "deal" node, None in the first round).
@@ -221,7 +221,7 @@ class PublicNode:
                                 f"{'c (call)' if facing else 'x (check)'}")
             contrib = (self.contrib[1], self.contrib[1]) if p == 0 else (self.contrib[0], self.contrib[0])
             if self.acted[1 - p]:  # both have acted: the round is over
-                return PublicNode(g, "deal" if self.rnd == 0 else "showdown", self.rnd, contrib, **kw)
+                return PublicNode(g, "deal" if self.rnd < g.rounds - 1 else "showdown", self.rnd, contrib, **kw)
             return PublicNode(g, "decision", self.rnd, contrib, 1 - p, last_inc=self.last_inc,
                               n_raises=self.n_raises, acted=acted, **kw)
         to = self.raise_to_of(label)
@@ -237,9 +237,9 @@ class PublicNode:
             g = self.game
             kw = dict(parent=self, label="", street0=self.contrib[0])
             if self.allin:
-                node = PublicNode(g, "showdown", 1, self.contrib, **kw)
+                node = PublicNode(g, "showdown", self.rnd + 1, self.contrib, **kw)
             else:
-                node = PublicNode(g, "decision", 1, self.contrib, 1, **kw)
+                node = PublicNode(g, "decision", self.rnd + 1, self.contrib, 1, **kw)
             self._children[""] = node
         return node
 
@@ -291,6 +291,7 @@ class NLFH(Game):
         self.pot = self.small_blind + self.big_blind  # the starting pot (chips), for %pot units
         self.bets_spec = bets
         self.bets = parse_bets(bets)
+        self.rounds = 2  # PublicNode: "deal" ends every round but the last
         self.max_raises = max_raises
         self.off_tree = {str(k): tuple(float(x) for x in v) for k, v in (off_tree or {}).items()}
         self.by_rank = hole + flop < 5  # no flush possible: suits never matter
