@@ -37,8 +37,8 @@ P_G[x, j][X, R] = U_G(X ∪ R) [X ∩ R = ∅] (:func:`_m_table`). The tables M 
 the cards of the deck off the start board (49 on a 52-card flop), by size; each hand pair's
 factor on each board of the tree is then one look-up (:func:`_pair_weights`). Cost, four folders
 on 52 cards, 2 threads of a shared 2-core machine: a turn start (5-card sets, 6.5e9 multiply-adds)
-23 s, a flop start (6-card sets, 2.5e10) 124 s and 540 MB; above :data:`WORK_LIMIT` a spot is
-refused.
+23 s, a flop start (6-card sets, 2.5e10) 124 s and 540 MB. The per-board weight matrices count
+in the spot's memory estimate (:meth:`.postflop.PostflopGame.bunching_bytes`).
 
 **On the engine.** The per-(pair, board) weights do not factor, so the O(n) terminal sweeps
 of :mod:`.streets_operator` and the fused engine (:mod:`.fused`) do not apply: a bunched spot
@@ -60,7 +60,6 @@ from .cards import HAND_CARDS
 from .ranges import make_range
 
 MAX_FOLDERS = 4  # postflop-solver's limit: a 6-max table (two groups of two folders)
-WORK_LIMIT = 3e10  # multiply-adds of the tables (:func:`estimate_work`) above which a spot is refused
 
 
 def parse_bunching(spec, where: str = "bunching") -> list[np.ndarray]:
@@ -131,11 +130,6 @@ class Bunching:
         self.size = 4 + 5 - len(board)  # the largest set D: two hands and the cards to come
         self.groups = [ranges[:2], ranges[2:]]
         self.caps = [2 * len(g) for g in self.groups]
-        self.work = estimate_work(n, self.size, *self.caps)
-        if self.work > WORK_LIMIT:
-            raise InputError(f"bunching: {self.k} folded players on a {len(board)}-card board of a {n + len(board)}-"
-                             f"card deck need tables of {self.size}-card sets (about {self.work:.1e} operations); "
-                             "give a turn or river board, a shorter deck or at most two folded players")
         self.binom = np.array([[comb(i, j) for j in range(9)] for i in range(n + 1)], dtype=np.int64)
         self.hand_local = [self.local[HAND_CARDS[h]].astype(np.int64) for h in hands]
         self.weight = [np.asarray(w, dtype=np.float64) for w in weight]
@@ -181,23 +175,6 @@ class Bunching:
         for j in range(dealt):
             r *= (self.L - j) / (self.L - j - 2 * self.k)
         return r
-
-
-def estimate_work(n: int, size: int, cap_a: int, cap_b: int) -> float:
-    """Multiply-adds of :func:`_m_table` for sets up to ``size`` cards of ``n``."""
-    total = 0.0
-    for s in range(size + 1):
-        per = 0.0
-        for both in range(s + 1):
-            for a_only in range(s - both + 1):
-                b_only = s - both - a_only
-                xa, xb = a_only + both, b_only + both
-                if xa > cap_a or xb > cap_b:
-                    continue
-                ways = comb(s, both) * comb(s - both, a_only)
-                per += ways * sum(comb(n, j) for j in range(min(cap_a - xa, cap_b - xb) + 1))
-        total += comb(n, s) * per
-    return total
 
 
 # ----------------------------------------------------------------- kernels (sets as bit masks)
