@@ -312,3 +312,13 @@ def test_cli_spec_and_name(tmp_path):
     path.write_text(json.dumps({**spec, "bunching": {"folded": ["AK", "QX"]}}))
     bad = subprocess.run([*run, str(path)], capture_output=True, text=True)
     assert bad.returncode == 2 and "bunching.folded[1]" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_memory_estimate_counts_the_bunched_operator():
+    """The estimate adds :meth:`bunching_bytes`, which covers the operator's arrays and the tables."""
+    board, deck, kw, fold = SPOTS[1]
+    g = PostflopGame(board=board, pot=20, stack=30, deck=deck, bunching=fold, isomorphism=False, **kw)
+    plain = PostflopGame(board=board, pot=20, stack=30, deck=deck, isomorphism=False, **kw)
+    assert g.memory_estimate() - plain.memory_estimate(fused=False) == g.bunching_bytes() > 0
+    used = g.problem().A.nbytes + sum(t.nbytes for t in g.bunching.N.values())
+    assert g.bunching_bytes() >= used
