@@ -413,6 +413,18 @@ def _pair_weights(c0, c1, w0, w1, extra, table, binom):
 # ----------------------------------------------------------------- the payoff operator
 
 
+_POOLS: dict = {}
+
+
+def _pool(threads: int):
+    """One thread pool per thread count for every bunched operator of the process."""
+    if threads not in _POOLS:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOLS[threads] = ThreadPoolExecutor(threads, thread_name_prefix="bunching")
+    return _POOLS[threads]
+
+
 class BunchedPayoff(PayoffOperator):
     """A of a bunched postflop spot: terminal t on board b weighs the deal (h0, h1) by
     ``K[b][h0, h1]`` (:meth:`Bunching.pair_weights` / Zb x the runout's chance ratio) times
@@ -451,11 +463,7 @@ class BunchedPayoff(PayoffOperator):
                 self.plan.append((int(b), kd, terms, per))
         self.out_idx = [self.base[p][:, None] + np.arange(n[p])[None, :] * self.stride[p][:, None] for p in (0, 1)]
         threads = nb.get_num_threads() if len(self.plan) > 1 else 1
-        self._pool = None
-        if threads > 1:
-            from concurrent.futures import ThreadPoolExecutor
-
-            self._pool = ThreadPoolExecutor(threads)
+        self._pool = _pool(threads) if threads > 1 else None
 
     def _product(self, own, v, out):
         v = np.asarray(v, dtype=np.float64)
