@@ -43,8 +43,9 @@ in the spot's memory estimate (:meth:`.postflop.PostflopGame.bunching_bytes`).
 **On the engine.** The per-(pair, board) weights do not factor, so the O(n) terminal sweeps
 of :mod:`.streets_operator` and the fused engine (:mod:`.fused`) do not apply: a bunched spot
 runs on the sequence form with :class:`BunchedPayoff` (per board a dense hands x hands weight
-matrix; the terminals of a board and input sequence are one matrix product, O(n0 n1) as
-postflop-solver's ``evaluate_internal_bunching``), and ``fused=true`` is refused.
+matrix; the folds, or the showdowns, of a board are one matrix product over their input
+sequences, O(n0 n1) per input sequence as postflop-solver's ``evaluate_internal_bunching``; the
+boards run on a thread pool, BLAS releasing the GIL), and ``fused=true`` is refused.
 """
 
 from __future__ import annotations
