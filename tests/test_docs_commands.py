@@ -42,6 +42,14 @@ NOT_RUN = {
 # small files the documented commands read: (text, or a treeplex command that writes the file)
 _FLOP = {"game": "postflop", "board": "KsQhTd", "pot": 20, "stack": 30, "deck": "TJQKA", "bet": "a",
          "range0": "AsKh,QdJd,TsTc", "range1": "AcAd,JsTs,KdQs"}
+_BUNCHED = {"game": "postflop", "board": "Ah8d5c2sKs", "pot": 60, "stack": 100,  # README and poker.md: Bunching
+            "range0": "AK,AQ,KQ,A5s,76s,64s,QJs,JTs,T9s,88,55", "range1": "AJ,AT,KJ,QQ,JJ,TT,A2s,K9s,98s,33",
+            "bet": "50%,a", "raise": "a",
+            "bunching": {"open": ["22+,A2s+,K9s+,Q9s+,J9s+,T9s,98s,87s,76s,65s,ATo+,KJo+",
+                                  "22+,A2s+,K8s+,Q8s+,J8s+,T8s+,97s+,86s+,75s+,65s,54s,A9o+,KTo+,QTo+,JTo",
+                                  "22+,A2s+,K5s+,Q7s+,J7s+,T7s+,96s+,85s+,75s+,64s+,54s,A7o+,K9o+,Q9o+,J9o+,T9o",
+                                  "22+,A2s+,K2s+,Q4s+,J6s+,T6s+,96s+,85s+,74s+,64s+,53s+,43s,A2o+,K8o+,Q9o+,J9o+,"
+                                  "T9o"]}}
 FIXTURES = {
     "path/to/game.efg": ["export", "kuhn", "--format", "efg", "-o", "path/to/game.efg"],
     "other.csv": ["solve", "kuhn", "--algorithm", "cfr+", "--max-iters", "50", "--trace", "other.csv"],
@@ -54,6 +62,8 @@ FIXTURES = {
                                "deck": "9TJQKA27", "range0": "AA,KK,QQ,AK,KQ,JT", "range1": "AA,KK,QQ,AQ,JJ,T9",
                                "bet": "50%", "raise": "2x",
                                "locks": [{"node": "x", "player": 1, "strategy": {"x": 0.8, "b10": 0.2}}]}),
+    "bunched.json": json.dumps(_BUNCHED),
+    "unbunched.json": json.dumps({k: v for k, v in _BUNCHED.items() if k != "bunching"}),
     "unlocked.json": json.dumps({"game": "postflop", "board": "AhKd7c2s9h", "pot": 20, "stack": 20,
                                  "deck": "9TJQKA27", "range0": "AA,KK,QQ,AK,KQ,JT", "range1": "AA,KK,QQ,AQ,JJ,T9",
                                  "bet": "50%", "raise": "2x"}),

@@ -122,11 +122,17 @@ class HandsGame(Game):
         probs = np.where(reach[:, None] > 0, block / np.where(reach > 0, reach, 1.0)[:, None], 1.0 / k)
         return probs, reach
 
+    def range_weight(self, p: int) -> np.ndarray:
+        """Player p's range weight per hand, as summaries weight hands (a bunched postflop spot
+        scales each by the folders' effect on it: :meth:`.postflop.PostflopGame.range_weight`)."""
+        return self.weight[p]
+
     def frequencies(self, p: int, probs: np.ndarray, reach: np.ndarray):
         """(range-weighted action frequencies, share of p's range weight reaching) at a node."""
-        w = self.weight[p] * reach
+        rw = self.range_weight(p)
+        w = rw * reach
         total = w.sum()
-        share = float(total / self.weight[p].sum())
+        share = float(total / rw.sum())
         freq = (w @ probs / total).tolist() if total > 0 else [float("nan")] * probs.shape[1]
         return freq, share
 
@@ -175,14 +181,14 @@ class PublicTreeGame(HandsGame):
     def digest(self) -> str:
         """sha256 of what fixes the payoffs and the sequence layout: the tree's arrays
         (:func:`tree_arrays`), its boards and each terminal's, both players' hands and weights,
-        the rake at each terminal.
+        the rake at each terminal, the folding ranges of a bunched postflop spot.
         Checkpoints identify the game by it, building no treeplex (the fused engine never does)."""
         import hashlib
 
         h = hashlib.sha256()
         tb = getattr(self.tree, "term_board", None)
         for a in (*self._arrays.values(), self._boards(), *([] if tb is None else [tb]), *self.hands, *self.weight,
-                  self.terminal_rake()):
+                  self.terminal_rake(), *getattr(self, "folded", ())):
             a = np.ascontiguousarray(a)
             h.update(f"{a.dtype.str}{a.shape}".encode())
             h.update(a.tobytes())

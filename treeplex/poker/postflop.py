@@ -50,6 +50,7 @@ from ..core.treeplex import DeferredTreeplex
 from ..errors import InputError
 from ..model.game import RulesState
 from .cards import HAND_CARDS, RANKS, board_mask, card_name, hand_name, hand_strength, parse_board, parse_cards
+from .bunching import Bunching, BunchedPayoff, parse_bunching
 from .hands_game import HandsProblem, PublicTreeGame, frequency_table
 from .operator import RiverPayoff, _normalizer, compatible
 from .isomorphism import Reduction, SymmetricPayoff
@@ -62,7 +63,7 @@ from .streets_operator import StreetsPayoff
 DEFAULT_SIZES = {"bet": "33%,75%", "raise": "2.5x"}
 SPEC_KEYS = {"game", "board", "pot", "stack", "range0", "range1", "sizes", "bet", "raise", "donk",
              "add_allin_threshold", "force_allin_threshold", "merging_threshold", "raise_cap", "big_blind", "deck",
-             "isomorphism", "locks", "rake", "rake_cap"}
+             "isomorphism", "locks", "rake", "rake_cap", "bunching"}
 # The memory estimate (one place: bytes_per_seq and these constants; PostflopGame.cost_weights
 # applies them), per full sequence (1 + hands x actions per player, isomorphism or not).
 # Sequence form: peak RSS minus the interpreter's and numba's (160 MB) of a short DCFR solve (2
@@ -158,7 +159,11 @@ class PostflopGame(PublicTreeGame):
     cards, exactly, :mod:`.isomorphism`; off with ``locks``, which may break the suit symmetry);
     ``locks``: node locks, a list of ``{"node", "player", "strategy" or "frequency", "hands"}``
     (:mod:`.locks`; frequency locks need :meth:`set_baseline`); ``rake`` (fraction of the pot,
-    default 0) and ``rake_cap`` (big blinds; None: no cap), see the module docstring.
+    default 0) and ``rake_cap`` (big blinds; None: no cap), see the module docstring;
+    ``bunching``: the folding ranges of the players who folded before the flop (at most 4),
+    ``{"folded": [range, ...]}``, ``{"open": [range, ...]}`` (each folds what it does not open)
+    or a list, which weight the deals by the cards they hold (:mod:`.bunching`; the sequence
+    form only).
     """
 
     payoff_unit = "chips"
@@ -167,7 +172,7 @@ class PostflopGame(PublicTreeGame):
     def __init__(self, board=None, pot=None, stack=None, range0=None, range1=None, sizes=None, bet=None,
                  donk=None, add_allin_threshold=1.5, force_allin_threshold=0.15, merging_threshold=0.0,
                  raise_cap=None, big_blind=10,
-                 deck=None, isomorphism=None, locks=None, rake=0.0, rake_cap=None, **kw):
+                 deck=None, isomorphism=None, locks=None, rake=0.0, rake_cap=None, bunching=None, **kw):
         rs = kw.pop("raise", None)
         self.args = {k: v for k, v in locals().items() if k not in ("self", "kw", "rs", "__class__")}
         if rs is not None:
@@ -235,8 +240,11 @@ class PostflopGame(PublicTreeGame):
         for h, w in zip(self.hands, self.weight):
             full.append(np.zeros(len(HAND_CARDS)))
             full[-1][h] = w
-        self.symmetries = (card_symmetries(self.board, self.deck, full) if isomorphism and len(self.board) < 5
-                           else [tuple(range(4))])
+        self.folded = parse_bunching(bunching)
+        self.bunching = (Bunching(self.folded, self.board, self.deck, self.hands, self.weight) if self.folded
+                         else None)
+        self.symmetries = (card_symmetries(self.board, self.deck, full + self.folded)
+                           if isomorphism and len(self.board) < 5 else [tuple(range(4))])
         self._tree = None  # built on first use, within a memory budget (:meth:`build_tree`)
         self.reduction = None  # the orbit layout, built with the problem (after the memory check)
         self._problem = None  # built once, by problem()
@@ -246,7 +254,8 @@ class PostflopGame(PublicTreeGame):
         self.rules_tree = None  # the tree of every card (no isomorphism), built by initial_state()
         raked = "" if not self.rake else f",rake={self.rake:g}" + (
             f",rake_cap={_num(self.rake_cap / self.big_blind)}" if self.rake_cap < math.inf else "")
-        self.name = f"postflop(board={self.board_text},pot={_num(self.pot)},stack={_num(self.stack)}{raked})"
+        bunched = f",bunching={len(self.folded)} folded" if self.folded else ""
+        self.name = f"postflop(board={self.board_text},pot={_num(self.pot)},stack={_num(self.stack)}{raked}{bunched})"
 
     # ----------------------------------------------------------- sizes
 
@@ -290,17 +299,41 @@ class PostflopGame(PublicTreeGame):
         the solvers choose) in float32, else on the sequence form in float64 (``storage``
         overrides either)."""
         t = self.tree
-        if fused is None:
+        if self.bunching is not None:
+            fused = False  # the only path of a bunched spot
+        elif fused is None:
             fused = self.fused_by_default()
         k = t.n_actions
         fixed, w = self.cost_weights(storage or ("float32" if fused else "float64"), fused)
         counts = (t.n_nodes, t.n_chance, t.n_terminals, *(int(k[t.actor == p].sum()) for p in (0, 1)))
-        return fixed + sum(a * b for a, b in zip(w, counts))
+        return fixed + sum(a * b for a, b in zip(w, counts)) + self.bunching_bytes()
+
+    def bunching_bytes(self) -> int:
+        """Bytes of :class:`.bunching.BunchedPayoff`'s per-board matrices (9 B per hand pair and
+        terminal board: float64 weights, int8 showdown signs) and per-terminal indices
+        (8 B per hand), plus the tables (8 B per set of 4 to 6 cards); 0 without bunching."""
+        if self.bunching is None:
+            return 0
+        from math import comb
+
+        t, n0, n1 = self.tree, *self.n_hands
+        boards = len(np.unique(np.asarray(t.term_board)))
+        n = len(self.bunching.cards)
+        return (9 * n0 * n1 * boards + 16 * (n0 + n1) * t.n_terminals
+                + 16 * sum(comb(n, d) for d in range(self.bunching.size + 1)))
 
     def fused_by_default(self) -> bool:
         """Whether ``fused=None`` runs this spot on the fused engine: from ``FUSED_MIN_SEQS``
         sequences (where the solver applies; see :class:`~treeplex.solvers.cfr.RegretSolver`)."""
-        return self.n_seqs(0) + self.n_seqs(1) >= FUSED_MIN_SEQS
+        return self.n_seqs(0) + self.n_seqs(1) >= FUSED_MIN_SEQS and self.bunching is None
+
+    def fused_tree(self):
+        """The fused engine's tree (:meth:`.hands_game.PublicTreeGame.fused_tree`); refused with
+        bunching, whose per-(pair, board) weights its terminal sweep cannot take."""
+        if self.bunching is not None:
+            raise InputError("postflop: bunching runs on the sequence form (its deal weights are not a product "
+                             "of two ranges, which the fused engine's terminal sweep needs); use fused=false")
+        return super().fused_tree()
 
     def check_sequence_form_memory(self) -> None:
         """Refuse (InputError), before the treeplexes and a solver's sequence-form state are
@@ -395,11 +428,47 @@ class PostflopGame(PublicTreeGame):
 
     def _payoff(self, kind, value, base, stride, term_board):
         n_seqs = (self.n_seqs(0), self.n_seqs(1))
+        if self.bunching is not None:
+            boards = np.unique(term_board)
+            K = {int(b): self.board_weights(int(b)) for b in boards}
+            show = {int(b) for b in np.unique(term_board[kind == 1])}
+            union = np.union1d(self.hands[0], self.hands[1])
+            strength = {}
+            for b in show:
+                st = river_strengths([self.tree.boards[b]], union)[0]
+                strength[b] = [st[np.searchsorted(union, h)] for h in self.hands]
+            return BunchedPayoff(n_seqs, K, strength, kind, value, term_board, base, stride)
         cards = [HAND_CARDS[h] for h in self.hands]
         if len(self.board) == 5:
             return RiverPayoff(n_seqs, cards, self.weight, self.strength, kind, value, base, stride)
         return StreetsPayoff(n_seqs, cards, self.weight, self._boards(), self._river_orders(), kind, value,
                              term_board, base, stride)
+
+    def range_weight(self, p: int) -> np.ndarray:
+        """Range weight per hand (:meth:`.hands_game.HandsGame.range_weight`); with bunching the
+        range weight times the folders' effect on the hand: its probability on the starting
+        board with the folders' cards out (the bunched deal weights summed over the other's
+        hands) over its probability without them (w_p x the other's compatible weight), scaled
+        to the range's total weight. Folders holding every hand alike change nothing."""
+        if self.bunching is None:
+            return self.weight[p]
+        cache = self.__dict__.setdefault("_range_weight", {})
+        if p not in cache:
+            q = 1 - p
+            bunched = self.board_weights(int(self.tree.board[0])).sum(axis=q)
+            plain = compatible(HAND_CARDS[self.hands[p]], HAND_CARDS[self.hands[q]]) @ self.weight[q]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                m = np.where(plain > 0, bunched / np.where(plain > 0, plain, 1.0), 0.0) * self.weight[p]
+            cache[p] = m * (self.weight[p].sum() / m.sum())
+        return cache[p]
+
+    def board_weights(self, b: int) -> np.ndarray:
+        """float[n0, n1] (bunching): the deal weights on board ``b`` of the tree relative to its
+        chance (:meth:`.bunching.Bunching.board_weights`), kept per board."""
+        cache = self.__dict__.setdefault("_board_weights", {})
+        if b not in cache:
+            cache[b] = self.bunching.board_weights(self.tree.boards[b][len(self.board):])
+        return cache[b]
 
     def _river_orders(self, boards=None):
         """Per river board of ``boards`` (default: every board of the tree) and player: (ptr,
@@ -472,6 +541,9 @@ class PostflopGame(PublicTreeGame):
     def initial_state(self) -> "PostflopState":
         """Rules view for :func:`treeplex.compile_game` (small games and cross-checks): the
         whole game, every card dealt (no isomorphism)."""
+        if self.bunching is not None:
+            raise InputError("postflop: the rules view deals no folded hands; a bunched spot has only its "
+                             "sequence form (problem())")
         if self.rules_tree is None:
             self.rules_tree = (self.tree if len(self.symmetries) == 1
                                else build_public_tree(self.config, self.board, self.deck))
@@ -538,8 +610,15 @@ class PostflopGame(PublicTreeGame):
                 cfv = (probs * block).sum(axis=1)
             opp = self.opponent_reach(p, plans[1 - p], v)
             compat = compatible(cards[p], cards[1 - p])
-            mass = (compat @ opp) * self.node_alive(p, v)  # opponent weight each hand can meet at v
-            norm = A.coef[p] * self.tree.node_chance[v] * mass
+            if self.bunching is None:
+                mass = (compat @ opp) * self.node_alive(p, v)  # opponent weight each hand can meet at v
+                norm = A.coef[p] * self.tree.node_chance[v] * mass
+            else:  # the bunched deal weights at v's board (w_p, w_q and N inside)
+                K = self.board_weights(int(self.tree.board[v]))
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    reach_q = np.where(self.weight[1 - p] > 0, opp / self.weight[1 - p], 0.0)
+                norm = (K @ reach_q if p == 0 else K.T @ reach_q) * self.tree.node_chance[v]
+                mass = norm / self.weight[p]  # so that weight x mass is the hand's share of the deals at v
             with np.errstate(invalid="ignore", divide="ignore"):
                 ev = np.where(norm > 0, cfv / np.where(norm > 0, norm, 1.0), np.nan) + self.pot / 2
             b = self.tree.boards[self.tree.board[v]]
@@ -579,10 +658,10 @@ class PostflopGame(PublicTreeGame):
             probs, reach = self.behavioral(p, plans[p], v)
             alive = self.node_alive(p, v)
             freq, share = self.frequencies(p, probs, reach * alive)
-            w = self.weight[p] * reach * alive
+            w = self.range_weight(p) * reach * alive
             ev, eq = vals[v]["ev"], vals[v]["equity"]
             ok = (w > 0) & np.isfinite(ev)
-            prob_h = w * vals[v]["mass"]  # a hand's share of the deals reaching v
+            prob_h = self.weight[p] * reach * alive * vals[v]["mass"]  # a hand's share of the deals reaching v
             shown = [i for i in range(len(w)) if w[i] > 0]
             nodes.append({
                 "node": int(v), "history": self.tree.history[v], "player": int(p),

@@ -85,6 +85,9 @@ def check_splittable(game) -> None:
         raise InputError("split: a river spot has no card to deal; split flop or turn spots")
     if len(game.symmetries) > 1:
         raise InputError("split: give the spot with isomorphism false (parts are cut by dealt card)")
+    if getattr(game, "bunching", None) is not None:
+        raise InputError("split: a bunched spot runs on its whole sequence form (the parts' operators take products "
+                         "of two ranges); solve it with treeplex solve")
 
 
 def owners(game, parts: int) -> tuple[np.ndarray, np.ndarray]:

@@ -90,6 +90,8 @@ def _refuse(problem) -> str | None:
         return "mccfr-pcs: public-chance sampling is for postflop spots (game=postflop) with a turn or river to deal"
     if len(game.board) == 5 or game.tree.n_chance == 0:
         return f"mccfr-pcs: {game.name} deals no card (a river spot): nothing to sample, use cfr+"
+    if game.bunching is not None:
+        return "mccfr-pcs: a bunched spot's deal weights are not products of two ranges (its sweeps need them); use dcfr"
     return None
 
 
