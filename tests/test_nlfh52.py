@@ -340,8 +340,8 @@ def test_fused_best_response_walk_equals_evaluate(isomorphism):
 
 
 def test_fused_by_default_and_memory_by_path(monkeypatch):
-    """fused=None takes the fused engine from FUSED_MIN_SEQS full-layout sequences (NLFH-50/S64
-    has 2.3e8), the sequence form below; the memory estimate is the path's: with a limit
+    """fused=None takes the fused engine from FUSED_MIN_SEQS (2e6) full-layout sequences
+    (NLFH-50/S64 has 2.3e8, 10 BB with S8 3.8e6), the sequence form below (5 BB with S4: 6.7e5); the memory estimate is the path's: with a limit
     between the two estimates the game builds and solves on the fused engine, its treeplexes
     never built, and a solver that needs the sequence form is refused in one line; below even
     the fused engine's estimate the game is refused while counted, before the tree is built."""
@@ -350,7 +350,8 @@ def test_fused_by_default_and_memory_by_path(monkeypatch):
     from treeplex.run.driver import make_solver
 
     assert NLFH52(stack=5000, flops="S64").fused_by_default()
-    assert not NLFH52(stack=1000, flops="S64").fused_by_default()
+    assert NLFH52(stack=1000, flops="S8").fused_by_default()
+    assert not NLFH52(stack=500, flops="S4").fused_by_default()
     spec = FUSED_GAMES["deck4-S3"]
     assert make_solver(NLFH52(**spec).problem(), "dcfr").engine is None  # small: the sequence form
     monkeypatch.setattr(postflop, "FUSED_MIN_SEQS", 0)

@@ -79,7 +79,10 @@ SPEC_KEYS = {"game", "board", "pot", "stack", "range0", "range1", "sizes", "bet"
 SOLVER_BYTES_PER_SEQ = {"float64": 82, "float32": 68}
 FUSED_BYTES_PER_SEQ = {"float64": 30, "float32": 22}
 BYTES_PER_THREAD_SEQ = 8
-FUSED_MIN_SEQS = 50_000_000  # fused=None picks the fused engine from here (between TURN's 4e6 and FLOP-FAST's 1e8)
+# fused=None picks the fused engine from here: TURN (4e6) on it since its kernels vectorize (2026-11-27,
+# benchmarks/postflop.py, 2 threads: 5.14 s to 0.5% and 86 MB above the interpreter, against the sequence
+# form's 5.15 s and 391 MB); the sequence form below (river spots: products of a few ms)
+FUSED_MIN_SEQS = 2_000_000
 OUT_BYTES_PER_HAND = 600  # --out: peak bytes per (saved node, hand) of strategy_dict (~510 measured, 3 streets, 20-card deck)
 BYTES_PER_PUBLIC_NODE = 200  # the public tree's arrays (81 B measured) and the operator's per-terminal arrays
 
