@@ -506,17 +506,19 @@ def _down(L, s, in0, in1, T, G, O, st, sc, mode, upd0, upd1, cut, collect, fr, f
     recorded in ``fr`` instead)."""
     kind, cptr, child, actor, off, m, tab = T[0], T[1], T[2], T[3], T[4], T[5], T[6]
     seg_ptr, seg_nodes, loc, cidx = G[0], G[1], G[2], G[3]
-    RS, VS, strat, tot = B[0], B[1], B[3], B[4]
+    RS, VS, strat, tot, row0, row1 = B[0], B[1], B[3], B[4], B[8][0][L], B[8][1][L]
     base = seg_ptr[s]
     RS[0][L, 0, :] = in0
     RS[1][L, 0, :] = in1
+    row0[0] = 0
+    row1[0] = 0
     for e in range(seg_ptr[s + 1] - base):
         u = seg_nodes[base + e]
         if kind[u] == CHANCE:
             f = cidx[u]
             if collect:
-                fr[0][f, :] = RS[0][L, e]
-                fr[1][f, :] = RS[1][L, e]
+                fr[0][f, :] = RS[0][L, row0[e]]
+                fr[1][f, :] = RS[1][L, row1[e]]
             elif cut:
                 VS[0][L, e, :] = fv0[f]
                 VS[1][L, e, :] = fv1[f]
@@ -532,7 +534,8 @@ def _down(L, s, in0, in1, T, G, O, st, sc, mode, upd0, upd1, cut, collect, fr, f
         orb, rep = O[0][a][tab[u]], O[1][a][tab[u]]
         R, S, P, scale = st[a]
         sa = strat[a][L, e]  # kept on the stack for the way up
-        ra, ro = RS[a][L], RS[1 - a][L]
+        ra, rows, orows = RS[a][L], (row0, row1)[a], (row0, row1)[1 - a]
+        re = ra[rows[e]]  # the actor's reach here
         n = ra.shape[1]
         if mode == BR_AVERAGE or mode == VALUE_AVERAGE:
             _average_strategy(S, ov, mv, k, sa, tot)
@@ -540,7 +543,6 @@ def _down(L, s, in0, in1, T, G, O, st, sc, mode, upd0, upd1, cut, collect, fr, f
             _strategy(R, P, ov, mv, k, sa, tot)
         if mode == UPDATE and not collect and (upd0 if a == 0 else upd1):  # the played plan into the sum
             rho, omega = sc[3], sc[4]
-            re = ra[e]
             if scale.shape[1] > 0:  # 16-bit: decode, add, encode with the node's new scale
                 tmp, was = B[7], scale[1, u]
                 for i in range(k):
@@ -557,10 +559,10 @@ def _down(L, s, in0, in1, T, G, O, st, sc, mode, upd0, upd1, cut, collect, fr, f
                     else:
                         for o in range(mv):
                             Si[o] = rho * np.float64(Si[o]) + omega * (re[rep[o]] * row[o])
-        re = ra[e]
         for i in range(k):
             lc = loc[child[cptr[u] + i]]
-            ro[lc, :] = ro[e]
+            orows[lc] = orows[e]  # the other player's reach is unchanged: its row, not a copy
+            rows[lc] = lc
             dst, row = ra[lc], sa[i]
             if mv == n:  # one hand per infoset: no orbit lookup, a loop that vectorizes
                 for h in range(n):
@@ -600,12 +602,12 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
                     val -= rk
                 bd = tboard[t]
                 if tkind[t]:
-                    showdown_values(val, -0.5 * rk, RS[1 - p][L, e], VS[p][L, e], hq[1], hp[3], hp[2], hp[0],
+                    showdown_values(val, -0.5 * rk, RS[1 - p][L, B[8][1 - p][L, e]], VS[p][L, e], hq[1], hp[3], hp[2], hp[0],
                                     hp[5][hp[4][bd]:hp[4][bd + 1]], hp[7][hp[4][bd]:hp[4][bd + 1]],
                                     hq[5][hq[4][bd]:hq[4][bd + 1]], hq[8][hq[9][bd]:hq[9][bd + 1]], hq[10][bd],
                                     cm, B[6][2])
                 else:
-                    fold_values(val, boards[bd], RS[1 - p][L, e], VS[p][L, e], hq[1], hq[0], hp[3], hp[2], hp[0],
+                    fold_values(val, boards[bd], RS[1 - p][L, B[8][1 - p][L, e]], VS[p][L, e], hq[1], hq[0], hp[3], hp[2], hp[0],
                                 cm, dead)
     for e in range(ne - 1, -1, -1):
         u = seg_nodes[base + e]
@@ -841,8 +843,10 @@ def _encode(vals, n, out, off, top):
 @nb.njit(cache=True)
 def _buffers(n0, n1, levels, width, K):
     """One thread's stack: per segment level, node of the segment and player, the reach, the
-    values and the actor's strategy (computed once on the way down, read again on the way up);
-    scratch for a node's per-action values and regret update."""
+    values and the actor's strategy (computed once on the way down, read again on the way up),
+    and the row of the reach each node reads (a node's own row where the player acted last,
+    else its parent's: the other player's reach goes down without a copy); scratch for a
+    node's per-action values and regret update."""
     nm = max(n0, n1)
     RS = (np.ones((levels, width, n0)), np.ones((levels, width, n1)))
     VS = (np.zeros((levels, width, n0)), np.zeros((levels, width, n1)))
@@ -850,7 +854,8 @@ def _buffers(n0, n1, levels, width, K):
     strat = (np.zeros((levels, width, K, n0)), np.zeros((levels, width, K, n1)))
     sums = (np.zeros(nm), np.zeros(nm + 1), np.zeros(nm + 1), np.zeros(2 * nm + 52), np.zeros(2 * nm + 52))
     terminals = (np.zeros(52), np.zeros(52, dtype=np.bool_), sums)
-    return (RS, VS, act, strat, np.zeros(nm), np.zeros((K, nm)), terminals, np.zeros(K * nm))
+    rows = (np.zeros((levels, width), np.int64), np.zeros((levels, width), np.int64))
+    return (RS, VS, act, strat, np.zeros(nm), np.zeros((K, nm)), terminals, np.zeros(K * nm), rows)
 
 
 @nb.njit(cache=True)
@@ -880,7 +885,7 @@ def _walk(s0, in0, in1, T, G, H, O, st, sc, mode, upd0, upd1, cut, collect, fr, 
             if cc[L] < cptr[u + 1] - cptr[u]:
                 s2 = seg_of[child[cptr[u] + cc[L]]]
                 seg[L + 1], ce[L + 1], cc[L + 1] = s2, 0, 0
-                _down(L + 1, s2, B[0][0][L, e], B[0][1][L, e], T, G, O, st, sc, mode, upd0, upd1, False,
+                _down(L + 1, s2, B[0][0][L, B[8][0][L, e]], B[0][1][L, B[8][1][L, e]], T, G, O, st, sc, mode, upd0, upd1, False,
                       False, fr, fv0, fv1, B)
                 L += 1
             else:
