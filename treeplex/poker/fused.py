@@ -153,10 +153,10 @@ class FusedTree:
             self.off[v] = size[p]
             size[p] += k * self.m[v]
         self.size = tuple(size)
-        self.orbit = tuple(np.ascontiguousarray(np.array(t), dtype=np.int64) for t in tables)  # [tab, hand]
+        self.orbit = tuple(np.ascontiguousarray(np.array(t), dtype=np.uint32) for t in tables)  # [tab, hand]
         self.rep = []  # [tab, orbit]: the orbit's first hand
         for p in (0, 1):
-            r = np.zeros((len(tables[p]), max(self.n[p], 1)), np.int64)
+            r = np.zeros((len(tables[p]), max(self.n[p], 1)), np.uint32)
             for i, t in enumerate(tables[p]):
                 first = np.unique(t, return_index=True)[1]
                 r[i, :len(first)] = first
