@@ -583,7 +583,8 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
     kind, cptr, child, actor, off, m, tab, tkind, tval = T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8]
     boards = T[10]
     seg_ptr, seg_nodes, loc = G[0], G[1], G[2]
-    RS, VS, act, strat, tot, ovals = B[0], B[1], B[2], B[3], B[4], B[5]
+    RS, VS, strat, tot, ovals = B[0], B[1], B[3], B[4], B[5]
+    lcs, seq = B[2][0], B[2][1]  # the children's rows; 0, 1, ..., K - 1
     base = seg_ptr[s]
     ne = seg_ptr[s + 1] - base
     t0, t1 = G[4][s], G[4][s + 1]
@@ -617,12 +618,18 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
             continue
         a = actor[u]
         k = cptr[u + 1] - cptr[u]
+        for i in range(k):
+            lcs[i] = loc[child[cptr[u] + i]]
         for p in range(2):  # the other player's values: summed over the actor's actions
             if p != a and (upd0 if p == 0 else upd1):
                 V = VS[p][L]
-                V[e, :] = V[loc[child[cptr[u]]]]
+                dst, src = V[e], V[lcs[0]]
+                for h in range(len(dst)):
+                    dst[h] = src[h]
                 for i in range(1, k):
-                    V[e, :] += V[loc[child[cptr[u] + i]]]
+                    src = V[lcs[i]]
+                    for h in range(len(dst)):
+                        dst[h] += src[h]
         if not (upd0 if a == 0 else upd1):
             continue
         mv, ov = m[u], off[u]
@@ -632,21 +639,25 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
         V = VS[a][L]
         out = V[e]
         na = V.shape[1]
-        acts = act[a]
-        for i in range(k):
-            acts[i, :] = V[loc[child[cptr[u] + i]]]
         br = mode == BR_AVERAGE or mode == BR_CURRENT
         ident = mv == na
-        if not ident:  # per-hand values summed per orbit: the reduced game's infoset values
+        if ident:  # the children's value rows are the infosets' values: read in place
+            vals, vrows = V, lcs
+        else:  # per-hand values summed per orbit: the reduced game's infoset values
             ovals[:k, :mv] = 0.0
             for i in range(k):
+                src, dst = V[lcs[i]], ovals[i]
                 for h in range(na):
-                    ovals[i, orb[h]] += acts[i, h]
-        vals = acts if ident else ovals
+                    dst[orb[h]] += src[h]
+            vals, vrows = ovals, seq
         if not br:
+            if mode == UPDATE and ident and scale.shape[1] == 0:  # rm_block's values played are out's
+                rm_block(R, P, ov, mv, k, vals, vrows, sa, sc[0], sc[1], sc[2], tot)
+                out[:] = tot[:na]
+                continue
             out[:] = 0.0  # the values played, per hand, before the update overwrites the strategy
             for i in range(k):
-                row, ai = sa[i], acts[i]
+                row, ai = sa[i], V[lcs[i]]
                 if ident:
                     for h in range(na):
                         out[h] += row[h] * ai[h]
@@ -657,19 +668,19 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
                 tmp, was, Rv = B[7], scale[0, u], R[ov:ov + k * mv]
                 for x in range(k * mv):
                     tmp[x] = Rv[x] * was
-                rm_block(tmp, P, 0, mv, k, vals, sa, sc[0], sc[1], sc[2], tot)
+                rm_block(tmp, P, 0, mv, k, vals, vrows, sa, sc[0], sc[1], sc[2], tot)
                 scale[0, u] = _encode(tmp, k * mv, R, ov, 32767.0)
             elif mode == UPDATE:
-                rm_block(R, P, ov, mv, k, vals, sa, sc[0], sc[1], sc[2], tot)
+                rm_block(R, P, ov, mv, k, vals, vrows, sa, sc[0], sc[1], sc[2], tot)
         else:  # best response: the first best action of each infoset
             for o in range(mv):
-                best, bv = 0, vals[0, o]
+                best, bv = 0, vals[vrows[0], o]
                 for i in range(1, k):
-                    if vals[i, o] > bv:
-                        best, bv = i, vals[i, o]
+                    if vals[vrows[i], o] > bv:
+                        best, bv = i, vals[vrows[i], o]
                 tot[o] = best
             for h in range(na):
-                out[h] = acts[np.int64(tot[orb[h]]), h]
+                out[h] = V[lcs[np.int64(tot[orb[h]])], h]
 
 
 @nb.njit(cache=True)
@@ -840,17 +851,17 @@ def _buffers(n0, n1, levels, width, K):
     """One thread's stack: per segment level, node of the segment and player, the reach, the
     values and the actor's strategy (computed once on the way down, read again on the way up),
     and the row of the reach each node reads (a node's own row where the player acted last,
-    else its parent's: the other player's reach goes down without a copy); scratch for a
-    node's per-action values and regret update."""
+    else its parent's: the other player's reach goes down without a copy); a node's children's
+    rows (its actions' values are read in place there) and scratch for its regret update."""
     nm = max(n0, n1)
     RS = (np.ones((levels, width, n0)), np.ones((levels, width, n1)))
     VS = (np.zeros((levels, width, n0)), np.zeros((levels, width, n1)))
-    act = (np.zeros((K, n0)), np.zeros((K, n1)))
+    kids = (np.zeros(K, np.int64), np.arange(K))
     strat = (np.zeros((levels, width, K, n0)), np.zeros((levels, width, K, n1)))
     sums = (np.zeros(nm), np.zeros(nm + 1), np.zeros(nm + 1), np.zeros(2 * nm + 52), np.zeros(2 * nm + 52))
     terminals = (np.zeros(52), np.zeros(52, dtype=np.bool_), sums)
     rows = (np.zeros((levels, width), np.int64), np.zeros((levels, width), np.int64))
-    return (RS, VS, act, strat, np.zeros(nm), np.zeros((K, nm)), terminals, np.zeros(K * nm), rows)
+    return (RS, VS, kids, strat, np.zeros(nm), np.zeros((K, nm)), terminals, np.zeros(K * nm), rows)
 
 
 @nb.njit(cache=True)
