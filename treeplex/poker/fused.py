@@ -332,8 +332,8 @@ def _segment_arrays(kind, cptr, child, term_work):
         j += 1
     for g in range(j - 1, 0, -1):  # children come after their parents: sum backwards
         work[parent[g]] += work[g]
-    return (loc, cidx, seg_of, nodes[:nn], seg_ptr[:j + 1], seg_cptr[:j + 1], chance_loc[:nch], level[:j],
-            work[:j])
+    return (loc, cidx, seg_of, nodes[:nn], seg_ptr[:j + 1].copy(), seg_cptr[:j + 1].copy(), chance_loc[:nch].copy(),
+            level[:j].copy(), work[:j].copy())  # (copies: the per-segment arrays are short, their buffers per node)
 
 
 @nb.njit(cache=True)

@@ -82,7 +82,8 @@ class RiverPayoff(PayoffOperator):
         self.stride = [np.ascontiguousarray(s, dtype=np.int64) for s in stride]
         self._dense = self._dense_products() if method == "dense" else None
         self._groups = [_input_groups(self.base[p], self.stride[p]) for p in (0, 1)]  # by input player
-        self._parts, self._tables, self._partials = [], [], []  # the sweep's (none for dense products)
+        self._parts, self._tables = [], []  # the sweep's (none for dense products)
+        self._partials = Partials([[], []], self.shape)
         if method == "sweep":
             if threads is None:
                 threads = 1
@@ -94,7 +95,7 @@ class RiverPayoff(PayoffOperator):
             # card-removal tables by output player (own hands against the other's)
             self._tables = [_card_tables(self.cards[1 - p], self.cards[p], self.lt_end[p], self.le_end[p],
                                          self.same[p]) for p in (0, 1)]
-            self._partials = _partials(self._parts, self.shape)
+            self._partials = Partials(self._parts, self.shape)
 
     # ------------------------------------------------------------ products
 
@@ -202,7 +203,7 @@ class RiverPayoff(PayoffOperator):
     def nbytes(self) -> int:
         arrays = [self.kind, self.value, *self.base, *self.stride, *self.cards, *self.strength, *self.weight,
                   *self.coef, *self.lt_end, *self.le_end, *self.same, *(a for g in self._groups for a in g), *self._parts,
-                  *(a for t in self._tables for a in t), *self._partials]
+                  *(a for t in self._tables for a in t), self._partials]
         n = sum(a.nbytes for a in arrays)
         if self._dense is not None:  # F and S once (the transposes are views), and the gathers
             n += sum(d[0].nbytes for d in self._dense[0]) + sum(a.nbytes for side in self._dense for d in side
@@ -254,12 +255,26 @@ def _same_combo(cards) -> list[np.ndarray]:
     return out
 
 
-def _partials(parts, shape) -> list[np.ndarray]:
+class Partials:
     """Per output player, the per-thread partial products of a sweep split into ``parts`` (by
     input player): 8 B per sequence and thread, none on one thread; zeroed by their threads on
-    every call (8% faster products than fresh zeros)."""
-    runs = [len(parts[1 - p]) - 1 for p in (0, 1)]
-    return [np.zeros((r if r > 1 else 0, shape[p])) for p, r in zip((0, 1), runs)]
+    every call (8% faster products than fresh zeros). Made by the first product that needs
+    them: a spot solved on the fused engine never does (1.8 GB of FLOP-FAST's address space)."""
+
+    def __init__(self, parts, shape):
+        runs = [len(parts[1 - p]) - 1 for p in (0, 1)]
+        self.rows = [r if r > 1 else 0 for r in runs]
+        self.shape = shape
+        self._arrays = [None, None]
+
+    def __getitem__(self, own: int) -> np.ndarray:
+        if self._arrays[own] is None:
+            self._arrays[own] = np.zeros((self.rows[own], self.shape[own]))
+        return self._arrays[own]
+
+    @property
+    def nbytes(self) -> int:
+        return sum(8 * r * n for r, n in zip(self.rows, self.shape))
 
 
 def _scatter_csr(op, blocks):

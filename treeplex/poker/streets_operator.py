@@ -30,7 +30,7 @@ import numpy as np
 
 from ..core.threads import PARALLEL_SEQS  # (importing threads first also sets up the parallel kernels)
 from ..model.problem import PayoffOperator
-from .operator import _normalizer, _partials, _same_combo, _scatter_csr, compatible
+from .operator import Partials, _normalizer, _same_combo, _scatter_csr, compatible
 
 FOLD, SHOWDOWN = 0, 1
 
@@ -73,7 +73,7 @@ class StreetsPayoff(PayoffOperator):
         n_threads = nb.get_num_threads() if max(self.shape) > PARALLEL_SEQS else 1  # as the river operator
         self._parts = [_split(g[0], len(self.cards[p]) + len(self.cards[1 - p]), n_threads)
                        for p, g in enumerate(self._groups)]
-        self._partials = _partials(self._parts, self.shape)
+        self._partials = Partials(self._parts, self.shape)
 
     def _product(self, own, v, out):
         return self._apply(np.asarray(v, dtype=np.float64), own, out)
@@ -136,7 +136,7 @@ class StreetsPayoff(PayoffOperator):
     def nbytes(self) -> int:
         arrays = [self.kind, self.value, self.board, *self.base, *self.stride, *self.cards, *self.weight, *self.coef,
                   *self.same, self.boards, *(a for o in self.order for a in o), *(a for g in self._groups for a in g),
-                  *self._parts, *self._partials]
+                  *self._parts, self._partials]
         return sum(a.nbytes for a in arrays)
 
     def on_device(self, xp):
