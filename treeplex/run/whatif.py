@@ -74,6 +74,10 @@ def baseline_from_file(game, path: str, max_memory: str | None = None) -> dict:
             raise InputError(f"--baseline {path}: {key} {x!r} is not a finite number")
     if is_locked(game):
         game.set_baseline(solution=data, path=path)
+    else:  # the same checks (board, sizes, nodes, ranges): the rake changes none of them
+        from ..poker.locks import baseline_from_solution
+
+        baseline_from_solution(game, data, path)
     return {"file": path, **{k: data.get(k) for k in RECORD}}
 
 
