@@ -16,6 +16,9 @@ to 0.5% and seconds per iteration). Each spot runs where ``fused=None`` puts it 
 fused engine, which plays plain locks; weighted locks: the sequence form), as printed.
 ``--memory`` adds one CLI process per spot (``benchmarks/postflop.py``'s peak RSS; the locked
 one with ``--lock ... --baseline none``) and the bytes of the fused engine's lock blocks.
+``--mixed`` locks both nodes to mixtures of all three actions instead: the plain locks leave
+b45 after a check unreached (subtrees the walk then skips), the mixed ones change no reach to 0,
+so their ratio is the walk's own cost of a lock.
 """
 
 import argparse
@@ -34,6 +37,8 @@ from postflop import SPOTS, run_cli  # noqa: E402
 
 LOCKS = [{"node": "x", "player": 1, "strategy": {"x": 0.7, "b20": 0.3}},
          {"node": "x-x/x", "player": 1, "strategy": {"x": 1.0}}]
+MIXED = [{"node": "x", "player": 1, "strategy": {"x": 0.5, "b20": 0.3, "b45": 0.2}},  # every action played:
+         {"node": "x-x/x", "player": 1, "strategy": {"x": 0.6, "b20": 0.3, "b45": 0.1}}]  # no subtree left unreached
 
 
 def main() -> None:
@@ -43,7 +48,11 @@ def main() -> None:
     ap.add_argument("--kinds", default="locked", help="comma-separated: locked, weighted, frequency")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--memory", action="store_true", help="peak RSS of one CLI solve of each (plain locks)")
+    ap.add_argument("--mixed", action="store_true",
+                    help="lock both nodes to mixtures of every action (x 50%%, b20 30%%, b45 20%%; x 60%%, b20 30%%, "
+                         "b45 10%%), so that no subtree goes unreached: the walk's own cost of a lock")
     args = ap.parse_args()
+    locks = MIXED if args.mixed else LOCKS
     import numba
 
     numba.set_num_threads(args.threads)
@@ -51,10 +60,10 @@ def main() -> None:
     problems = {"unlocked": load_postflop_spec({**spec, "isomorphism": False}).problem()}
     kinds = args.kinds.split(",")
     if "locked" in kinds:
-        problems["locked"] = load_postflop_spec({**spec, "locks": LOCKS}).problem()
+        problems["locked"] = load_postflop_spec({**spec, "locks": locks}).problem()
     if "weighted" in kinds:
         half = ",".join(f"{t}:0.5" for t in spec["range1"].split(","))
-        problems["weighted"] = load_postflop_spec({**spec, "locks": [{**lk, "hands": half} for lk in LOCKS]}).problem()
+        problems["weighted"] = load_postflop_spec({**spec, "locks": [{**lk, "hands": half} for lk in locks]}).problem()
     if "frequency" in kinds:
         g = load_postflop_spec({**spec, "locks": [{"node": "x", "player": 1, "frequency": {"x": 0.7, "b20": 0.3}}]})
         base = tp.solve(g.unlocked().problem(), args.algorithm, target_gap=target_gap("0.5%pot", problems["unlocked"]))
@@ -84,11 +93,11 @@ def main() -> None:
     if args.memory:
         import tempfile
 
-        tree = load_postflop_spec({**spec, "locks": LOCKS}).fused_tree()
-        locked = problems.get("locked") or load_postflop_spec({**spec, "locks": LOCKS}).problem()
+        tree = load_postflop_spec({**spec, "locks": locks}).fused_tree()
+        locked = problems.get("locked") or load_postflop_spec({**spec, "locks": locks}).problem()
         tree.set_locks(locked.locks)
         print(f"lock blocks: {tree.static[15].nbytes / 2 ** 20:.2f} MB at {(tree.static[14] >= 0).sum()} nodes")
-        texts = ["x:1:x=0.7,b20=0.3", "x-x/x:1:x=1"]
+        texts = [f"{lk['node']}:1:" + ",".join(f"{a}={q}" for a, q in lk["strategy"].items()) for lk in locks]
         with tempfile.TemporaryDirectory() as work:
             for name, extra in (("unlocked", []), ("locked", [a for t in texts for a in ("--lock", t)]
                                                    + ["--baseline", "none"])):

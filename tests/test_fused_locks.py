@@ -107,3 +107,52 @@ def test_weighted_locks_stay_on_the_sequence_form():
     with pytest.raises(InputError, match="weighted locks .* need the sequence form"):
         make_solver(p, "cfr+", fused=True)
     assert make_solver(p, "cfr+").engine is None
+
+
+def test_lock_gains_by_walks_equal_the_products():
+    """Each player's gain by a best response ignoring the locks (two walks of the fused tree)
+    equals :func:`lock_gains` by the sequence form's products, on a DCFR profile of the
+    locked turn spot; the locked infosets counted from the lock blocks equal the treeplex's."""
+    from treeplex.model.metrics import lock_gains
+
+    p = PostflopGame(**TURN, locks=[TURN_LOCK, {**ROOT_MIX, "strategy": {"x": 0.25, "b10": 0.75}}]).problem()
+    res = tp.solve(p, "dcfr", max_iters=40, fused=False)
+    tree = p.game.fused_tree()
+    tree.set_locks(p.locks)
+    want = lock_gains(p, res.x, res.y)
+    assert tree.lock_gains(res.x, res.y) == pytest.approx(want, abs=1e-9) and want[1] > 1e-3 and want[0] > 1e-3
+    assert tree.locked_infosets() == [len(np.unique(T.seq_infoset[lk.seqs])) for T, lk in zip(p.treeplexes, p.locks)]
+
+
+def test_cli_on_the_fused_engine_reports_the_lock_gains_by_walks(tmp_path, monkeypatch):
+    """With the fused engine's size threshold at 0 (TURN-sized spots take that path), a locked
+    ``treeplex solve`` runs fused and reports the lock gains and locked infosets by walks: the
+    numbers of the sequence form's products on the same plans (its ``--out`` file)."""
+    import contextlib
+    import io
+    import json
+
+    from treeplex.cli import main
+    from treeplex.model.metrics import lock_gains
+    from treeplex.poker import postflop
+
+    monkeypatch.setattr(postflop, "FUSED_MIN_SEQS", 0)
+    spec = tmp_path / "turn.json"
+    spec.write_text(json.dumps({"game": "postflop", **TURN, "locks": [TURN_LOCK]}))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["solve", str(spec), "--algorithm", "dcfr", "--max-iters", "30", "--baseline", "none", "--json",
+                     "--no-strategies"]) == 0
+    r = json.loads(out.getvalue())
+    g = PostflopGame(**TURN, locks=[TURN_LOCK])
+    assert g.fused_by_default()
+    p = g.problem()
+    s = make_solver(p, "dcfr")
+    assert s.engine is not None
+    for _ in range(30):
+        s.step()
+    x, y = s.average()
+    assert r["value"] == pytest.approx(evaluate(p, x, y).value, abs=1e-6)
+    gains = lock_gains(p, x, y)
+    assert [r["lock_gain_player0"], r["lock_gain_player1"]] == pytest.approx(gains, abs=1e-6)
+    assert r["locked_infosets"] == [0, len(np.unique(p.Y.seq_infoset[p.locks[1].seqs]))]

@@ -326,10 +326,16 @@ def _lock_report(p, res) -> dict:
     that ignores the locks against the other's strategy (:func:`treeplex.model.metrics.lock_gains`)."""
     from ..model.metrics import lock_gains
 
-    gains = lock_gains(p, res.x, res.y)
-    return {"locked_infosets": [0 if lk is None else len(np.unique(T.seq_infoset[np.flatnonzero(lk.lower)]))
-                                for lk, T in zip(p.locks, p.treeplexes)],
-            "lock_gain_player0": gains[0], "lock_gain_player1": gains[1]}
+    game = p.game
+    if game.fused_by_default() and all(lk is None or lk.partial is None for lk in p.locks):
+        tree = game.fused_tree()  # a spot the fused engine runs: two walks, not the sequence form's products
+        tree.set_locks(p.locks)
+        gains, counts = tree.lock_gains(res.x, res.y), tree.locked_infosets()
+    else:
+        gains = lock_gains(p, res.x, res.y)
+        counts = [0 if lk is None else len(np.unique(T.seq_infoset[np.flatnonzero(lk.lower)]))
+                  for lk, T in zip(p.locks, p.treeplexes)]
+    return {"locked_infosets": counts, "lock_gain_player0": gains[0], "lock_gain_player1": gains[1]}
 
 
 def _print_locks(out: dict, p) -> None:

@@ -344,14 +344,42 @@ class FusedTree:
         ``self.dtype`` (the solver's storage: float32 rounds them to about 6e-8 relative);
         the values are summed in float64. With isomorphism a hand's value is the one of its
         representative-tree hand (the caller averages over orbits)."""
+        rows = self.walk(self._plan_players(x, y), VALUE_AVERAGE, True, True, (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0))
+        loc = self.G[2]
+        return {v: rows[self.actor[v]][loc[v]] for v in nodes}
+
+    def _plan_players(self, x, y) -> list:
+        """The plans (x, y) (the problem's layout) as strategy sums of this layout: a walk's
+        average strategy is then the plans' ratios (in ``self.dtype``)."""
         players = []
         for p, plan in enumerate((x, y)):
             S = np.zeros(self.size[p], dtype=self.dtype)
             _plan_to_fused(self.static, self.sbase, p, np.asarray(plan, np.float64), S)
             players.append(FusedPlayer(R=S[:0], S=S, P=S[:0], root=np.ones(1), scale=np.zeros((2, 0))))
-        rows = self.walk(players, VALUE_AVERAGE, True, True, (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0))
-        loc = self.G[2]
-        return {v: rows[self.actor[v]][loc[v]] for v in nodes}
+        return players
+
+    def lock_gains(self, x, y) -> tuple[float, float]:
+        """:func:`treeplex.model.metrics.lock_gains` of the plans (x, y) by two walks, no
+        products: each player's best response ignoring the locks (one BR walk with the lock
+        blocks taken out) minus its own value (one VALUE walk)."""
+        players = self._plan_players(x, y)
+        sc = (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0)
+        v0, v1 = (r[0].sum() for r in self.walk(players, VALUE_AVERAGE, True, True, sc))
+        locked = self.static
+        self.static = (*locked[:14], np.full(self.n_dec, -1, np.int64), np.zeros(0))
+        try:
+            b0, b1 = (r[0].sum() for r in self.walk(players, BR_AVERAGE, True, True, sc))
+        finally:
+            self.static = locked
+        return float(b0 - v0), float(b1 - v1)
+
+    def locked_infosets(self) -> list[int]:
+        """Per player, the (node, hand) pairs :meth:`set_locks` locked."""
+        lko, LK, out = self.static[14], self.static[15], [0, 0]
+        for v in np.flatnonzero(lko >= 0):
+            k, mv = int(self.cptr[v + 1] - self.cptr[v]), int(self.m[v])
+            out[int(self.actor[v])] += int(np.count_nonzero(LK[lko[v] + k * mv:lko[v] + (k + 1) * mv]))
+        return out
 
     def chunks(self, threads: int) -> np.ndarray:
         """Item boundaries cutting the parallel items into ``threads`` runs of about equal work."""
