@@ -18,7 +18,9 @@ fused engine, which plays plain locks; weighted locks: the sequence form), as pr
 one with ``--lock ... --baseline none``) and the bytes of the fused engine's lock blocks.
 ``--mixed`` locks both nodes to mixtures of all three actions instead: the plain locks leave
 b45 after a check unreached (subtrees the walk then skips), the mixed ones change no reach to 0,
-so their ratio is the walk's own cost of a lock.
+so their ratio is the walk's own cost of a lock. ``--steps N`` adds the medians of N
+interleaved single iterations of each (after 5 warm-up iterations each, the order rotating):
+iteration pairs seconds apart, which a shared machine's load changes less than whole solves.
 """
 
 import argparse
@@ -51,6 +53,7 @@ def main() -> None:
     ap.add_argument("--mixed", action="store_true",
                     help="lock both nodes to mixtures of every action (x 50%%, b20 30%%, b45 20%%; x 60%%, b20 30%%, "
                          "b45 10%%), so that no subtree goes unreached: the walk's own cost of a lock")
+    ap.add_argument("--steps", type=int, default=0, help="also time N interleaved single iterations of each")
     args = ap.parse_args()
     locks = MIXED if args.mixed else LOCKS
     import numba
@@ -84,12 +87,14 @@ def main() -> None:
                   f"{1000 * res.seconds / res.iterations:7.2f} ms/it  exploitability "
                   f"{100 * res.exploitability / p.stats['pot']:.3f}% pot  ({engine[name]})", flush=True)
     for name in per:
-        if name != "unlocked":
+        if name != "unlocked" and args.rounds:
             ratio = [a / b for a, b in zip(per[name], per["unlocked"])]
             total = [a / b for a, b in zip(secs[name], secs["unlocked"])]
             print(f"{name} / unlocked seconds per iteration: {sum(per[name]) / sum(per['unlocked']):.3f} "
                   f"(sums); medians of the per-round ratios: per iteration {statistics.median(ratio):.3f}, "
                   f"solver seconds to 0.5% {statistics.median(total):.3f}")
+    if args.steps:
+        steps(problems, args.algorithm, args.steps)
     if args.memory:
         import tempfile
 
@@ -105,6 +110,29 @@ def main() -> None:
                             2 * 0.005 * spec["pot"], work, name, extra)
                 print(f"CLI {name:9s} peak RSS {r['peak_mb']:.0f} MB, {r['res']['iterations']} it, "
                       f"{r['res']['seconds']:.2f} s" if "error" not in r else f"CLI {name}: {r['error']}", flush=True)
+
+
+def steps(problems: dict, algorithm: str, n: int) -> None:
+    """Medians of n interleaved single iterations of each spot's solver (wall and CPU time)."""
+    import time
+
+    solvers = {name: make_solver(p, algorithm) for name, p in problems.items()}
+    for s in solvers.values():
+        for _ in range(5):
+            s.step()
+    wall, cpu = {k: [] for k in solvers}, {k: [] for k in solvers}
+    keys = list(solvers)
+    for i in range(n):
+        for k in keys[i % len(keys):] + keys[:i % len(keys)]:
+            t0, c0 = time.perf_counter(), time.process_time()
+            solvers[k].step()
+            wall[k].append(time.perf_counter() - t0)
+            cpu[k].append(time.process_time() - c0)
+    for k in keys:
+        w, c = statistics.median(wall[k]), statistics.median(cpu[k])
+        w0, c0 = statistics.median(wall["unlocked"]), statistics.median(cpu["unlocked"])
+        print(f"{k:9s} median of {n} single iterations: {1000 * w:7.2f} ms wall, {1000 * c:7.2f} ms CPU; "
+              f"/ unlocked: {w / w0:.3f} wall, {c / c0:.3f} CPU")
 
 
 if __name__ == "__main__":
