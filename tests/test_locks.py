@@ -141,7 +141,6 @@ def test_bad_locks_are_refused_in_one_line(lock, msg):
 def test_solvers_and_options_that_cannot_lock_are_refused():
     p = PostflopGame(**BASE, locks=CHECK_BACK).problem()
     for algorithm, kw, msg in [("egt", {}, "cannot respect node locks"),
-                               ("cfr+", {"fused": True}, "node locks need the sequence form"),
                                ("mccfr-es", {}, "cannot respect node locks")]:
         with pytest.raises(InputError, match=msg):
             tp.solve(p, algorithm, max_iters=2, **kw)

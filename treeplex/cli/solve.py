@@ -76,9 +76,9 @@ def add_solver_args(sp: argparse.ArgumentParser) -> None:
                     help="postflop: lock PLAYER's strategy at NODE (a history as treeplex show prints it), "
                          "e.g. x-b20:1:f=0.8,c=0.2 or x-b20:1:f=1:AA,KK; repeatable; added to the spec's locks")
     sp.add_argument("--baseline", default=None, metavar="FILE|none",
-                    help="postflop with locks: the unlocked spot's solution (a solve --out file) to compare "
-                         "against and spread frequency locks from; default: solve it first with the same solver "
-                         "and stop rule; none: no baseline (no frequency locks then)")
+                    help="postflop with locks (or rake): the spot's solution without its locks (without rake), a "
+                         "solve --out file, to compare against (and spread frequency locks from); default: solve "
+                         "it first with the same solver and stop rule; none: no baseline (no frequency locks then)")
     sp.add_argument("--infoset-regret", action="store_true",
                     help="also report the infoset regrets (max, and the full list with --json)")
 
@@ -158,18 +158,19 @@ def run(args) -> int:
         if not args.game.endswith((".json", ".toml")):
             raise InputError("--lock applies to postflop spec files (.json, .toml)")
         extra["locks"] = [parse_lock_text(t) for t in args.lock]
-    from ..run.whatif import baseline_from_file, ev_gain, is_locked, solve_baseline
+    from ..run.whatif import baseline_from_file, baseline_game, is_locked, is_raked, record, solve_baseline
 
     with JitClock() as jit:
         game = load_game(args.game, **overrides(args), **extra)
         locked = is_locked(game)
-        if args.baseline is not None and not locked:
-            raise InputError("--baseline applies to postflop spots with locks")
+        whatif = locked or is_raked(game)  # a locked or raked spot: compared with its baseline
+        if args.baseline is not None and not whatif:
+            raise InputError("--baseline applies to postflop spots with locks or rake")
         baseline = None
-        if locked and args.baseline not in (None, "none"):
+        if whatif and args.baseline not in (None, "none"):
             baseline = baseline_from_file(game, args.baseline, args.max_memory)
-        unsolved = locked and args.baseline is None  # the baseline is solved below, on the unlocked spot
-        p = problem_for(game.unlocked() if unsolved else game, args.game, args.max_memory)
+        unsolved = whatif and args.baseline is None  # the baseline is solved below, without the locks (rake)
+        p = problem_for(baseline_game(game) if unsolved else game, args.game, args.max_memory)
     compile_seconds = time.perf_counter() - t0 - jit.seconds
     if getattr(args, "backend", None):
         p.use_backend(args.backend)
@@ -192,9 +193,9 @@ def run(args) -> int:
     stop = dict(target_gap=target_gap(args.target, p), max_iters=args.max_iters, time_limit=args.time_limit,
                 check_every=args.check_every, progress=show_bar, report=args.report or "average")
     if unsolved and (args.checkpoint or args.resume):
-        raise InputError("--checkpoint and --resume with locks need --baseline FILE or --baseline none "
+        raise InputError("--checkpoint and --resume with locks or rake need --baseline FILE or --baseline none "
                          "(they would save the baseline's run)")
-    if unsolved:  # the unlocked spot first, with the same solver and stop rule: the baseline
+    if unsolved:  # the spot without locks (rake) first, with the same solver and stop rule: the baseline
         baseline = solve_baseline(game, p, lambda q: solve(q, params["algorithm"], **stop,
                                                            **{k: v for k, v in params.items() if k != "algorithm"}))
         t1 = time.perf_counter()
@@ -221,16 +222,15 @@ def run(args) -> int:
         meta.update(value_player1=res.evaluation.value1, expected_rake=res.evaluation.rake)
     if locked:
         meta["locks"] = game.locks
-        if baseline is not None:
-            meta.update(baseline=baseline, lock_ev_gain=ev_gain(p, res.value, res.gap, baseline,
-                                                                res.evaluation.value1))
+    if baseline is not None:
+        meta.update(record(p, res, baseline))
     if args.out and args.format == "openspiel":
         from ..io.openspiel import save_policy
 
         _write(failed, args.out, lambda: save_policy(args.out, game, p, res.x, res.y))
     elif args.out:
         _write(failed, args.out, lambda: save_solution(args.out, p.solution(res.x, res.y, **out_streets), **meta))
-    whatif = {k: meta[k] for k in ("baseline", "lock_ev_gain") if k in meta}
+    whatif = {k: meta[k] for k in ("baseline", "lock_ev_gain", "rake_ev_cost") if k in meta}
     _print_result(args, game, p, res, {**refined, **notes, **whatif}, compile_seconds, jit.seconds,
                   stop["target_gap"])
     if failed:
@@ -310,6 +310,8 @@ def _print_result(args, game, p, res, refined: dict, compile_seconds: float, jit
         _print_locks(out, p)
     if "lock_ev_gain" in out:
         _print_whatif(out, p)
+    if "rake_ev_cost" in out:
+        _print_rake_cost(out, p)
     if args.refine or args.infoset_regret:
         from ..refine.cli import print_refinement
 
@@ -325,10 +327,16 @@ def _lock_report(p, res) -> dict:
     that ignores the locks against the other's strategy (:func:`treeplex.model.metrics.lock_gains`)."""
     from ..model.metrics import lock_gains
 
-    gains = lock_gains(p, res.x, res.y)
-    return {"locked_infosets": [0 if lk is None else len(np.unique(T.seq_infoset[np.flatnonzero(lk.lower)]))
-                                for lk, T in zip(p.locks, p.treeplexes)],
-            "lock_gain_player0": gains[0], "lock_gain_player1": gains[1]}
+    game = p.game
+    if game.fused_by_default() and all(lk is None or lk.partial is None for lk in p.locks):
+        tree = game.fused_tree()  # a spot the fused engine runs: two walks, not the sequence form's products
+        tree.set_locks(p.locks)
+        gains, counts = tree.lock_gains(res.x, res.y), tree.locked_infosets()
+    else:
+        gains = lock_gains(p, res.x, res.y)
+        counts = [0 if lk is None else len(np.unique(T.seq_infoset[np.flatnonzero(lk.lower)]))
+                  for lk, T in zip(p.locks, p.treeplexes)]
+    return {"locked_infosets": counts, "lock_gain_player0": gains[0], "lock_gain_player1": gains[1]}
 
 
 def _print_locks(out: dict, p) -> None:
@@ -354,6 +362,17 @@ def _print_whatif(out: dict, p) -> None:
     for q in (0, 1):
         print(f"lock EV p{q}      {g['chips'][q]:+.6g} {p.payoff_unit}{_poker_units(g['chips'][q], p, '+.6g')}: "
               f"player {q}'s EV locked minus baseline (within {g['error_bound_chips']:.3g}: the two gaps)")
+
+
+def _print_rake_cost(out: dict, p) -> None:
+    """The unraked baseline and what the rake costs each player (:mod:`treeplex.run.whatif`)."""
+    b, c = out["baseline"], out["rake_ev_cost"]
+    where = b["file"] or f"solved first: {b['algorithm']}, {b['iterations']} iterations"
+    print(f"baseline        value {b['value']:.10g} {p.payoff_unit}, gap {b['gap']:.4e} (the spot without rake; "
+          f"{where})")
+    for q in (0, 1):
+        print(f"rake cost p{q}    {c['chips'][q]:+.6g} {p.payoff_unit}{_poker_units(c['chips'][q], p, '+.6g')}: "
+              f"player {q}'s own EV without rake minus with it (within {c['error_bound_chips']:.3g}: the two gaps)")
 
 
 def _poker_units(x: float, p, mbb_format: str) -> str:

@@ -147,26 +147,27 @@ def read_solution(path: str, max_memory: str | None = None) -> dict:
 def check_whatif(where: str, data: dict) -> None:
     """Refuse (one line naming ``where``) the numbers the viewer and ``treeplex report`` take
     from a solution without looking: ``big_blind`` and ``pot`` (finite, >= 0, or absent), and
-    a locked solve's record (:mod:`treeplex.run.whatif`): ``lock_ev_gain`` with ``chips`` (two
-    finite numbers) and ``error_bound_chips`` (finite, >= 0), beside a ``baseline`` object
-    with a finite ``value``."""
+    a locked or raked solve's record (:mod:`treeplex.run.whatif`): ``lock_ev_gain`` or
+    ``rake_ev_cost`` with ``chips`` (two finite numbers) and ``error_bound_chips`` (finite,
+    >= 0), beside a ``baseline`` object with a finite ``value``."""
     def number(v) -> bool:
         return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
     for key in ("big_blind", "pot"):
         if data.get(key) is not None and not (number(data[key]) and data[key] >= 0):
             raise InputError(f"{where}: {key} {data[key]!r} is not a finite number >= 0")
-    if "lock_ev_gain" not in data:
-        return
-    g, b = data["lock_ev_gain"], data.get("baseline")
-    ok = (isinstance(g, dict) and isinstance(g.get("chips"), list) and len(g["chips"]) == 2
-          and all(map(number, g["chips"])) and number(g.get("error_bound_chips")) and g["error_bound_chips"] >= 0)
-    if not ok:
-        raise InputError(f"{where}: lock_ev_gain must hold chips (two finite numbers) and error_bound_chips "
-                         "(a finite number >= 0)")
-    if not (isinstance(b, dict) and number(b.get("value")) and isinstance(b.get("file"), (str, type(None)))):
-        raise InputError(f"{where}: a locked solve's baseline must be an object with a finite value and a file "
-                         "(a path or null)")
+    for key, what in (("lock_ev_gain", "locked"), ("rake_ev_cost", "raked")):
+        if key not in data:
+            continue
+        g, b = data[key], data.get("baseline")
+        ok = (isinstance(g, dict) and isinstance(g.get("chips"), list) and len(g["chips"]) == 2
+              and all(map(number, g["chips"])) and number(g.get("error_bound_chips")) and g["error_bound_chips"] >= 0)
+        if not ok:
+            raise InputError(f"{where}: {key} must hold chips (two finite numbers) and error_bound_chips "
+                             "(a finite number >= 0)")
+        if not (isinstance(b, dict) and number(b.get("value")) and isinstance(b.get("file"), (str, type(None)))):
+            raise InputError(f"{where}: a {what} solve's baseline must be an object with a finite value and a file "
+                             "(a path or null)")
 
 
 def _probability(q) -> bool:

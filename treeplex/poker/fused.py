@@ -65,6 +65,17 @@ Exploitability: a best-response walk per profile, read-only: the opponent's reac
 times its average strategy, the strategy sums S normalized per infoset (so that the plan is
 consistent however S rounds), and the responder takes the best action per infoset on the way
 up (both players in one walk).
+
+Node locks (``problem.locks``, fully locked infosets, :mod:`treeplex.core.locks`; locks need
+isomorphism off, so an infoset is one hand): :meth:`FusedTree.set_locks` puts each locked
+node's lock in a block beside the tree (nothing for unlocked nodes, empty arrays without
+locks: the same compiled walk). At a locked (node, hand) every walk plays the lock in place
+of regret matching or the average (:func:`_lock_strategy`, on the way down): an update adds
+the lock times the reach to the strategy sum, so the average plan is the lock, and the
+regrets stay at 0 (:func:`_lock_regrets`, after the update); a best response plays the lock
+there (the best response in the locked game, Q^lock), so the walk's gap is the locked game's,
+as the sequence form's (:func:`treeplex.model.metrics.evaluate`). Weighted locks (lower
+bounds) run on the sequence form.
 """
 
 from __future__ import annotations
@@ -201,9 +212,40 @@ class FusedTree:
         self.work = np.array([work[seg_of[c]] for _, c in items], dtype=np.float64)
         # the kernels' T: 0 kind, 1-2 children (CSR), 3 actor, 4 storage offset, 5 orbits, 6 orbit table,
         # 7-9 terminal kind, value, board, 10 boards' cards, 11 chance index in its segment, 12 first terminal id,
-        # 13 terminal rake
+        # 13 terminal rake, 14-15 node locks (:meth:`set_locks`: none here)
         self.static = (self.kind, self.cptr, self.child, self.actor, self.off, self.m, self.tab, self.tkind,
-                       self.tval, self.tboard, self.boards, cidx, np.array([tb], dtype=np.int64), self.trake)
+                       self.tval, self.tboard, self.boards, cidx, np.array([tb], dtype=np.int64), self.trake,
+                       np.full(self.n_dec, -1, np.int64), np.zeros(0))
+
+    def set_locks(self, locks) -> None:
+        """Node locks (``problem.locks``: per player None or a :class:`~treeplex.core.locks.Locks`
+        of fully locked infosets, in the sequence form's layout, no isomorphism) in this layout:
+        T[14][v] = -1 at a node without locks, else the offset in T[15] of its block of (k_v + 1)
+        m_v floats, rows 0..k-1 the lock's probabilities action-major (as R: ``i m_v + o``), row
+        k 1.0 at the locked hands and 0.0 at the free ones (:func:`_lock_strategy`). Without
+        locks the arrays are empty, of the same types: one compiled walk either way."""
+        lko, blocks, size = np.full(self.n_dec, -1, np.int64), [], 0
+        for p, lk in enumerate(locks or (None, None)):
+            if lk is None or not len(lk.seqs):
+                continue
+            if lk.partial is not None:
+                raise ValueError("weighted locks run on the sequence form")
+            nodes = np.flatnonzero(self.actor == p)
+            order = np.argsort(self.sbase[nodes], kind="stable")
+            nodes, bases = nodes[order], self.sbase[nodes[order]]
+            where = nodes[np.searchsorted(bases, lk.seqs, side="right") - 1]
+            for v in np.unique(where):
+                k, mv = int(self.cptr[v + 1] - self.cptr[v]), int(self.m[v])
+                mine = where == v
+                rel = lk.seqs[mine] - self.sbase[v]
+                o, i = rel // k, rel % k
+                blk = np.zeros((k + 1) * mv)
+                blk[i * mv + o] = lk.probs[mine]
+                blk[k * mv + o] = 1.0
+                lko[v] = size
+                size += len(blk)
+                blocks.append(blk)
+        self.static = (*self.static[:14], lko, np.concatenate(blocks) if blocks else np.zeros(0))
 
     def walk(self, players, mode, upd0, upd1, sc):
         """One walk (mode UPDATE, BR_*, VALUE_*) of both players' states ``players``; returns
@@ -256,14 +298,42 @@ class FusedTree:
         ``self.dtype`` (the solver's storage: float32 rounds them to about 6e-8 relative);
         the values are summed in float64. With isomorphism a hand's value is the one of its
         representative-tree hand (the caller averages over orbits)."""
+        rows = self.walk(self._plan_players(x, y), VALUE_AVERAGE, True, True, (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0))
+        loc = self.G[2]
+        return {v: rows[self.actor[v]][loc[v]] for v in nodes}
+
+    def _plan_players(self, x, y) -> list:
+        """The plans (x, y) (the problem's layout) as strategy sums of this layout: a walk's
+        average strategy is then the plans' ratios (in ``self.dtype``)."""
         players = []
         for p, plan in enumerate((x, y)):
             S = np.zeros(self.size[p], dtype=self.dtype)
             _plan_to_fused(self.static, self.sbase, p, np.asarray(plan, np.float64), S)
             players.append(FusedPlayer(R=S[:0], S=S, P=S[:0], root=np.ones(1), scale=np.zeros((2, 0))))
-        rows = self.walk(players, VALUE_AVERAGE, True, True, (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0))
-        loc = self.G[2]
-        return {v: rows[self.actor[v]][loc[v]] for v in nodes}
+        return players
+
+    def lock_gains(self, x, y) -> tuple[float, float]:
+        """:func:`treeplex.model.metrics.lock_gains` of the plans (x, y) by two walks, no
+        products: each player's best response ignoring the locks (one BR walk with the lock
+        blocks taken out) minus its own value (one VALUE walk)."""
+        players = self._plan_players(x, y)
+        sc = (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0)
+        v0, v1 = (r[0].sum() for r in self.walk(players, VALUE_AVERAGE, True, True, sc))
+        locked = self.static
+        self.static = (*locked[:14], np.full(self.n_dec, -1, np.int64), np.zeros(0))
+        try:
+            b0, b1 = (r[0].sum() for r in self.walk(players, BR_AVERAGE, True, True, sc))
+        finally:
+            self.static = locked
+        return float(b0 - v0), float(b1 - v1)
+
+    def locked_infosets(self) -> list[int]:
+        """Per player, the (node, hand) pairs :meth:`set_locks` locked."""
+        lko, LK, out = self.static[14], self.static[15], [0, 0]
+        for v in np.flatnonzero(lko >= 0):
+            k, mv = int(self.cptr[v + 1] - self.cptr[v]), int(self.m[v])
+            out[int(self.actor[v])] += int(np.count_nonzero(LK[lko[v] + k * mv:lko[v] + (k + 1) * mv]))
+        return out
 
     def chunks(self, threads: int) -> np.ndarray:
         """Item boundaries cutting the parallel items into ``threads`` runs of about equal work."""
@@ -352,8 +422,9 @@ def _uniform(static, p, P):
 class FusedEngine:
     """A RegretSolver's iterations, plans and best responses on the fused path."""
 
-    def __init__(self, game, dtype, predictive: bool, compressed: bool = False):
+    def __init__(self, game, dtype, predictive: bool, compressed: bool = False, locks=None):
         self.tree = game.fused_tree()
+        self.tree.set_locks(locks)
         self.game = game
         self.players = tuple(self.tree.new_player(p, np.dtype(dtype), predictive, compressed) for p in (0, 1))
         self.tree.dtype = np.dtype(dtype)
@@ -500,6 +571,30 @@ def _average_strategy(S, off, m, k, out, tot):
 
 
 @nb.njit(cache=True)
+def _lock_strategy(LK, lo, m, k, out):
+    """out[i, o] <- the lock's probability at the locked hands o of a node whose lock block
+    starts at LK[lo] (:meth:`FusedTree.set_locks`): b = p there, whatever the regrets say."""
+    mask = LK[lo + k * m:lo + (k + 1) * m]
+    for i in range(k):
+        Li, row = LK[lo + i * m:lo + (i + 1) * m], out[i]
+        for o in range(m):
+            if mask[o] != 0.0:
+                row[o] = Li[o]
+
+
+@nb.njit(cache=True)
+def _lock_regrets(LK, lo, m, k, R, off):
+    """R[off + i m + o] <- 0 at the locked hands o (frozen: the sequence form's
+    :func:`~treeplex.core.locks.apply_locks`)."""
+    mask = LK[lo + k * m:lo + (k + 1) * m]
+    for i in range(k):
+        Ri = R[off + i * m:off + (i + 1) * m]
+        for o in range(m):
+            if mask[o] != 0.0:
+                Ri[o] = 0
+
+
+@nb.njit(cache=True)
 def _down(L, s, in0, in1, T, G, O, st, sc, mode, upd0, upd1, cut, collect, fr, fv0, fv1, B):
     """Down segment s at level L of the stack: the players' reach at each of its nodes (the
     root's from in0, in1); the strategy sums of an updating actor (mode UPDATE); the values
@@ -542,6 +637,8 @@ def _down(L, s, in0, in1, T, G, O, st, sc, mode, upd0, upd1, cut, collect, fr, f
             _average_strategy(S, ov, mv, k, sa, tot)
         else:
             _strategy(R, P, ov, mv, k, sa, tot)
+        if T[14][u] >= 0:  # locked hands play the lock, in every mode (so the strategy sum is the lock's)
+            _lock_strategy(T[15], T[14][u], mv, k, sa)
         if mode == UPDATE and not collect and (upd0 if a == 0 else upd1):  # the played plan into the sum
             rho, omega = sc[3], sc[4]
             if scale.shape[1] > 0:  # 16-bit: decode, add, encode with the node's new scale
@@ -652,6 +749,8 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
         if not br:
             if mode == UPDATE and ident and scale.shape[1] == 0:  # rm_block's values played are out's
                 rm_block(R, P, ov, mv, k, vals, vrows, sa, sc[0], sc[1], sc[2], tot)
+                if T[14][u] >= 0:
+                    _lock_regrets(T[15], T[14][u], mv, k, R, ov)
                 out[:] = tot[:na]
                 continue
             out[:] = 0.0  # the values played, per hand, before the update overwrites the strategy
@@ -668,9 +767,13 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
                 for x in range(k * mv):
                     tmp[x] = Rv[x] * was
                 rm_block(tmp, P, 0, mv, k, vals, vrows, sa, sc[0], sc[1], sc[2], tot)
+                if T[14][u] >= 0:
+                    _lock_regrets(T[15], T[14][u], mv, k, tmp, 0)
                 scale[0, u] = _encode(tmp, k * mv, R, ov, 32767.0)
             elif mode == UPDATE:
                 rm_block(R, P, ov, mv, k, vals, vrows, sa, sc[0], sc[1], sc[2], tot)
+                if T[14][u] >= 0:
+                    _lock_regrets(T[15], T[14][u], mv, k, R, ov)
         else:  # best response: the first best action of each infoset
             for o in range(mv):
                 best, bv = 0, vals[vrows[0], o]
@@ -680,6 +783,16 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
                 tot[o] = best
             for h in range(na):
                 out[h] = V[lcs[np.int64(tot[orb[h]])], h]
+            lo = T[14][u]
+            if lo >= 0:  # a locked hand's best response is the lock (sa: the way down's, the lock there)
+                mask = T[15][lo + k * mv:lo + (k + 1) * mv]
+                for h in range(na):
+                    o = orb[h]
+                    if mask[o] != 0.0:
+                        acc = 0.0
+                        for i in range(k):
+                            acc += sa[i, o] * V[lcs[i], h]
+                        out[h] = acc
 
 
 @nb.njit(cache=True)
@@ -990,6 +1103,8 @@ def _plan(T, sbase, last, orbit, rep, p, R, P, S, average, x, K, n):
                 _average_strategy(S, off[v], m[v], k, out, tot)
             else:
                 _strategy(R, P, off[v], m[v], k, out, tot)
+            if T[14][v] >= 0:
+                _lock_strategy(T[15], T[14][v], m[v], k, out)
             u, a = last[v, 0], last[v, 1]
             for o in range(m[v]):
                 par = 1.0 if u < 0 else x[sbase[u] + orbit[tab[u], rep[tab[v], o]] * (cptr[u + 1] - cptr[u]) + a]

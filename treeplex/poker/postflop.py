@@ -497,6 +497,10 @@ class PostflopGame(PublicTreeGame):
         is the locked spot's baseline (:meth:`set_baseline`)."""
         return PostflopGame(**{**self.args, "locks": None, "isomorphism": False})
 
+    def unraked(self) -> "PostflopGame":
+        """The same spot with rake 0 (zero-sum): a raked solve's baseline (:mod:`treeplex.run.whatif`)."""
+        return PostflopGame(**{**self.args, "rake": 0.0, "rake_cap": None})
+
     def set_baseline(self, x: np.ndarray = None, y: np.ndarray = None, solution: dict = None,
                      path: str = "the baseline") -> None:
         """The baseline that frequency locks are spread from (:func:`.locks.spread`): the

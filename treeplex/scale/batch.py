@@ -155,7 +155,7 @@ def _solve(spec: dict, base: str, threads: int) -> dict:
     from ..core.memory import lp_default
     from ..model.strategy import solution_record
     from ..run.targets import target_gap
-    from ..run.whatif import ev_gain, is_locked, solve_baseline
+    from ..run.whatif import baseline_game, is_locked, is_raked, record, solve_baseline
 
     numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
     overrides = {k: spec[k] for k in ("range0", "range1") if k in spec}
@@ -169,14 +169,15 @@ def _solve(spec: dict, base: str, threads: int) -> dict:
         name = game_path(game_spec, base)
         game = load_game(name, **overrides)
     locked = is_locked(game)
-    p = problem_for(game.unlocked() if locked else game, name)  # locked: the baseline first (run.whatif)
+    whatif = locked or is_raked(game)
+    p = problem_for(baseline_game(game) if whatif else game, name)  # locked or raked: the baseline first (run.whatif)
     stops = {k: spec.get(k) for k in ("max_iters", "time_limit")}
     algorithm = spec.get("algorithm") or (iterative_default(p) if any(stops.values()) or "target" in spec else "lp")
     if algorithm == "lp" and "algorithm" not in spec and not lp_default(p, None)[0]:
         algorithm = iterative_default(p)  # as solve does: the LP would not fit in memory, or is too big to be a default
     run = lambda q: solve(q, algorithm, target_gap=target_gap(spec.get("target"), q), **stops,  # noqa: E731
                           **spec.get("params", {}))
-    if locked:
+    if whatif:
         baseline = solve_baseline(game, p, run)
         p = game.problem()
     res = run(p)
@@ -185,8 +186,9 @@ def _solve(spec: dict, base: str, threads: int) -> dict:
     if p.general_sum:
         meta.update(value_player1=res.evaluation.value1, expected_rake=res.evaluation.rake)
     if locked:
-        meta.update(locks=game.locks, baseline=baseline,
-                    lock_ev_gain=ev_gain(p, res.value, res.gap, baseline, res.evaluation.value1))
+        meta["locks"] = game.locks
+    if whatif:
+        meta.update(record(p, res, baseline))
     blob = zlib.compress(json.dumps(solution_record(p.solution(res.x, res.y), **meta)).encode(), 6)
     return {"status": "done", "game": p.name, **meta, "stopped_by": res.stopped_by, "seconds": res.seconds,
             "strategy": blob}

@@ -13,6 +13,11 @@ Per solved spot, from its stored solution (what ``solve --out`` writes):
   chips (locked value minus its baseline's, the same spot solved without locks:
   :mod:`treeplex.run.whatif`), and ``lock_ev_err`` its bound (the two solves' gaps summed);
   these columns appear when the batch has locked spots.
+* ``rake_cost_oop``, ``rake_cost_ip`` (chips) and ``rake_cost_oop_mbb``, ``rake_cost_ip_mbb``
+  (mbb/g): for a raked spot, what the rake costs each player, its own value in the spot
+  without rake minus its own value in the raked one (the raked game is not zero-sum: the two
+  add up to the expected rake; :mod:`treeplex.run.whatif`), and ``rake_cost_err`` the bound
+  (the two solves' gaps summed); these columns appear when the batch has raked spots.
 
 Spots without these (not postflop, e.g. river endgames or kuhn) show value and
 exploitability only. Boards are grouped twice (:mod:`treeplex.scale.flops`, on the board's first
@@ -36,6 +41,7 @@ BASE = ["spot", "game", "board", "texture", "high_card", "weight", "pot", "algor
         "iterations", "oop_ev", "ip_ev", "oop_equity", "ip_equity"]
 NUMBERS = ["oop_ev", "ip_ev", "oop_equity", "ip_equity"]
 LOCK = ["lock_ev_oop", "lock_ev_ip", "lock_ev_err"]
+RAKE = ["rake_cost_oop", "rake_cost_ip", "rake_cost_oop_mbb", "rake_cost_ip_mbb", "rake_cost_err"]
 
 
 def spot_rows(db: str) -> list[dict]:
@@ -60,13 +66,20 @@ def spot_rows(db: str) -> list[dict]:
         gain = sol.get("lock_ev_gain")
         if gain is not None:
             row.update(lock_ev_oop=gain["chips"][0], lock_ev_ip=gain["chips"][1], lock_ev_err=gain["error_bound_chips"])
+        cost = sol.get("rake_ev_cost")
+        if cost is not None:
+            bb = sol.get("big_blind")  # (checked finite by check_whatif, as the chips)
+            mbb = [1000 * c / bb if bb else None for c in cost["chips"]]
+            row.update(rake_cost_oop=cost["chips"][0], rake_cost_ip=cost["chips"][1], rake_cost_oop_mbb=mbb[0],
+                       rake_cost_ip_mbb=mbb[1], rake_cost_err=cost["error_bound_chips"])
         out.append(row)
     return out
 
 
 def _numbers(rows: list[dict]) -> list[str]:
-    """:data:`NUMBERS`, and :data:`LOCK` where some spot is locked."""
-    return NUMBERS + (LOCK if any("lock_ev_oop" in r for r in rows) else [])
+    """:data:`NUMBERS`, :data:`LOCK` where some spot is locked, :data:`RAKE` where some is raked."""
+    return (NUMBERS + (LOCK if any("lock_ev_oop" in r for r in rows) else [])
+            + (RAKE if any("rake_cost_oop" in r for r in rows) else []))
 
 
 def group_rows(rows: list[dict]) -> list[dict]:

@@ -63,7 +63,8 @@ class RegretSolver(Solver):
       (:mod:`treeplex.poker.fused`: one walk of the public tree per player and iteration,
       8 bytes per sequence in float32, checks by one best-response walk, the same iterates
       to rounding), which needs the numba backend, regret matching (no Hedge), no prior, no
-      lower bounds, no node locks and the class's own ``step``. None picks it for postflop
+      lower bounds (nor weighted locks) and the class's own ``step``; node locks are played
+      by its walks. None picks it for postflop
       spots of at least ``poker.postflop.FUSED_MIN_SEQS`` sequences where it applies (the
       sequence form otherwise); False never. Measured (ARCHITECTURE.md, docs/benchmarks.md): on TURN (4e6
       sequences) a fused iteration took about 1.6x the sequence form's; on FLOP-FAST (1e8)
@@ -72,7 +73,8 @@ class RegretSolver(Solver):
       matching on Delta played through b = l + (1 - L) p (EFPE; regret-matching variants).
 
     Node locks (``problem.locks``): the backend plays the lock at locked infosets and keeps
-    their regrets at 0 (:mod:`treeplex.core.locks`), for every variant on the sequence form.
+    their regrets at 0 (:mod:`treeplex.core.locks`), for every variant, on the sequence form
+    and on the fused engine (:meth:`treeplex.poker.fused.FusedTree.set_locks`).
 
     ``plain`` (class attribute): True for variants whose regrets are plain regret matching
     (pos = neg, kappa = 1, lam = 0), so that only that kernel is compiled
@@ -111,7 +113,7 @@ class RegretSolver(Solver):
         self.prior_weight = nonnegative(prior_weight, "prior_weight")
         self.restart_weight = nonnegative(restart_weight, "restart_weight")
         self.epoch = 0  # iteration at the last (re)start: schedules count t from there
-        if problem.locks is not None and prior is not None:  # (fused=true with locks: refused by _fused_engine)
+        if problem.locks is not None and prior is not None:
             raise InputError(f"{self.name}: node locks need the sequence form without a prior (no warm start)")
         auto = True if compression and fused is None else fused  # 16-bit storage is the fused engine's
         self.engine = self._fused_engine(auto, prior, storage or "float32", compression == 16)
@@ -140,10 +142,11 @@ class RegretSolver(Solver):
             why = "the problem is not a public-tree poker game (postflop, nlfh52)"
         elif self.problem.backend_name != "numba":
             why = f"the {self.problem.backend_name} backend is chosen"
+        elif self.problem.locks is not None and any(lk is not None and lk.partial is not None
+                                                      for lk in self.problem.locks):
+            why = "weighted locks (hands with a weight below 1) need the sequence form"
         elif self.lower is not None or prior is not None:
             why = "a prior or lower bounds need the sequence form"
-        elif self.problem.locks is not None:
-            why = "node locks need the sequence form"
         elif self.regrets(1)[5] > 0.0:
             why = "Hedge is not regret matching"
         elif type(self).step is not RegretSolver.step:
@@ -159,7 +162,7 @@ class RegretSolver(Solver):
         if compressed and predictive:
             raise InputError(f"{self.name}: compression=16 is for regret matching without predictions "
                              "(cfr+, dcfr, dcfr-ps, lcfr, ...)")
-        return FusedEngine(game, np.dtype(storage), predictive, compressed)
+        return FusedEngine(game, np.dtype(storage), predictive, compressed, self.problem.locks)
 
     # ------------------------------------------------------------------ variant hooks
 

@@ -51,7 +51,9 @@ def whatif_rows(solutions: list[dict], names: list[str]) -> list[dict]:
     """The page's "what changed and what it costs" rows: each player's EV gain (chips, and
     mbb/g and % of the pot where the file has a big blind and a pot) with its bound (the two
     solves' gaps summed), for A's locks against the baseline A records
-    (:mod:`treeplex.run.whatif`), and for A against B (A's value minus B's, player 0's)."""
+    (:mod:`treeplex.run.whatif`), for A's rake against its unraked baseline (the gain is minus
+    the rake's cost, each player's own value), and for A against B (A's value minus B's,
+    player 0's)."""
     a = solutions[0]
     rows = []
     if "lock_ev_gain" in a:
@@ -59,6 +61,11 @@ def whatif_rows(solutions: list[dict], names: list[str]) -> list[dict]:
         g = a["lock_ev_gain"]
         rows.append({"what": f"A's locks against its baseline ({b.get('file') or 'solved with A'})",
                      "chips": g["chips"], "bound": g["error_bound_chips"]})
+    if "rake_ev_cost" in a:
+        b = a["baseline"]
+        c = a["rake_ev_cost"]
+        rows.append({"what": f"A's rake against its baseline without rake ({b.get('file') or 'solved with A'})",
+                     "chips": [-x for x in c["chips"]], "bound": c["error_bound_chips"]})
     if (len(solutions) == 2 and all(isinstance(d.get("value"), (int, float)) for d in solutions)
             and solutions[0].get("game") == solutions[1].get("game")):  # a difference of one game's values
         d = solutions[0]["value"] - solutions[1]["value"]
