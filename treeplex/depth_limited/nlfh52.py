@@ -127,11 +127,6 @@ class View52:
         sign = np.sign(s[:, None] - s[None, :]) * fold
         return fold.astype(np.float64), sign.astype(np.float64)
 
-    @cached_property
-    def masks(self) -> list[tuple[np.ndarray, np.ndarray]]:
-        """:meth:`board_masks` of every board (index 0: the empty board, unused)."""
-        return [(None, None)] + [self.board_masks(b) for b in range(1, len(self.tree.boards))]
-
     def end_pairs(self, end: dict) -> np.ndarray:
         """[H, H] player 0's chips times the flops' chance of a preflop fold or a called all-in
         (a strategy-free end): sum over its terminals of chance x payoff."""
@@ -141,7 +136,7 @@ class View52:
             return float(t.payoff0[tid] * t.chance[tid]) * self.compat
         out = np.zeros((self.H, self.H))
         for kind, tid in t.chance_children[end["id"]]:
-            fold, sign = self.masks[int(t.term_board[tid])]
+            fold, sign = self.board_masks(int(t.term_board[tid]))
             if t.kinds[tid] == FOLD:
                 out += float(t.payoff0[tid] * t.chance[tid]) * fold
             else:
@@ -173,7 +168,7 @@ class View52:
                     cols[kz][0].append(n0)
                     cols[kz][1].append(n1)
                     cols[kz][2].append(w)
-            fold, sign = self.masks[int(t.board[root])]
+            fold, sign = self.board_masks(int(t.board[root]))  # made per class: H x H each
             for kz, mask in ((FOLD, fold), (SHOWDOWN, sign)):
                 r0s, r1s, ws = cols[kz]
                 if ws:
@@ -191,7 +186,7 @@ class View52:
         root = t.chance_children[self.lines[0]["id"]] if self.lines else []
         m = np.zeros((self.H, self.H))
         for _, v in root:
-            m += t.node_chance[v] * self.masks[int(t.board[v])][0]
+            m += t.node_chance[v] * self.board_masks(int(t.board[v]))[0]
         return self.reduce_pairs(m)
 
     # ------------------------------------------------------------- layouts

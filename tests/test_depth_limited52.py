@@ -1,0 +1,222 @@
+"""Depth-limited solving on nlfh52's public tree x hands (:mod:`treeplex.depth_limited.nlfh52`),
+against the engine's own products, the generic compiler's rules game and the exact LP."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import treeplex as tp
+from treeplex.depth_limited.index import renormalize
+from treeplex.depth_limited.nlfh52 import (LeafValues52, View52, bias_table52, build_subgame, check_table_memory,
+                                           compose, compute_blueprint52, evaluate_full, self_generative_table52,
+                                           solve_subgame52, subgame_plans_of, subtree)
+from treeplex.depth_limited.subgame import DepthLimitedGame
+from treeplex.errors import InputError
+from treeplex.poker.cards import HAND_INDEX
+from treeplex.poker.nlfh import NLFH
+from treeplex.poker.nlfh52 import NLFH52
+
+DECK4 = "JcJdQcQdKcKdAcAd"  # NLFH(ranks=4, suits=2)'s cards
+DECK5 = "TcTdJcJdQcQdKcKdAcAd"
+GAMES = {"deck4-all": dict(stack=300, flops="all", bets="0.5,1,a", deck=DECK4),
+         "deck4-S3": dict(stack=370, flops="S3", bets="0.6,1.3,a", deck=DECK4),  # preflop folds dealt per class
+         "deck5-S4-off": dict(stack=290, flops="S4", bets="0.7,a", deck=DECK5, isomorphism=False)}
+
+
+def random_profile(game, seed):
+    """Random behavioral strategies of the solver's layout (orbit infosets), as the problem's
+    plans and as View52's full-layout behaviorals."""
+    P = game.problem()
+    rng = np.random.default_rng(seed)
+    view = View52(game)
+    red = [renormalize(T, rng.uniform(0.05, 1.0, T.n_seqs)) for T in P.treeplexes]
+    plans = [T.plan_from_behavioral(b) for T, b in zip(P.treeplexes, red)]
+    return view, plans, [view.full(p, red[p]) for p in (0, 1)]
+
+
+@pytest.mark.parametrize("name", list(GAMES))
+@pytest.mark.parametrize("chooser", [0, 1])
+def test_one_value_of_a_profile_is_its_full_game_value(name, chooser):
+    """k = 1 with a profile's own continuation: the depth-limited game's value of the profile's
+    preflop play (leaf values: per flop class, dense products, reduced to hand orbits) equals
+    the real game's x^T A y on the engine's operator, the plans made by the problem's own
+    treeplexes (not View52's layout maps)."""
+    game = NLFH52(**GAMES[name])
+    view, plans, b = random_profile(game, seed=7 + chooser)
+    full = float(plans[0] @ game.problem().A.matvec(plans[1]))
+    lv = LeafValues52(view, b)
+    sub = build_subgame(view, lv.table(chooser, [b[chooser]], ["own"]), 0)
+    x, y = subgame_plans_of(sub, b)
+    assert sub.weight == pytest.approx(1.0, abs=1e-12)
+    assert float(x @ sub.problem.A.matvec(y)) == pytest.approx(full, abs=1e-9)
+    assert abs(full) > 1e-3
+
+
+def _rules_card(c: int, ranks: int, suits: int) -> int:
+    return 4 * (13 - ranks + c // suits) + c % suits
+
+
+@pytest.mark.parametrize("chooser,k", [(1, 3), (0, 2)])
+def test_subgame_lp_equals_the_compiled_rules_gadget(chooser, k):
+    """The k-valued subgame as our sequence-form problem has the LP value of the same gadget
+    game built by the generic compiler: :class:`~treeplex.depth_limited.subgame.DepthLimitedGame`
+    over the rules game :class:`~treeplex.poker.nlfh.NLFH` (2 hole cards, 3-card flop, its own
+    hand evaluator for the called all-ins), cut at the flop deals, with the table's values
+    per hand pair (isomorphism off: every hand its own orbit, so the table is per pair)."""
+    game = NLFH52(stack=300, flops="all", bets="0.5,1,a", deck=DECK4, isomorphism=False)
+    view, _, b = random_profile(game, seed=3)
+    table = bias_table52(LeafValues52(view, b), chooser, k)
+    sub = build_subgame(view, table, 0)
+    ours = solve_subgame52(sub, "lp")
+    assert ours.gap < 1e-7
+    rules = NLFH(ranks=4, suits=2, hole=2, flop=3, stack=300, bets="0.5,1,allin")
+    pos = {int(h): i for i, h in enumerate(game.hands[0])}
+
+    def hand(cards):
+        a, c = (_rules_card(x, 4, 2) for x in cards)
+        return pos[int(HAND_INDEX[a, c])]
+
+    line = {e["history"]: l for l, e in enumerate(view.lines)}
+    per_pair = table.values / np.where(view.leaf_mass > 0, view.leaf_mass, 1.0)[None, None]
+    dl = DepthLimitedGame(
+        rules.initial_state(),
+        is_leaf=lambda s: len(s.holes) == 2 and s.node.kind == "deal" and not s.node.allin,
+        leaf_values=lambda s: per_pair[:, line[s.node.hist_str], hand(s.holes[0]), hand(s.holes[1])],
+        leaf_key=lambda s: f"{rules.cards_name(s.holes[chooser])}|{s.node.hist_str}", chooser=chooser)
+    compiled = tp.solve_lp(tp.compile_game(dl))
+    assert dl.n_leaves > 0
+    assert compiled.value == pytest.approx(ours.value, abs=1e-7)
+
+
+def test_isomorphism_on_and_off_give_the_same_subgame():
+    """With the same blueprint (DCFR with simultaneous updates in float64, on a game with no
+    exact ties between two actions' regrets: its iterates do not depend on the layout, as
+    tests/test_nlfh52.py checks), the subgame on hand orbits and on every hand has the same LP
+    value; the orbit one is smaller."""
+    out = []
+    for iso in (True, False):
+        view = View52(NLFH52(stack=290, flops="all", bets="0.7,a", deck=DECK4, isomorphism=iso))
+        bp = compute_blueprint52(view, "dcfr", max_iters=12, alternating=False, storage="float64")
+        sub = build_subgame(view, bias_table52(LeafValues52(view, bp.b), 1, 3), 0)
+        out.append((bp.value, solve_subgame52(sub, "lp").value, sum(sub.problem.n_seqs)))
+    (bp_on, v_on, n_on), (bp_off, v_off, n_off) = out
+    assert bp_on == pytest.approx(bp_off, abs=1e-9)
+    assert v_on == pytest.approx(v_off, abs=1e-7) and n_on < n_off
+
+
+@pytest.mark.parametrize("name", ["deck4-all", "deck4-S3"])
+def test_composed_strategies_have_the_subgame_value_in_the_real_game(name):
+    """Back in the real game (subgame preflop play, the searcher's blueprint after the flop, the
+    chooser's continuations mixed by its leaf choices): at the root, the profile's value is
+    the subgame's; at an inner node r, it is the blueprint's value with the subtree's share
+    replaced, v(bp) - U_r(bp) + U_r(solution) (U_r: the subgame's unnormalized values). The
+    searcher's real worst case is at most what the subgame promises (the chooser is less
+    constrained in the real game)."""
+    game = NLFH52(**GAMES[name])
+    view = View52(game)
+    bp = compute_blueprint52(view, "dcfr", max_iters=30)
+    lv = LeafValues52(view, bp.b)
+    table = bias_table52(lv, 1, 4)
+    sol = solve_subgame52(build_subgame(view, table, 0), "lp")
+    both = compose(sol, bp.b)
+    assert evaluate_full(view, both).value == pytest.approx(sol.value, abs=1e-9)
+    searcher_only = [both[0], bp.b[1]]
+    assert evaluate_full(view, searcher_only).br1 <= sol.value + 1e-9
+    inner = [v for v in range(1, view.P) if any(e["line"] and e["v"] in subtree(view, v) for e in view.ends)]
+    assert inner
+    r = inner[0]
+    sub = build_subgame(view, table, r, view.reach_to(r, bp.b))
+    sol = solve_subgame52(sub, "lp")
+    U_bp = float(np.dot(*(lambda x, y: (x, sub.problem.A.matvec(y)))(*subgame_plans_of(sub, bp.b))))
+    U_sol = sol.value * sub.weight
+    assert evaluate_full(view, compose(sol, bp.b)).value == pytest.approx(bp.value - U_bp + U_sol, abs=1e-9)
+    assert abs(U_sol - U_bp) > 1e-6  # the subgame changed play
+
+
+@pytest.mark.parametrize("name", ["deck4-all", "deck4-S3"])
+def test_self_generative_set_and_its_weakening(name):
+    """Each self-generated continuation is the chooser's best response in the real game to the
+    searcher's play (subgame preflop, blueprint flop): its logged value is the real game's best
+    response. The subgame's value moves for the chooser as the set grows (nested sets). Weakened,
+    a generated strategy (its preflop part and its continuation) does no better against the
+    blueprint than the chooser's blueprint does, exactly as good where it was lowered."""
+    game = NLFH52(**GAMES[name])
+    view = View52(game)
+    bp = compute_blueprint52(view, "dcfr", max_iters=30)
+    lv = LeafValues52(view, bp.b)
+    chooser = 0
+    table, log = self_generative_table52(lv, chooser, 4)
+    assert table.k == 4 and [row["k"] for row in log] == [2, 3, 4]
+    values = [solve_subgame52(build_subgame(view, table_k, 0), "lp").value
+              for table_k in (_first(table, j) for j in range(1, 5))]
+    assert all(b >= a - 1e-9 for a, b in zip(values, values[1:]))  # chooser 0 maximizes
+    assert [row["subgame_value"] for row in log] == pytest.approx(values[:3], abs=1e-9)
+    sub = build_subgame(view, table, 0)
+    for j in range(1, 4):
+        x, y = subgame_plans_of(sub, [table.continuations[j], bp.b[1]], choice=j)
+        u = float(x @ sub.problem.A.matvec(y))
+        assert u <= bp.value + 1e-9
+        if log[j - 1]["weakening"] > 0:
+            assert u == pytest.approx(bp.value, abs=1e-9)
+    # the first best response against the real game's, recomputed from the first subgame's solution
+    sol = solve_subgame52(build_subgame(view, _first(table, 1), 0), "lp")
+    assert evaluate_full(view, [bp.b[0], compose(sol, bp.b)[1]]).br0 == pytest.approx(log[0]["br_value"], abs=1e-9)
+
+
+def _first(table, k):
+    from dataclasses import replace
+
+    return replace(table, values=table.values[:k], names=table.names[:k], continuations=table.continuations[:k])
+
+
+def test_leaf_table_memory_is_refused_before_allocating():
+    view = View52(NLFH52(**GAMES["deck4-all"]))
+    need = check_table_memory(view, 8)
+    assert need == 8 * (8 * len(view.lines) * view.O ** 2 + 4 * view.H ** 2)
+    with pytest.raises(InputError, match=r"k=8 values x 3 leaves x 16 x 16 hand orbits needs about .* above "
+                                         r"--max-memory"):
+        check_table_memory(view, 8, "1K")
+
+
+GAME_SPEC = "nlfh52(stack=300, flops=all, bets=0.5,1,a, deck=JcJdQcQdKcKdAcAd)"
+
+
+def _cli(*args):
+    env = dict(os.environ, PYTHONPATH=os.getcwd())
+    return subprocess.run([sys.executable, "-m", "treeplex.cli", "depth-limited", *args], capture_output=True,
+                          text=True, env=env)
+
+
+def test_the_documented_command_on_a_short_deck():
+    """``treeplex depth-limited --game "nlfh52(...)" --method self-generative --k 8 --exact``
+    (the docs' command): the printed numbers are consistent with each other and with the exact
+    LP, and the depth-limited strategy with 8 self-generated values is less exploitable than
+    with 1 (the paper's Figure 1 trend, measured here in the real game)."""
+    runs = {}
+    for k in (1, 8):
+        p = _cli("--game", GAME_SPEC, "--method", "self-generative", "--k", str(k), "--exact", "--json")
+        assert p.returncode == 0, p.stderr
+        runs[k] = out = json.loads(p.stdout)
+        assert out["composed_value"] == pytest.approx(out["subgame_value"], abs=1e-9)
+        assert out["dl_exploitability"] == pytest.approx(out["dl_gap"] / 2, abs=1e-12)
+        assert out["dl_exploitability_mbb"] == pytest.approx(out["dl_exploitability"] / 100 * 1000, abs=1e-9)
+        assert out["dl_worst_case"] == out["dl_br0"]  # searcher 1: player 0's best response
+        assert out["dl_searcher_exploitability"] == pytest.approx(out["dl_worst_case"] - out["game_value"])
+        assert out["dl_searcher_exploitability"] >= -1e-9 and out["blueprint_searcher_exploitability"] >= -1e-9
+        assert sum(out["subgame_sequences"]) < sum(out["full_game_sequences"]) / 10
+    assert runs[8]["dl_searcher_exploitability"] < runs[1]["dl_searcher_exploitability"]
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--bet", "0.75"], "off-tree bets on nlfh52"),
+    (["--at", "zz"], "not a preflop decision node"),
+    (["--blueprint", "dcfr"], "SOLVER:ITERATIONS"),
+    (["--max-memory", "20K"], "needs about"),
+])
+def test_bad_input_on_nlfh52_is_one_line_exit_2(args, msg):
+    p = _cli("--game", GAME_SPEC, *args)
+    assert p.returncode == 2 and msg in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
