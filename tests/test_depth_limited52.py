@@ -220,3 +220,42 @@ def test_the_documented_command_on_a_short_deck():
 def test_bad_input_on_nlfh52_is_one_line_exit_2(args, msg):
     p = _cli("--game", GAME_SPEC, *args)
     assert p.returncode == 2 and msg in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def test_leaf_values_per_pair_equal_the_history_tree_evaluator():
+    """Per (leaf, hand, hand), the leaf values of a random profile's flop play equal the toy
+    code's :class:`~treeplex.depth_limited.leaves.LeafEvaluator`, which reads them off the
+    compiled rules game's payoff nonzeros (a different method on a different representation):
+    isomorphism off, strategies matched through the infoset keys."""
+    from treeplex.depth_limited.index import NLFHIndex
+    from treeplex.depth_limited.leaves import LeafEvaluator
+
+    game = NLFH52(stack=300, flops="all", bets="0.5,1,a", deck=DECK4, isomorphism=False)
+    view, _, b = random_profile(game, seed=11)
+    rules = NLFH(ranks=4, suits=2, hole=2, flop=3, stack=300, bets="0.5,1,allin")
+    Q = tp.compile_game(rules)
+    ev = LeafEvaluator(NLFHIndex(rules, Q))
+    ours_keys = [list(T.infoset_keys) for T in game.problem().treeplexes]
+    toy_b = []
+    for p, (T, U) in enumerate(zip(game.problem().treeplexes, Q.treeplexes)):
+        pos = {k: i for i, k in enumerate(ours_keys[p])}
+        bt = np.ones(U.n_seqs)
+        for j, key in enumerate(U.infoset_keys):
+            hole, flop, hist = key.split("|")
+            pre, *post = hist.split("/")
+            i = pos[f"{hole}:{pre}/{flop}/{post[0]}" if flop else f"{hole}:{pre}"]
+            bt[U.start[j]:U.end[j]] = b[p][T.start[i]:T.end[i]]
+        toy_b.append(bt)
+    toy = ev.values(*toy_b)  # [leaves, H, H] given the pair
+    pos = {int(h): i for i, h in enumerate(game.hands[0])}
+    ours_of_toy = np.array([pos[int(HAND_INDEX[_rules_card(c[0], 4, 2), _rules_card(c[1], 4, 2)])]
+                            for c in ev.index.holes])
+    mass = view.leaf_mass[np.ix_(ours_of_toy, ours_of_toy)]
+    checked = 0
+    for l, e in enumerate(view.lines):
+        r = ev.row[next(n.id for n in ev.leaves if n.hist_str == e["history"])]
+        ours = view.reduce_pairs(view.line_pairs(e, b))[np.ix_(ours_of_toy, ours_of_toy)]
+        live = mass > 0
+        np.testing.assert_allclose(ours[live] / mass[live], toy[r][live], rtol=0, atol=1e-9)
+        checked += int(live.sum())
+    assert checked > 0 and len(view.lines) > 1

@@ -56,7 +56,8 @@ def main(argv=None) -> int:
     g52.add_argument("--blueprint", default="dcfr:100",
                      help="the blueprint: SOLVER:ITERATIONS (a CFR-family solver) or lp (default dcfr:100)")
     g52.add_argument("--subgame-iters", type=int, default=None,
-                     help="iterations of a CFR-family --solver on the subgame (default: to a gap of 1e-6 chips)")
+                     help="iterations of a CFR-family --solver on the subgame (default: to a gap of "
+                          "1e-4 big blinds, at most 20,000)")
     g52.add_argument("--exact", action="store_true", help="also the game's exact value (the LP: small decks only)")
     g52.add_argument("--max-memory", default=None, help="refuse leaf tables above this size (default: the memory "
                                                         "available)")

@@ -68,7 +68,8 @@ def run52(args) -> dict:
 
     check_table_memory(view, args.k, args.max_memory)
     sub_kw = {} if args.solver == "lp" else (
-        {"max_iters": args.subgame_iters} if args.subgame_iters else {"target_gap": 1e-6, "max_iters": 100_000})
+        {"max_iters": args.subgame_iters} if args.subgame_iters
+        else {"target_gap": 1e-4 * game.big_blind, "max_iters": 20_000})
 
     t0 = time.perf_counter()
     bp = compute_blueprint52(view, bp_solver, **bp_kw)
