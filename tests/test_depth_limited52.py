@@ -162,6 +162,12 @@ def test_self_generative_set_and_its_weakening(name):
         assert u <= bp.value + 1e-9
         if log[j - 1]["weakening"] > 0:
             assert u == pytest.approx(bp.value, abs=1e-9)
+    # with the weakening undone, the subgame's solution has its real-game value
+    sol = solve_subgame52(sub, "lp")
+    true = build_subgame(view, table.unweakened(), 0).problem
+    assert table.shifts == pytest.approx([0.0] + [row["weakening"] for row in log])  # chooser 0: + delta
+    assert evaluate_full(view, compose(sol, bp.b)).value == pytest.approx(
+        float(sol.plans[0] @ true.A.matvec(sol.plans[1])), abs=1e-9)
     # the first best response against the real game's, recomputed from the first subgame's solution
     sol = solve_subgame52(build_subgame(view, _first(table, 1), 0), "lp")
     assert evaluate_full(view, [bp.b[0], compose(sol, bp.b)[1]]).br0 == pytest.approx(log[0]["br_value"], abs=1e-9)
@@ -201,7 +207,9 @@ def test_the_documented_command_on_a_short_deck():
         p = _cli("--game", GAME_SPEC, "--method", "self-generative", "--k", str(k), "--exact", "--json")
         assert p.returncode == 0, p.stderr
         runs[k] = out = json.loads(p.stdout)
-        assert out["composed_value"] == pytest.approx(out["subgame_value"], abs=1e-9)
+        assert out["composed_value"] == pytest.approx(out["subgame_value_unweakened"], abs=1e-9)
+        # chooser 0: weakening lowers its values, so the subgame's value is at most the real one
+        assert out["subgame_value"] <= out["subgame_value_unweakened"] + 1e-12
         assert out["dl_exploitability"] == pytest.approx(out["dl_gap"] / 2, abs=1e-12)
         assert out["dl_exploitability_mbb"] == pytest.approx(out["dl_exploitability"] / 100 * 1000, abs=1e-9)
         assert out["dl_worst_case"] == out["dl_br0"]  # searcher 1: player 0's best response

@@ -45,7 +45,7 @@ blueprint than the chooser's blueprint does).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
@@ -294,7 +294,8 @@ class LeafTable52:
     """``values[j, l]`` [O, O]: the block sums of v_j at leaf ``view.lines[l]`` (module
     docstring), when the ``chooser`` plays ``continuations[j]`` (full-layout behavioral) in
     the flop round and the searcher its blueprint; ``names[j]``; ``terminals[e]`` the blocks of
-    the strategy-free ends (by index in ``view.ends``)."""
+    the strategy-free ends (by index in ``view.ends``); ``shifts[j]`` what the weakening took
+    off continuation j's values (player 0's chips per pair reaching a leaf)."""
 
     view: View52
     chooser: int
@@ -303,6 +304,12 @@ class LeafTable52:
     continuations: list[np.ndarray]
     terminals: dict[int, np.ndarray] = field(default_factory=dict)
     seconds: float = 0.0
+    shifts: list[float] = field(default_factory=list)
+
+    def unweakened(self) -> "LeafTable52":
+        """The table with the weakening undone: the continuations' true values."""
+        add = np.array(self.shifts + [0.0] * (self.k - len(self.shifts)))
+        return replace(self, values=self.values + add[:, None, None, None] * self.view.leaf_mass[None, None])
 
     @property
     def k(self) -> int:
@@ -342,9 +349,10 @@ class LeafValues52:
         check_table_memory(self.view, table.k + 1)
         t0 = time.perf_counter()
         vals = self.values(table.chooser, strategy) - shift * self.view.leaf_mass[None]
+        shifts = table.shifts + [0.0] * (table.k - len(table.shifts)) + [shift]
         return LeafTable52(self.view, table.chooser, np.concatenate([table.values, vals[None]]),
                            table.names + [name], table.continuations + [strategy], table.terminals,
-                           table.seconds + time.perf_counter() - t0)
+                           table.seconds + time.perf_counter() - t0, shifts)
 
 
 # ------------------------------------------------------------------ the subgame

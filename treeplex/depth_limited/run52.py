@@ -14,7 +14,9 @@ Printed, all in chips and mbb/g (player 0's payoff; exploitability = gap / 2):
   measure the paper's Figure 1 plots, as an exploitability when ``--exact`` gives the game's
   value);
 - ``composed_value``: the subgame solution's value in the real game (both players' subgame
-  play, the chooser's chosen continuations), which equals ``subgame_value`` at the root.
+  play, the chooser's chosen continuations), which equals ``subgame_value_unweakened`` (the
+  solution's value with the weakening undone; ``weakening``: what it took off each
+  continuation, chips per pair) at the root.
 """
 
 from __future__ import annotations
@@ -83,6 +85,8 @@ def run52(args) -> dict:
     t2 = time.perf_counter()
     sub = build_subgame(view, table, root, view.reach_to(root, bp.b) if root else None)
     sol = solve_subgame52(sub, args.solver, **sub_kw)
+    true = build_subgame(view, table.unweakened(), root, sub.reach).problem
+    true_value = float(sol.plans[0] @ true.A.matvec(sol.plans[1], count=False)) / sub.weight
     both = compose(sol, bp.b)
     dl = list(bp.b)
     dl[searcher] = both[searcher]
@@ -112,6 +116,8 @@ def run52(args) -> dict:
         "subgame_solve_seconds": round(sol.seconds, 3),
         "subgame_value": sol.value,
         "subgame_gap": sol.gap,
+        "weakening": [round(x, 9) for x in table.shifts],
+        "subgame_value_unweakened": true_value,
         "composed_value": ev_both.value if root == 0 else None,
         "dl_value": ev_dl.value,
         "dl_br0": ev_dl.br0,
