@@ -138,39 +138,49 @@ def test_composed_strategies_have_the_subgame_value_in_the_real_game(name):
 
 
 @pytest.mark.parametrize("name", ["deck4-all", "deck4-S3"])
-def test_self_generative_set_and_its_weakening(name):
+@pytest.mark.parametrize("blueprint", ["dcfr", "random"])
+def test_self_generative_set_and_its_weakening(name, blueprint):
     """Each self-generated continuation is the chooser's best response in the real game to the
     searcher's play (subgame preflop, blueprint flop): its logged value is the real game's best
-    response. The subgame's value moves for the chooser as the set grows (nested sets). Weakened,
-    a generated strategy (its preflop part and its continuation) does no better against the
-    blueprint than the chooser's blueprint does, exactly as good where it was lowered."""
+    response. The subgame's value moves for the chooser as the set grows (nested sets). The
+    weakening is by how much the whole generated strategy (preflop part and continuation) beats
+    the chooser's blueprint against the searcher's blueprint, in the real game (a random
+    "blueprint" makes the best responses beat it, so the weakening acts); undone, the
+    depth-limited value of that strategy is its real value, and so is the solution's."""
     game = NLFH52(**GAMES[name])
-    view = View52(game)
-    bp = compute_blueprint52(view, "dcfr", max_iters=30)
-    lv = LeafValues52(view, bp.b)
+    if blueprint == "dcfr":
+        view = View52(game)
+        bp = compute_blueprint52(view, "dcfr", max_iters=30)
+        b, v_bp = bp.b, bp.value
+    else:
+        view, plans, b = random_profile(game, seed=5)
+        v_bp = float(plans[0] @ game.problem().A.matvec(plans[1]))
+    lv = LeafValues52(view, b)
     chooser = 0
     table, log = self_generative_table52(lv, chooser, 4)
     assert table.k == 4 and [row["k"] for row in log] == [2, 3, 4]
+    assert table.shifts == pytest.approx([0.0] + [row["weakening"] for row in log])  # chooser 0: + delta
+    if blueprint == "random":
+        assert max(table.shifts) > 1e-3
     values = [solve_subgame52(build_subgame(view, table_k, 0), "lp").value
               for table_k in (_first(table, j) for j in range(1, 5))]
-    assert all(b >= a - 1e-9 for a, b in zip(values, values[1:]))  # chooser 0 maximizes
+    assert all(y >= x - 1e-9 for x, y in zip(values, values[1:]))  # chooser 0 maximizes
     assert [row["subgame_value"] for row in log] == pytest.approx(values[:3], abs=1e-9)
     sub = build_subgame(view, table, 0)
-    for j in range(1, 4):
-        x, y = subgame_plans_of(sub, [table.continuations[j], bp.b[1]], choice=j)
-        u = float(x @ sub.problem.A.matvec(y))
-        assert u <= bp.value + 1e-9
-        if log[j - 1]["weakening"] > 0:
-            assert u == pytest.approx(bp.value, abs=1e-9)
-    # with the weakening undone, the subgame's solution has its real-game value
-    sol = solve_subgame52(sub, "lp")
     true = build_subgame(view, table.unweakened(), 0).problem
-    assert table.shifts == pytest.approx([0.0] + [row["weakening"] for row in log])  # chooser 0: + delta
-    assert evaluate_full(view, compose(sol, bp.b)).value == pytest.approx(
+    for j in range(1, 4):
+        x, y = subgame_plans_of(sub, [table.continuations[j], b[1]], choice=j)
+        u_weak, u_true = float(x @ sub.problem.A.matvec(y)), float(x @ true.A.matvec(y))
+        real = evaluate_full(view, [table.continuations[j], b[1]]).value  # the whole strategy vs the blueprint
+        assert u_true == pytest.approx(real, abs=1e-9)
+        assert log[j - 1]["weakening"] == pytest.approx(max(0.0, real - v_bp), abs=1e-9)
+        assert (u_weak < u_true - 1e-9) if log[j - 1]["weakening"] > 0 else u_weak == pytest.approx(u_true, abs=1e-12)
+    sol = solve_subgame52(sub, "lp")
+    assert evaluate_full(view, compose(sol, b)).value == pytest.approx(
         float(sol.plans[0] @ true.A.matvec(sol.plans[1])), abs=1e-9)
     # the first best response against the real game's, recomputed from the first subgame's solution
     sol = solve_subgame52(build_subgame(view, _first(table, 1), 0), "lp")
-    assert evaluate_full(view, [bp.b[0], compose(sol, bp.b)[1]]).br0 == pytest.approx(log[0]["br_value"], abs=1e-9)
+    assert evaluate_full(view, [b[0], compose(sol, b)[1]]).br0 == pytest.approx(log[0]["br_value"], abs=1e-9)
 
 
 def _first(table, k):

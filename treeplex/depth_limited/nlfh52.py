@@ -38,8 +38,9 @@ responses in the full nlfh52 game (:func:`treeplex.model.metrics.evaluate`).
 **Sets** (§4): *bias* (:data:`.sets.BIAS`, the chooser's flop probabilities multiplied per
 action class and renormalized) and *self-generative* (solve the subgame at the game's root
 with the current set, add the chooser's best response at every infoset to (subgame preflop,
-blueprint flop), computed in the real game; weakened so that it does no better against the
-blueprint than the chooser's blueprint does).
+blueprint flop), computed in the real game; weakened: when the whole new strategy beats the
+chooser's blueprint against the searcher's blueprint, its leaf values are lowered by the
+difference per pair, in the chooser's terms).
 """
 
 from __future__ import annotations
