@@ -238,24 +238,26 @@ _rm_mixed, _rm_run2, _rm_run3, _rm_run4, _rm_run5 = (_rm_run(k) for k in (0, 2, 
 
 
 @nb.njit(cache=True)
-def rm_block(R, P, off, m, k, v, b, pos, floor, general, value):
+def rm_block(R, P, off, m, k, v, rows, b, pos, floor, general, value):
     """:func:`_rm_run`'s update at the m infosets of one node stored action-major (action i
     of infoset o at ``off + i * m + o``; the fused postflop engine, :mod:`treeplex.poker.fused`):
-    ``v[i, o]`` the counterfactual values, ``b[i, o]`` the strategy played, ``general`` =
-    (neg, kappa, lam). The same arithmetic per infoset, in loops over o that vectorize (one
-    call per infoset cost 3x the rest of the fused pass, measured on the TURN spot). R gets the
-    new regrets; P (if not empty) the next strategy max(kappa R + lam r, 0) normalized, as
-    ``_rm_run`` writes b (uniform where all are 0). ``value[o]`` (scratch) gets the values played."""
+    ``v[rows[i], o]`` the counterfactual values (read in place from the walk's value rows),
+    ``b[i, o]`` the strategy played, ``general`` = (neg, kappa, lam). The same arithmetic per
+    infoset, in loops over o that vectorize (one call per infoset cost 3x the rest of the
+    fused pass, measured on the TURN spot). R gets the new regrets; P (if not empty) the next
+    strategy max(kappa R + lam r, 0) normalized, as ``_rm_run`` writes b (uniform where all are
+    0). ``value[o]`` (scratch) gets the values played."""
     neg, kappa, lam = general
+    v0, b0 = v[rows[0]], b[0]
     for o in range(m):
-        value[o] = b[0, o] * v[0, o]
+        value[o] = b0[o] * v0[o]
     for i in range(1, k):
-        bi, vi = b[i], v[i]
+        bi, vi = b[i], v[rows[i]]
         for o in range(m):
             value[o] += bi[o] * vi[o]
     pred = len(P) > 0
     for i in range(k):  # slices indexed by the loop counter vectorize (see fused._strategy)
-        Ri, vi, bi = R[off + i * m:off + (i + 1) * m], v[i], b[i]
+        Ri, vi, bi = R[off + i * m:off + (i + 1) * m], v[rows[i]], b[i]
         if pred:
             for o in range(m):
                 r = np.float64(Ri[o])

@@ -77,7 +77,7 @@ def solve_efpe(problem: Problem, algorithm: str = "egt", xi=0.01, **kwargs):
     if algorithm == "lp":
         lx, ly = perturbation(problem, xi)
         lp = solve_lp_perturbed(problem, lx, ly)
-        return Result("lp/efpe", lp.x, lp.y, evaluate(problem, lp.x, lp.y), iterations=lp.simplex_iterations,
+        return Result("lp/efpe", (lp.x, lp.y), evaluate(problem, lp.x, lp.y), iterations=lp.simplex_iterations,
                       seconds=lp.seconds, stopped_by="exact")
     stop = {k: kwargs.pop(k) for k in ("target_gap", "max_iters", "time_limit", "check_every", "progress", "on_check")
             if k in kwargs}

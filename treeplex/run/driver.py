@@ -18,6 +18,7 @@ import inspect
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -41,8 +42,7 @@ from ..solvers import ALGORITHMS, Solver
 @dataclass
 class Result:
     algorithm: str
-    x: np.ndarray  # player 0's reported realization plan
-    y: np.ndarray  # player 1's
+    plans: tuple | Callable  # the reported realization plans (x, y), or a function computing them on first use
     evaluation: Evaluation
     iterations: int = 0
     gradients: int = 0
@@ -52,6 +52,27 @@ class Result:
     trace: list[dict] = field(default_factory=list)
     current: tuple[np.ndarray, np.ndarray] | None = None  # the last iterate (None: not computed, see Progress.final)
     stopped_by: str = ""
+
+    @property
+    def x(self) -> np.ndarray:
+        """Player 0's reported realization plan."""
+        return self._plans()[0]
+
+    @property
+    def y(self) -> np.ndarray:
+        """Player 1's."""
+        return self._plans()[1]
+
+    def _plans(self) -> tuple:
+        """The plans, computed now if they were deferred (the fused engine's: a plan pair is
+        the largest array of a postflop run, 8 B per sequence, only made when read)."""
+        if callable(self.plans):
+            self.plans = self.plans()
+        return self.plans
+
+    def __getstate__(self) -> dict:
+        self._plans()  # a pickled result (a Ray batch's) carries its plans, not the solver
+        return self.__dict__
 
     @property
     def value(self) -> float:
@@ -216,8 +237,8 @@ def solve(
         bar.close()
         if problem._backend is not None and problem._backend.auto:
             NUMPY_BUDGET -= seconds - run_start
-        x, y, evaluation, current = run.final(problem, solver, report)
-        return Result(algorithm=solver.name, x=x, y=y, evaluation=evaluation, iterations=solver.iteration,
+        plans, evaluation, current = run.final(problem, solver, report)
+        return Result(algorithm=solver.name, plans=plans, evaluation=evaluation, iterations=solver.iteration,
                       gradients=solver.gradients, seconds=run.seconds, check_seconds=run.check_seconds,
                       jit_seconds=jit.seconds, trace=run.trace, current=current, stopped_by=stopped_by)
 
@@ -241,7 +262,7 @@ def _solve_lp(problem: Problem, jit: JitClock) -> Result:
     from ..model.lp import solve_lp
 
     lp = solve_lp(problem)
-    return Result("lp", lp.x, lp.y, evaluate(problem, lp.x, lp.y), iterations=lp.simplex_iterations,
+    return Result("lp", (lp.x, lp.y), evaluate(problem, lp.x, lp.y), iterations=lp.simplex_iterations,
                   seconds=lp.seconds, jit_seconds=jit.seconds, stopped_by="exact" if lp.exact else "lp-approximate")
 
 
