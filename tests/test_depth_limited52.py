@@ -19,6 +19,7 @@ from treeplex.errors import InputError
 from treeplex.poker.cards import HAND_INDEX
 from treeplex.poker.nlfh import NLFH
 from treeplex.poker.nlfh52 import NLFH52
+from treeplex.poker.public_tree import CHANCE
 
 DECK4 = "JcJdQcQdKcKdAcAd"  # NLFH(ranks=4, suits=2)'s cards
 DECK5 = "TcTdJcJdQcQdKcKdAcAd"
@@ -229,8 +230,26 @@ def test_the_documented_command_on_a_short_deck():
     assert runs[8]["dl_searcher_exploitability"] < runs[1]["dl_searcher_exploitability"]
 
 
+def test_an_inner_root_with_the_gadget_from_the_cli():
+    """``--at c`` (after the small blind's limp): the resolve gadget is on by default, the
+    subgame is solved by DCFR to the default target (1e-4 big blinds per unit of the root's
+    weight), and the searcher's exploitability against the exact game value is not negative."""
+    out = {}
+    for extra in ([], ["--no-root-safety"]):
+        p = _cli("--game", GAME_SPEC, "--at", "c", "--method", "bias", "--k", "4", "--solver", "dcfr", "--exact",
+                 "--json", *extra)
+        assert p.returncode == 0, p.stderr
+        run = json.loads(p.stdout)
+        assert run["root_gadget"] is (not extra) and run["subgame_gap"] <= 1e-2 + 1e-12
+        assert run["dl_searcher_exploitability"] >= -1e-9 and run["composed_value"] is None
+        out[bool(extra)] = run
+    assert out[True]["subgame_sequences"][0] + out[True]["subgame_sequences"][1] \
+        + 2 * int(out[True]["leaves_x_orbits"].split(" x ")[1]) == sum(out[False]["subgame_sequences"])
+
+
 @pytest.mark.parametrize("args,msg", [
     (["--bet", "0.75"], "off-tree bets on nlfh52"),
+    (["--round2", "unsafe"], "no flop re-solving"),
     (["--at", "zz"], "not a preflop decision node"),
     (["--blueprint", "dcfr"], "SOLVER:ITERATIONS"),
     (["--max-memory", "20K"], "needs about"),
@@ -277,3 +296,80 @@ def test_leaf_values_per_pair_equal_the_history_tree_evaluator():
         np.testing.assert_allclose(ours[live] / mass[live], toy[r][live], rtol=0, atol=1e-9)
         checked += int(live.sum())
     assert checked > 0 and len(view.lines) > 1
+
+
+def _inner_root(view):
+    """A preflop node below the root with flop lines under it, where the chooser has hands of
+    several reaches (a random profile)."""
+    return next(v for v in range(1, view.P) if sum(e["line"] for e in view.ends if e["v"] in subtree(view, v)) >= 2)
+
+
+@pytest.mark.parametrize("chooser", [0, 1])
+def test_safe_subgame_at_an_inner_node_equals_the_compiled_rules_gadget(chooser):
+    """At an inner preflop node, with the blueprint's reaches and the resolve gadget (alt: the
+    chooser's best-response value against the searcher's blueprint), the subgame's LP value
+    equals the toy code's :func:`~treeplex.depth_limited.nlfh_subgames.nlfh_subgame` (root
+    chance weighted by chance x reaches, gadget per hand, the same leaf values per pair) built
+    over the rules game and compiled; isomorphism off."""
+    from treeplex.depth_limited.nlfh_subgames import nlfh_subgame
+    from treeplex.depth_limited.nlfh52 import root_alt
+
+    game = NLFH52(stack=300, flops="all", bets="0.5,1,a", deck=DECK4, isomorphism=False)
+    view, _, b = random_profile(game, seed=21 + chooser)
+    lv = LeafValues52(view, b)
+    r = _inner_root(view)
+    reach = view.reach_to(r, b)
+    alt = root_alt(lv, chooser, r, reach)
+    table = bias_table52(lv, chooser, 3)
+    sub = build_subgame(view, table, r, reach, alt=alt)
+    ours = solve_subgame52(sub, "lp")
+    rules = NLFH(ranks=4, suits=2, hole=2, flop=3, stack=300, bets="0.5,1,allin")
+    holes = [c for _, _, c in rules.deal_outcomes((), 2)]
+    pos = {int(h): i for i, h in enumerate(game.hands[0])}
+    ours_of = np.array([pos[int(HAND_INDEX[_rules_card(c[0], 4, 2), _rules_card(c[1], 4, 2)])] for c in holes])
+    ix = np.ix_(ours_of, ours_of)
+    pair = view.compat.astype(float) / view.Z
+    weights = (reach[0][:, None] * reach[1][None, :] * pair)[ix]
+    mass = view.leaf_mass[ix]
+    per_pair = table.values[:, :, ours_of][:, :, :, ours_of] / np.where(mass > 0, mass, 1.0)
+    node = rules.node(view.tree.history[r])
+    leaf_values = {}
+    for l, e in enumerate(view.lines):
+        leaf_values[rules.node(e["history"]).id] = per_pair[:, l]
+    for i, e in enumerate(view.ends):  # the toy cuts called all-ins too: their showdown value, k times
+        if e["kind"] == CHANCE and not e["line"]:
+            allin = table.terminals[i][ix] / np.where(mass > 0, mass, 1.0)
+            leaf_values[rules.node(e["history"]).id] = np.repeat(allin[None], table.k, axis=0)
+    own = weights.sum(axis=1 - chooser)  # the chooser's hands' root weight: alt per unit of it
+    bound = np.where(own > 0, alt[ours_of] / np.where(own > 0, own, 1.0), 0.0)
+    dl = nlfh_subgame(rules, node, weights, holes, leaf_values=leaf_values, chooser=chooser, alt=(chooser, bound))
+    compiled = tp.solve_lp(tp.compile_game(dl)).value
+    assert ours.value == pytest.approx(compiled, abs=1e-7)
+    assert sub.weight == pytest.approx(weights.sum(), rel=1e-12)
+    sign = 1.0 if chooser == 0 else -1.0
+    assert sign * (ours.value * sub.weight - alt.sum()) >= -1e-9  # the chooser can always take alt
+
+
+@pytest.mark.parametrize("chooser", [0, 1])
+def test_gadget_alt_is_the_best_response_value_against_the_blueprint(chooser):
+    """With the chooser's real best response to the blueprint as its only continuation, the
+    blueprint keeps every alt exactly (the chooser is indifferent) and nothing does better: the
+    safe subgame's value is sum(alt), at an inner node and at the root; at the root sum(alt)
+    is the real game's best-response value against the searcher's blueprint."""
+    from treeplex.depth_limited.nlfh52 import root_alt
+    from treeplex.depth_limited.sets import best_response_everywhere
+
+    game = NLFH52(**GAMES["deck4-S3"])
+    view = View52(game)
+    bp = compute_blueprint52(view, "dcfr", max_iters=20)
+    lv = LeafValues52(view, bp.b)
+    me = 1 - chooser
+    b_red, v_br = best_response_everywhere(game.problem(), chooser, bp.plans[me])
+    table = lv.table(chooser, [view.full(chooser, b_red)], ["best response"])
+    for r in (0, _inner_root(view)):
+        reach = view.reach_to(r, bp.b)
+        alt = root_alt(lv, chooser, r, reach)
+        sol = solve_subgame52(build_subgame(view, table, r, reach, alt=alt), "lp")
+        assert sol.value * sol.subgame.weight == pytest.approx(alt.sum(), abs=1e-8)
+        if r == 0:
+            assert alt.sum() == pytest.approx(v_br, abs=1e-9)

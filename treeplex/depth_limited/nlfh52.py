@@ -376,6 +376,7 @@ class Subgame52:
     lb: dict[int, int]
     weight: float
     reach: tuple[np.ndarray, np.ndarray]
+    alt: np.ndarray | None = None
 
     @property
     def chooser(self) -> int:
@@ -394,10 +395,13 @@ def subtree(view: View52, root: int) -> list[int]:
     return sorted(out)
 
 
-def build_subgame(view: View52, table: LeafTable52, root: int, reach: tuple[np.ndarray, np.ndarray] | None = None
-                  ) -> Subgame52:
+def build_subgame(view: View52, table: LeafTable52, root: int, reach: tuple[np.ndarray, np.ndarray] | None = None,
+                  alt: np.ndarray | None = None) -> Subgame52:
     """The subgame at preflop node ``root`` with ``table``'s leaves (the chooser is the table's)
-    and root reaches ``reach`` (per player, [O]; None: 1)."""
+    and root reaches ``reach`` (per player, [O]; None: 1). ``alt`` ([O], player 0's chips
+    times chance and reach, as A's entries): the resolve gadget (Proposition 1's safety; Burch
+    et al. 2014): first the chooser picks, per hand orbit, "alt" (payoff ``alt[o]``) or "enter"
+    (sequences ``1 + 2 o`` and ``2 + 2 o``), the parent of its infosets in the subgame."""
     t, O, K = view.tree, view.O, table.k
     chooser = table.chooser
     if not 0 <= root < view.P:
@@ -411,7 +415,17 @@ def build_subgame(view: View52, table: LeafTable52, root: int, reach: tuple[np.n
 
     def seq(p, last, o):
         u, a = last
-        return rb[p][u] + o * int(t.n_actions[u]) + a if u in rb[p] else 0
+        if u in rb[p]:
+            return rb[p][u] + o * int(t.n_actions[u]) + a
+        return 2 + 2 * o if alt is not None and p == chooser else 0  # the gadget's "enter"
+
+    if alt is not None:
+        for o in range(O):
+            starts[chooser].append(1 + 2 * o)
+            parents[chooser].append(0)
+            keys[chooser].append(f"{orbit_names[o]}:{t.history[root]}#gadget")
+            labels[chooser].append(("alt", "enter"))
+        n[chooser] += 2 * O
 
     for v in nodes:
         p, k = int(t.actor[v]), int(t.n_actions[v])
@@ -454,6 +468,11 @@ def build_subgame(view: View52, table: LeafTable52, root: int, reach: tuple[np.n
             rows.append(r.ravel())
             cols.append(c.ravel())
             vals.append((scale * m).ravel())
+    if alt is not None:
+        gadget = 1 + 2 * np.arange(O)
+        rows.append(gadget if chooser == 0 else np.zeros(O, np.int64))
+        cols.append(gadget if chooser == 1 else np.zeros(O, np.int64))
+        vals.append(np.asarray(alt, np.float64))
     A = SparsePayoff((np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)), (n[0], n[1]))
     Ts = []
     for p in (0, 1):
@@ -465,7 +484,7 @@ def build_subgame(view: View52, table: LeafTable52, root: int, reach: tuple[np.n
     name = f"depth-limited {g.name} @ {t.history[root] or 'root'} (k={K}, chooser {chooser})"
     problem = Problem(Ts[0], Ts[1], A, name=name, stats={"sequences": (n[0], n[1]), "nonzeros": A.nnz},
                       payoff_unit="chips", big_blind=g.big_blind)
-    return Subgame52(view, table, root, 1 - chooser, problem, nodes, rb, lb, weight, reach)
+    return Subgame52(view, table, root, 1 - chooser, problem, nodes, rb, lb, weight, reach, alt)
 
 
 @dataclass
@@ -506,8 +525,35 @@ def subgame_plans_of(sub: Subgame52, b: list[np.ndarray], choice: int = 0) -> tu
         if p == sub.chooser:
             for base in sub.lb.values():
                 beh[base + np.arange(O) * sub.table.k + choice] = 1.0
+            if sub.alt is not None:
+                beh[2 + 2 * np.arange(O)] = 1.0  # enter
         out.append(T.plan_from_behavioral(beh))
     return tuple(out)
+
+
+def root_alt(lv: "LeafValues52", chooser: int, root: int, reach: tuple[np.ndarray, np.ndarray] | None = None
+             ) -> np.ndarray:
+    """[O] the gadget's alt values: per hand orbit, the chooser's best-response value from
+    ``root`` on against the searcher's blueprint, in the real game (player 0's chips times
+    chance and reach). Its flop play is its best response at every infoset to the blueprint
+    (:func:`.sets.best_response_everywhere`), which is the best continuation at every leaf; its
+    preflop play below ``root`` is the best one given those leaf values (a best-response pass
+    of the subgame with that one continuation, read at the gadget's "enter")."""
+    view = lv.view
+    me = 1 - chooser
+    P = view.game.problem()
+    b_red, _ = best_response_everywhere(P, chooser, view.plan(me, lv.blueprint[me]))
+    table = lv.table(chooser, [view.full(chooser, b_red)], ["best response"])
+    sub = build_subgame(view, table, root, reach, alt=np.zeros(view.O))
+    plans = subgame_plans_of(sub, lv.blueprint)
+    A = sub.problem.A
+    sign = 1.0 if chooser == 0 else -1.0
+    g = sign * (A.matvec(plans[1], count=False) if chooser == 0 else A.rmatvec(plans[0], count=False))
+    T = sub.problem.treeplexes[chooser]
+    v = g.copy()
+    for j in range(T.n_infosets - 1, -1, -1):  # infosets in topological order: children after parents
+        v[T.parent[j]] += v[T.start[j]:T.end[j]].max()
+    return sign * v[2 + 2 * np.arange(view.O)]
 
 
 # ------------------------------------------------------------------ back in the real game

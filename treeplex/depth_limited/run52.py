@@ -3,8 +3,10 @@ hands engine (:mod:`.nlfh52`), its cost, and its exact exploitability in the rea
 
 Steps: the blueprint (``--blueprint``: a CFR-family solver for some iterations, or the LP);
 the chooser's k continuation strategies (``--method``: bias or self-generative) and their leaf
-table; the depth-limited subgame at ``--at`` for ``--searcher``, solved by ``--solver``; the
-searcher's strategy in the real game (the subgame's preflop play, its blueprint in the flop).
+table; the depth-limited subgame at ``--at`` for ``--searcher``, solved by ``--solver``, with
+the resolve gadget at an inner node (the chooser's alt: its best-response value against the
+searcher's blueprint; ``--no-root-safety``: without); the searcher's strategy in the real
+game (the subgame's preflop play, its blueprint in the flop, the blueprint above ``--at``).
 
 Printed, all in chips and mbb/g (player 0's payoff; exploitability = gap / 2):
 
@@ -28,7 +30,7 @@ from ..games import parse_game_name
 from ..model.metrics import to_mbb
 from ..poker.nlfh52 import NLFH52
 from .nlfh52 import (View52, LeafValues52, bias_table52, build_subgame, compose, compute_blueprint52, evaluate_full,
-                     self_generative_table52, solve_subgame52, table_bytes)
+                     root_alt, self_generative_table52, solve_subgame52, table_bytes)
 
 
 def _blueprint_spec(text: str) -> tuple[str, dict]:
@@ -52,9 +54,9 @@ def run52(args) -> dict:
                          "subgame at --at inside the abstraction")
     if args.k < 1:
         raise InputError(f"--k must be at least 1 (values per leaf state), got {args.k}")
-    if args.round2 != "safe" or args.no_root_safety:
-        raise InputError("--round2/--no-root-safety: nlfh52's subgame keeps the blueprint in the flop and has no "
-                         "root gadget yet")
+    if args.round2 != "safe":
+        raise InputError("--round2: nlfh52's subgame keeps the searcher's blueprint in the flop (no flop re-solving "
+                         "yet)")
     bp_solver, bp_kw = _blueprint_spec(args.blueprint)
     game = NLFH52(**params)
     game.problem(max_memory=args.max_memory)
@@ -83,9 +85,14 @@ def run52(args) -> dict:
         table = self_generative_table52(lv, chooser, args.k, solver=args.solver, max_memory=args.max_memory,
                                         **sub_kw)[0]
     t2 = time.perf_counter()
-    sub = build_subgame(view, table, root, view.reach_to(root, bp.b) if root else None)
+    reach = view.reach_to(root, bp.b) if root else None
+    safe = root != 0 and not args.no_root_safety
+    alt = root_alt(lv, chooser, root, reach) if safe else None
+    sub = build_subgame(view, table, root, reach, alt=alt)
+    if "target_gap" in sub_kw:  # the solver's gap is the unnormalized one: the target per unit of root weight
+        sub_kw = dict(sub_kw, target_gap=sub_kw["target_gap"] * sub.weight)
     sol = solve_subgame52(sub, args.solver, **sub_kw)
-    true = build_subgame(view, table.unweakened(), root, sub.reach).problem
+    true = build_subgame(view, table.unweakened(), root, sub.reach, alt=sub.alt).problem
     true_value = float(sol.plans[0] @ true.A.matvec(sol.plans[1], count=False)) / sub.weight
     both = compose(sol, bp.b)
     dl = list(bp.b)
@@ -99,6 +106,7 @@ def run52(args) -> dict:
     out = {
         "game": game.name,
         "root": args.at or "(start)",
+        "root_gadget": safe,
         "searcher": searcher,
         "method": args.method,
         "k": table.k,
