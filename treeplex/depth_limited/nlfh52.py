@@ -559,20 +559,25 @@ def root_alt(lv: "LeafValues52", chooser: int, root: int, reach: tuple[np.ndarra
 # ------------------------------------------------------------------ back in the real game
 
 
-def compose(sol: Solution52, blueprint: list[np.ndarray]) -> list[np.ndarray]:
+def compose(sol: Solution52, blueprint: list[np.ndarray], players: tuple[int, ...] = (0, 1)) -> list[np.ndarray]:
     """Full-layout behaviorals of both players in the real game: the subgame's preflop play
     below its root, the searcher's blueprint in the flop, the chooser's continuations mixed by
-    its leaf choices (as realization plans) below each leaf, the blueprint everywhere else."""
+    its leaf choices (as realization plans) below each leaf, the blueprint everywhere else.
+    ``players``: whose strategies to compose (the others keep the blueprint)."""
     sub, view = sol.subgame, sol.subgame.view
     t, O, H = view.tree, view.O, view.H
     out = [blueprint[0].copy(), blueprint[1].copy()]
     for p, T in enumerate(sub.problem.treeplexes):
+        if p not in players:
+            continue
         beh = T.behavioral_from_plan(sol.plans[p])
         for v, base in sub.rb[p].items():
             k = int(t.n_actions[v])
             rows = beh[base + view.orbit[:, None] * k + np.arange(k)[None, :]]
             out[p][view.bases[p][v]:view.bases[p][v] + H * k] = rows.ravel()
     c = sub.chooser
+    if c not in players:
+        return out
     beh = sub.problem.treeplexes[c].behavioral_from_plan(sol.plans[c])
     pseudo = [view.pseudo_plan(c, b) for b in sub.table.continuations]
     for l, base in sub.lb.items():
