@@ -248,7 +248,10 @@ def test_an_inner_root_with_the_gadget_from_the_cli():
 
 
 @pytest.mark.parametrize("args,msg", [
-    (["--bet", "0.75"], "off-tree bets on nlfh52"),
+    (["--bet", "0.5"], "that size is in the abstraction"),
+    (["--bet", "1"], "not a raise of its own"),  # stack 300: a pot-size open is all-in
+    (["--bet", "0.75", "--searcher", "0"], "the responder, player 1, solves"),
+    (["--bet", "0.75"], "not a flop line"),  # between 0.5 and all-in: its calls have no leaf after all-in
     (["--round2", "unsafe"], "no flop re-solving"),
     (["--at", "zz"], "not a preflop decision node"),
     (["--blueprint", "dcfr"], "SOLVER:ITERATIONS"),

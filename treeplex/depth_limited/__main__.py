@@ -16,7 +16,9 @@ On ``--game "nlfh52(...)"`` (the public tree x hands engine, 2 hole cards, a 3-c
 the command solves the depth-limited subgame at the preflop node ``--at`` (default: the
 start of the game) for player ``--searcher``, with the leaves at the flop and k values per
 leaf infoset (:mod:`.nlfh52`), and prints the exact exploitability of the result in the real
-game; off-tree bets on nlfh52 are not there yet (``--bet`` is refused).
+game. With ``--bet`` the player to act at ``--at`` makes that off-tree raise instead, and
+the other responds by RPAT and by depth-limited solving (:mod:`.offtree52`); the lower bound is
+the blueprint of the game with the bet in the abstraction.
 """
 
 from __future__ import annotations
@@ -51,8 +53,9 @@ def main(argv=None) -> int:
     ap.add_argument("--solver", default="lp", help="subgame solver: lp (exact) or a registered one (cfr+)")
     ap.add_argument("--json", action="store_true")
     g52 = ap.add_argument_group("nlfh52 (the public tree x hands engine)")
-    g52.add_argument("--searcher", type=int, choices=[0, 1], default=1,
-                     help="the player who solves the subgame; the other chooses among the k values (default 1)")
+    g52.add_argument("--searcher", type=int, choices=[0, 1], default=None,
+                     help="the player who solves the subgame; the other chooses among the k values (default 1; "
+                          "with --bet: the responder)")
     g52.add_argument("--blueprint", default="dcfr:100",
                      help="the blueprint: SOLVER:ITERATIONS (a CFR-family solver) or lp (default dcfr:100)")
     g52.add_argument("--subgame-iters", type=int, default=None,

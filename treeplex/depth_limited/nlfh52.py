@@ -500,9 +500,12 @@ class Solution52:
 
 
 def solve_subgame52(sub: Subgame52, solver: str = "lp", **solve_kw) -> Solution52:
-    """Solve the subgame with :func:`treeplex.run.driver.solve` (``solver="lp"``: exact)."""
+    """Solve the subgame with :func:`treeplex.run.driver.solve` (``solver="lp"``: exact); a
+    ``target_gap`` is in chips per unit of the root's weight, as :attr:`Solution52.gap`."""
     from ..run.driver import solve
 
+    if "target_gap" in solve_kw:
+        solve_kw = dict(solve_kw, target_gap=solve_kw["target_gap"] * sub.weight)
     t0 = time.perf_counter()
     res = solve(sub.problem, solver, **solve_kw)
     ev = evaluate(sub.problem, res.x, res.y)

@@ -50,10 +50,20 @@ def offtree_game(game: NLFH52, params: dict, at: str, size: float) -> tuple[NLFH
     if to is None or to in node.raise_sizes().values():
         raise InputError(f"--bet {size:g}: not a raise of its own at {at or 'the first action'!r} (it rounds to the "
                          "chips of a raise the abstraction has, to the minimum raise or to all-in)")
+    x = xnode.fraction_of(to)
     try:
-        rpat_bracket(node, xnode.fraction_of(to))
+        rpat_bracket(node, x)
     except Exception as e:  # a GameError: one line
         raise InputError(f"--bet {size:g}: {e}") from None
+    for end, *_ in gx.preflop.ends:  # every flop line after the bet must have one after each bracketing size
+        if end.kind != "deal" or end.allin or not any(src is xnode and lab == label for src, lab in end.path()):
+            continue
+        for lab, _ in bracket(node, x, "average"):
+            dst = translate(end, game.betting, substitute=(xnode, lab))
+            if dst.kind != "deal" or dst.allin:
+                raise InputError(f"--bet {size:g}: the flop line {end.hist_str!r} after it translates to "
+                                 f"{dst.hist_str!r} after {lab}, {'an all-in' if dst.kind == 'deal' else 'a ' + dst.kind}"
+                                 " of the abstraction, not a flop line: no leaf values for it")
     hist = {gx.tree.history[v]: v for v in range(len(gx.preflop.actor))}
     return gx, hist[at], hist[f"{at},{label}" if at else label]
 

@@ -28,9 +28,11 @@ import time
 from ..errors import InputError, check_params, defaults_of
 from ..games import parse_game_name
 from ..model.metrics import to_mbb
+from ..poker.nlfh import frac_label
 from ..poker.nlfh52 import NLFH52
+from .offtree52 import Translator, dl_response, offtree_game, rpat_response
 from .nlfh52 import (View52, LeafValues52, bias_table52, build_subgame, compose, compute_blueprint52, evaluate_full,
-                     root_alt, self_generative_table52, solve_subgame52, table_bytes)
+                     root_alt, self_generative_table52, solve_subgame52, subtree, table_bytes)
 
 
 def _blueprint_spec(text: str) -> tuple[str, dict]:
@@ -49,9 +51,6 @@ def _blueprint_spec(text: str) -> tuple[str, dict]:
 def run52(args) -> dict:
     name, params = parse_game_name(args.game)
     check_params(defaults_of(NLFH52), params, "nlfh52")
-    if args.bet is not None:
-        raise InputError("--bet: off-tree bets on nlfh52 are not implemented yet; nlfh52 solves the depth-limited "
-                         "subgame at --at inside the abstraction")
     if args.k < 1:
         raise InputError(f"--k must be at least 1 (values per leaf state), got {args.k}")
     if args.round2 != "safe":
@@ -65,7 +64,14 @@ def run52(args) -> dict:
     if args.at not in roots:
         raise InputError(f"--at {args.at!r}: not a preflop decision node of {game.name} (e.g. "
                          f"{', '.join(repr(h) for h in list(roots)[:4])})")
-    root, searcher = roots[args.at], args.searcher
+    root = roots[args.at]
+    if args.bet is not None:
+        searcher = 1 - int(game.tree.actor[root])  # the responder
+        if args.searcher is not None and args.searcher != searcher:
+            raise InputError(f"--searcher {args.searcher}: after an off-tree bet at {args.at!r} the responder, "
+                             f"player {searcher}, solves")
+    else:
+        searcher = 1 if args.searcher is None else args.searcher
     chooser = 1 - searcher
     need = table_bytes(view, args.k)
     from .nlfh52 import check_table_memory
@@ -74,6 +80,9 @@ def run52(args) -> dict:
     sub_kw = {} if args.solver == "lp" else (
         {"max_iters": args.subgame_iters} if args.subgame_iters
         else {"target_gap": 1e-4 * game.big_blind, "max_iters": 20_000})
+
+    if args.bet is not None:
+        offtree_game(game, params, args.at, args.bet)  # refuse a bad size before any solving
 
     t0 = time.perf_counter()
     bp = compute_blueprint52(view, bp_solver, **bp_kw)
@@ -85,12 +94,12 @@ def run52(args) -> dict:
         table = self_generative_table52(lv, chooser, args.k, solver=args.solver, max_memory=args.max_memory,
                                         **sub_kw)[0]
     t2 = time.perf_counter()
+    if args.bet is not None:
+        return _offtree(args, params, game, view, bp, (bp_solver, bp_kw), lv, table, t2 - t1, sub_kw, t0)
     reach = view.reach_to(root, bp.b) if root else None
     safe = root != 0 and not args.no_root_safety
     alt = root_alt(lv, chooser, root, reach) if safe else None
     sub = build_subgame(view, table, root, reach, alt=alt)
-    if "target_gap" in sub_kw:  # the solver's gap is the unnormalized one: the target per unit of root weight
-        sub_kw = dict(sub_kw, target_gap=sub_kw["target_gap"] * sub.weight)
     sol = solve_subgame52(sub, args.solver, **sub_kw)
     true = build_subgame(view, table.unweakened(), root, sub.reach, alt=sub.alt).problem
     true_value = float(sol.plans[0] @ true.A.matvec(sol.plans[1], count=False)) / sub.weight
@@ -150,4 +159,74 @@ def run52(args) -> dict:
             loss = sign * (v - out[f"{key}_worst_case"])
             out[f"{key}_searcher_exploitability"] = loss
             out[f"{key}_searcher_exploitability_mbb"] = to_mbb(loss, bb)
+    return out
+
+
+def _offtree(args, params, game, view, bp, bp_spec, lv, table, table_seconds, sub_kw, t0) -> dict:
+    """``--bet``: the off-tree response by RPAT and by depth-limited solving, and the lower
+    bound, each as the exact exploitability (gap / 2) of the profile in the game with the bet."""
+    from ..model.metrics import evaluate
+
+    gx, bet, after = offtree_game(game, params, args.at, args.bet)
+    vx = View52(gx)
+    tr = Translator(view, vx, bet)
+    bettor = int(gx.tree.actor[bet])
+    responder = 1 - bettor
+    bx = [tr.behavioral(p, bp.b[p]) for p in (0, 1)]
+    Px = gx.problem()
+    bb = game.big_blind
+    t1 = time.perf_counter()
+    plan, info = rpat_response(tr, responder, bp.b[responder], after)
+    plans = [vx.plan(0, bx[0]), vx.plan(1, bx[1])]
+    plans[responder] = vx.reduced(responder, plan)
+    ev_rpat = evaluate(Px, *plans)
+    t2 = time.perf_counter()
+    b_resp, sol, sub = dl_response(tr, table, lv, bx, bet, after, safe=not args.no_root_safety, solver=args.solver,
+                                   **sub_kw)
+    t3 = time.perf_counter()
+    prof = list(bx)
+    prof[responder] = b_resp
+    ev_dl = evaluate_full(vx, prof)
+    bp_solver, bp_kw = bp_spec
+    lower = compute_blueprint52(vx, bp_solver, **bp_kw)
+    to_end = _sequences_below(vx, after)
+    return {
+        "game": game.name,
+        "off_tree_bet": f"{frac_label(args.bet)} at {args.at or '(start)'} by player {bettor}",
+        "bracket": f"{info['below']} / {info['above']} (RPAT f = {info['f']:.4f})",
+        "responder": responder,
+        "method": args.method,
+        "k": table.k,
+        "root_gadget": not args.no_root_safety,
+        "blueprint": f"{bp_solver} {bp.iterations} iterations, {bp.seconds:.2f} s",
+        "blueprint_exploitability_mbb": to_mbb(bp.gap / 2, bb),
+        "leaf_table_bytes": table.nbytes,
+        "leaf_table_seconds": round(table_seconds, 3),
+        "subgame_sequences": list(sub.problem.n_seqs),
+        "subgame_to_the_end_sequences": to_end,
+        "subgame_solve_seconds": round(sol.seconds, 3),
+        "response_seconds": round(t3 - t2, 3),
+        "rpat_gap": ev_rpat.gap,
+        "rpat_exploitability_mbb": to_mbb(ev_rpat.exploitability, bb),
+        "dl_gap": ev_dl.gap,
+        "dl_exploitability_mbb": to_mbb(ev_dl.exploitability, bb),
+        "lower_bound_gap": lower.gap,
+        "lower_bound_exploitability_mbb": to_mbb(lower.gap / 2, bb),
+        "lower_bound": f"{bp_solver} {lower.iterations} iterations with the bet in the abstraction",
+        "seconds": round(time.perf_counter() - t0, 3),
+    }
+
+
+def _sequences_below(view, node: int) -> list[int]:
+    """Per player, the solver-layout sequences of the nodes below ``node`` to the end of the
+    game (the subgame solved to the end instead of to the flop)."""
+    t, g = view.tree, view.game
+    pre = set(subtree(view, node))
+    lines = {e["id"] for e in view.ends if e["v"] in pre and e["line"]}
+    out = [0, 0]
+    for v in range(t.n_nodes):
+        if v in pre or (view.line_of_node[v] in lines):
+            p = int(t.actor[v])
+            width = view.H if g.reduction is None else int(g.reduction.orbits[p][v].max()) + 1
+            out[p] += width * int(t.n_actions[v])
     return out
