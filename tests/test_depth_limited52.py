@@ -376,3 +376,55 @@ def test_gadget_alt_is_the_best_response_value_against_the_blueprint(chooser):
         assert sol.value * sol.subgame.weight == pytest.approx(alt.sum(), abs=1e-8)
         if r == 0:
             assert alt.sum() == pytest.approx(v_br, abs=1e-9)
+
+
+OFF_PARAMS = dict(stack=500, flops="all", bets="0.5,1,a", deck=DECK4)
+
+
+@pytest.mark.parametrize("at", ["", "c"])
+def test_the_blueprint_carried_into_the_game_with_the_bet(at):
+    """In the game with the off-tree raise (x = 0.75 pot at ``at``), the blueprint translated
+    label by label and RPAT's response (the two translated plans mixed once per hand) keep the
+    abstraction's value exactly while the bettor never makes the bet; RPAT's response is a
+    realization plan; and the leaves the bet does not lead to keep their leaf values (computed
+    again in the bigger game from the translated blueprint)."""
+    from treeplex.depth_limited.offtree52 import Translator, offtree_game, rpat_response
+
+    game = NLFH52(**OFF_PARAMS)
+    view = View52(game)
+    bp = compute_blueprint52(view, "dcfr", max_iters=30)
+    gx, bet, after = offtree_game(game, OFF_PARAMS, at, 0.75)
+    vx = View52(gx)
+    tr = Translator(view, vx, bet)
+    bx = [tr.behavioral(p, bp.b[p]) for p in (0, 1)]
+    assert evaluate_full(vx, bx).value == pytest.approx(bp.value, abs=1e-9)
+    responder = 1 - int(gx.tree.actor[bet])
+    plan, info = rpat_response(tr, responder, bp.b[responder], after)
+    assert vx.full_treeplexes[responder].is_plan(plan) and 0 < info["f"] < 1
+    plans = [vx.plan(p, bx[p]) for p in (0, 1)]
+    plans[responder] = vx.reduced(responder, plan)
+    assert float(plans[0] @ gx.problem().A.matvec(plans[1])) == pytest.approx(bp.value, abs=1e-9)
+    table = LeafValues52(view, bp.b).table(1 - responder, [bp.b[1 - responder]], ["blueprint"])
+    again = LeafValues52(vx, bx).values(1 - responder, bx[1 - responder])
+    g_line = {e["history"]: l for l, e in enumerate(view.lines)}
+    shared = [(l, g_line[e["history"]]) for l, e in enumerate(vx.lines) if e["history"] in g_line]
+    assert len(shared) == len(view.lines) < len(vx.lines)
+    for lx, lg in shared:
+        np.testing.assert_allclose(again[lx], table.values[0, lg], rtol=0, atol=1e-12)
+
+
+def test_offtree_response_from_the_cli():
+    """``treeplex depth-limited --game "nlfh52(...)" --bet 0.75 --method self-generative --k 8``
+    (the docs' command): every exploitability is gap / 2 in mbb/g of the game with the bet, at
+    least the blueprint's part that the response does not change (RPAT's, here: the bettor
+    gains nothing by the bet against it on this 5 BB short deck); the subgame to the flop is
+    smaller than the one to the end."""
+    spec = "nlfh52(stack=500, flops=all, bets=0.5,1,a, deck=JcJdQcQdKcKdAcAd)"
+    p = _cli("--game", spec, "--bet", "0.75", "--method", "self-generative", "--k", "8", "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    for key in ("rpat", "dl", "lower_bound"):
+        assert out[f"{key}_exploitability_mbb"] == pytest.approx(out[f"{key}_gap"] / 2 / 100 * 1000, abs=1e-9)
+        assert out[f"{key}_gap"] >= -1e-9
+    assert sum(out["subgame_sequences"]) < sum(out["subgame_to_the_end_sequences"])
+    assert out["off_tree_bet"] == "p0.75 at (start) by player 0" and out["responder"] == 1

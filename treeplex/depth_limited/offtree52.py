@@ -79,6 +79,12 @@ class Translator:
         tg = view_g.tree
         self.g_id = {tg.history[v]: v for v in range(tg.n_nodes)}
         self.bet_pub = view_x.game.betting.node(view_x.tree.history[bet_node])
+        self.off_label = next(a for a in self.bet_pub.actions if a not in view_g.game.betting.node(
+            view_x.tree.history[bet_node]).actions)
+
+    def after_bet(self, node) -> bool:
+        """Whether public ``node``'s path takes the off-tree raise."""
+        return any(src is self.bet_pub and lab == self.off_label for src, lab in node.path())
 
     def pub(self, view: View52, v: int):
         """(public node of the betting tree, board) of tree node v."""
@@ -87,14 +93,14 @@ class Translator:
         return view.game.betting.node(hist), int(view.tree.board[v])
 
     def behavioral(self, p: int, b_g: np.ndarray, label: str | None = None) -> np.ndarray:
-        """Player p's behavioral in Gx (full layout); ``label``: the G size played instead of the
-        off-tree one (None: each node's nearest label)."""
+        """Player p's behavioral in Gx (full layout); ``label``: the G size read instead of the
+        off-tree one below it (None: each node's nearest label)."""
         tx, tg, H = self.x.tree, self.g.tree, self.x.H
         out = np.zeros(self.x.game.n_seqs(p))
         out[0] = 1.0
-        sub = None if label is None else (self.bet_pub, label)
         for v in tx.nodes_of(p):
             node, board = self.pub(self.x, v)
+            sub = (self.bet_pub, label) if label is not None and self.after_bet(node) else None
             dst = translate(node, self.g.game.betting, substitute=sub)
             k = int(tx.n_actions[v])
             rows = np.zeros((H, k))
@@ -142,7 +148,7 @@ def offtree_table(tr: Translator, table_g: LeafTable52, lv_x: LeafValues52, afte
     vals = np.zeros((table_g.k, len(vx.lines), vx.O, vx.O))
     for l, e in enumerate(vx.lines):
         leaf = vx.game.betting.node(e["history"])
-        if not any(src is x_pub.parent and lab == x_pub.label for src, lab in leaf.path()):
+        if not tr.after_bet(leaf):
             continue
         for lab, w in picks:
             dst = translate(leaf, vg.game.betting, substitute=(x_pub.parent, lab))
@@ -159,10 +165,7 @@ def half_and_half_flop(tr: Translator, responder: int, b_g: np.ndarray, picks: l
     translated blueprints mixed by their weights as realization plans from each leaf."""
     vx, t, H = tr.x, tr.x.tree, tr.x.H
     pseudo = [(w, vx.pseudo_plan(responder, tr.behavioral(responder, b_g, lab))) for lab, w in picks]
-    x_pub = vx.game.betting.node(t.history[after])
-    below = {e["id"] for e in vx.lines
-             if any(src is x_pub.parent and lab == x_pub.label
-                    for src, lab in vx.game.betting.node(e["history"]).path())}
+    below = {e["id"] for e in vx.lines if tr.after_bet(vx.game.betting.node(e["history"]))}
     out = base.copy()
     for v in np.flatnonzero(np.isin(vx.line_of_node, list(below)) & (t.actor == responder)):
         k = int(t.n_actions[v])
