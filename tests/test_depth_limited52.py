@@ -252,7 +252,8 @@ def test_an_inner_root_with_the_gadget_from_the_cli():
     (["--bet", "1"], "not a raise of its own"),  # stack 300: a pot-size open is all-in
     (["--bet", "0.75", "--searcher", "0"], "the responder, player 1, solves"),
     (["--bet", "0.75"], "not a flop line"),  # between 0.5 and all-in: its calls have no leaf after all-in
-    (["--round2", "unsafe"], "no flop re-solving"),
+    (["--round2", "unsafe"], "keeps its blueprint in the flop"),
+    (["--bet", "0.75", "--round2", "safe"], "safe re-solving is not there yet"),
     (["--at", "zz"], "not a preflop decision node"),
     (["--blueprint", "dcfr"], "SOLVER:ITERATIONS"),
     (["--max-memory", "20K"], "needs about"),
@@ -428,3 +429,39 @@ def test_offtree_response_from_the_cli():
         assert out[f"{key}_gap"] >= -1e-9
     assert sum(out["subgame_sequences"]) < sum(out["subgame_to_the_end_sequences"])
     assert out["off_tree_bet"] == "p0.75 at (start) by player 0" and out["responder"] == 1
+    assert out["round2"].startswith("unsafe: dcfr 500 iterations")
+
+
+def test_flop_resolve_keeps_the_locks_and_the_bracket_range():
+    """The bettor's range for the re-solve makes the off-tree raise as often as the two
+    bracketing sizes together (half each) and scales its other actions to keep a distribution;
+    the unsafe flop re-solve (the real game with every other infoset locked) returns play equal
+    to the locks wherever it is reached and solves the free flop infosets (small gap in the
+    locked game)."""
+    from treeplex.depth_limited.offtree52 import Translator, flop_resolve, offtree_game, with_bracket_range
+
+    game = NLFH52(**OFF_PARAMS)
+    view = View52(game)
+    bp = compute_blueprint52(view, "dcfr", max_iters=30)
+    gx, bet, after = offtree_game(game, OFF_PARAMS, "", 0.75)
+    vx = View52(gx)
+    tr = Translator(view, vx, bet)
+    bx = [tr.behavioral(p, bp.b[p]) for p in (0, 1)]
+    picks = [("p0.5", 0.5), ("p1", 0.5)]
+    b0 = with_bracket_range(tr, 0, bx[0], bet, picks)
+    labels, H = gx.tree.actions[bet], vx.H
+    rows = b0[vx.bases[0][bet]:vx.bases[0][bet] + H * len(labels)].reshape(H, len(labels))
+    old = bx[0][vx.bases[0][bet]:vx.bases[0][bet] + H * len(labels)].reshape(H, len(labels))
+    np.testing.assert_allclose(rows.sum(axis=1), 1.0, atol=1e-12)
+    off = labels.index("p0.75")
+    np.testing.assert_allclose(rows[:, off], 0.5 * old[:, labels.index("p0.5")] + 0.5 * old[:, labels.index("p1")])
+    lines = {e["id"] for e in vx.lines if tr.after_bet(gx.betting.node(e["history"]))}
+    assert lines
+    both, res = flop_resolve(vx, [b0, bx[1]], lines, "dcfr", max_iters=300)
+    assert res.gap < 1e-3
+    free = np.isin(vx.line_of_node, list(lines))
+    for p, lock in ((0, b0), (1, bx[1])):
+        reached = vx.full_treeplexes[p].plan_from_behavioral(both[p]) > 1e-9
+        for v in np.flatnonzero(~free & (gx.tree.actor == p)):
+            sl = slice(vx.bases[p][v], vx.bases[p][v] + H * int(gx.tree.n_actions[v]))
+            np.testing.assert_allclose(both[p][sl][reached[sl]], lock[sl][reached[sl]], atol=1e-9)

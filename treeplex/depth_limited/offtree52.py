@@ -13,8 +13,10 @@ The bettor makes it; the responder answers with
   ratio (§6.1; :func:`.leaves.bracket`), its folds and called all-ins exact in Gx; with the
   resolve gadget (the bettor's alt: its best-response value at the node where it bet, in G,
   against the responder's blueprint: the off-tree bet must not gain over the sizes already
-  there). After the flop the responder plays the two bracketing lines' blueprints mixed half and
-  half as realization plans (the paper solves the flop again instead: not here yet).
+  there). After the flop both players' play below the bet is solved again with the
+  responder's new preflop play and the bettor's range for the bracket's sizes, unsafely
+  (:func:`flop_resolve`; the paper's is safe, not here yet), or (``round2="none"``) the
+  responder plays the two bracketing lines' blueprints mixed half and half.
 
 Everything else is the blueprint, translated label by label (:func:`.translation.translate`);
 the bettor never bets ``x`` itself. Exploitability is exact: gap / 2 of the profile in Gx.
@@ -177,14 +179,23 @@ def half_and_half_flop(tr: Translator, responder: int, b_g: np.ndarray, picks: l
 
 
 def dl_response(tr: Translator, table_g: LeafTable52, lv_g: LeafValues52, b_x: list[np.ndarray], bet_node: int,
-                after: int, *, safe: bool = True, solver: str = "lp", **solve_kw):
-    """The responder's depth-limited response in Gx: (its full-layout behavioral, the solution,
-    the subgame). ``b_x``: both players' translated blueprints in Gx."""
+                after: int, *, safe: bool = True, round2: str = "unsafe", solver: str = "lp", round2_kw=None,
+                **solve_kw) -> tuple[np.ndarray, dict]:
+    """The responder's depth-limited response in Gx: (its full-layout behavioral, a dict with
+    the solution ``solution``, the subgame ``subgame``, the bracket ``picks`` and the flop
+    re-solve's result ``round2``). ``b_x``: both players' translated blueprints in Gx.
+    ``round2``: after the flop, ``"unsafe"`` re-solves both players' flop play below the bet's
+    lines with the responder's new preflop and the bettor's range for the bracket's sizes
+    (:func:`flop_resolve`, ``round2_kw`` to its solver, DCFR for 500 iterations by default); ``"none"``: the
+    bracket's translated blueprints, half and half."""
     vx, vg = tr.x, tr.g
     bettor = int(vx.tree.actor[bet_node])
     responder = 1 - bettor
     if table_g.chooser != bettor:
         raise ValueError(f"the leaf table's chooser is player {table_g.chooser}, the bettor is {bettor}")
+    if round2 not in ("unsafe", "none"):
+        raise InputError(f"--round2 {round2}: on nlfh52 the flop after the bet is re-solved unsafely (unsafe) or "
+                         "played by the translated blueprint (none); safe re-solving is not there yet")
     lv_x = LeafValues52(vx, b_x)
     table, picks = offtree_table(tr, table_g, lv_x, after)
     reach_x = vx.reach_to(after, b_x)
@@ -206,4 +217,68 @@ def dl_response(tr: Translator, table_g: LeafTable52, lv_g: LeafValues52, b_x: l
     sub = build_subgame(vx, table, after, tuple(reach), alt=alt)
     sol = solve_subgame52(sub, solver, **solve_kw)
     b = compose(sol, b_x, players=(responder,))[responder]
-    return half_and_half_flop(tr, responder, lv_g.blueprint[responder], picks, b, after), sol, sub
+    b = half_and_half_flop(tr, responder, lv_g.blueprint[responder], picks, b, after)
+    info = {"solution": sol, "subgame": sub, "picks": picks, "round2": None}
+    if round2 == "unsafe":
+        lock = [None, None]
+        lock[bettor] = with_bracket_range(tr, bettor, b_x[bettor], bet_node, picks)
+        lock[responder] = b
+        lines = {e["id"] for e in vx.lines if tr.after_bet(vx.game.betting.node(e["history"]))}
+        kw = round2_kw or {"max_iters": 500}  # a fixed count: the locked game's gap is over the whole game
+        both, res = flop_resolve(vx, lock, lines, "dcfr", **kw)
+        b = both[responder]
+        info["round2"] = res
+    return b, info
+
+
+def flop_resolve(vx: View52, b: list[np.ndarray], lines: set[int], solver: str = "dcfr", **solve_kw
+                 ) -> tuple[list[np.ndarray], object]:
+    """Unsafe re-solving of the flop below the chance nodes ``lines`` (the paper's step after the
+    depth limit, without its safety): both players' flop play there is solved again with every
+    other infoset locked to ``b`` (full-layout behaviorals), i.e. with the ranges the preflop
+    play brings; the real game's problem with node locks (:mod:`treeplex.core.locks`), so the
+    result is an equilibrium of that locked game. Returns both players' behaviorals (``b`` with
+    the flop below ``lines`` replaced) and the solver's result."""
+    from dataclasses import replace as dc_replace
+
+    from ..core.locks import Locks
+    from ..run.driver import solve
+
+    t, g = vx.tree, vx.game
+    P = g.problem()
+    locks = []
+    free_nodes = np.isin(vx.line_of_node, list(lines))
+    for p, T in enumerate(P.treeplexes):
+        red = vx.reduced(p, b[p])
+        free = np.zeros(T.n_seqs, dtype=bool)
+        for v in np.flatnonzero(free_nodes & (t.actor == p)):
+            k = int(t.n_actions[v])
+            if g.reduction is None:
+                lo, width = vx.bases[p][v], vx.H
+            else:
+                lo, width = g.reduction.rbase[p][v], int(g.reduction.orbits[p][v].max()) + 1
+            free[lo:lo + width * k] = True
+        seqs = np.flatnonzero(~free)[1:].astype(np.int64)  # not the empty sequence
+        locks.append(Locks(seqs, red[seqs], T.n_seqs))
+    locked = dc_replace(P, locks=tuple(locks), _backend=None)
+    res = solve(locked, solver, **solve_kw)
+    out = [vx.full_behavioral(p, x) for p, x in enumerate((res.x, res.y))]
+    return out, res
+
+
+def with_bracket_range(tr: Translator, bettor: int, b: np.ndarray, bet_node: int, picks: list) -> np.ndarray:
+    """The bettor's behavioral ``b`` (Gx, full layout) making the off-tree raise at ``bet_node``
+    as often as the bracket's sizes together, weighted by ``picks`` (its range for the raise:
+    what the flop is re-solved against), the rest of the row scaled down to keep a distribution."""
+    vx, H = tr.x, tr.x.H
+    labels = vx.tree.actions[bet_node]
+    k = len(labels)
+    sl = slice(vx.bases[bettor][bet_node], vx.bases[bettor][bet_node] + H * k)
+    rows = b[sl].reshape(H, k).copy()
+    off = labels.index(tr.off_label)
+    q = sum(w * rows[:, labels.index(lab)] for lab, w in picks)
+    rows *= (1.0 - q)[:, None] / np.maximum(rows.sum(axis=1, keepdims=True) - rows[:, [off]], 1e-300)
+    rows[:, off] = q
+    out = b.copy()
+    out[sl] = rows.ravel()
+    return out

@@ -53,9 +53,12 @@ def run52(args) -> dict:
     check_params(defaults_of(NLFH52), params, "nlfh52")
     if args.k < 1:
         raise InputError(f"--k must be at least 1 (values per leaf state), got {args.k}")
-    if args.round2 != "safe":
-        raise InputError("--round2: nlfh52's subgame keeps the searcher's blueprint in the flop (no flop re-solving "
-                         "yet)")
+    if args.round2 == "safe" and args.bet is not None:
+        raise InputError("--round2 safe: on nlfh52 the flop after the bet is re-solved unsafely (unsafe, the default) "
+                         "or played by the translated blueprint (none); safe re-solving is not there yet")
+    if args.round2 not in (None, "none") and args.bet is None:
+        raise InputError(f"--round2 {args.round2}: without --bet, nlfh52's searcher keeps its blueprint in the flop "
+                         "(--round2 none)")
     bp_solver, bp_kw = _blueprint_spec(args.blueprint)
     game = NLFH52(**params)
     game.problem(max_memory=args.max_memory)
@@ -181,8 +184,10 @@ def _offtree(args, params, game, view, bp, bp_spec, lv, table, table_seconds, su
     plans[responder] = vx.reduced(responder, plan)
     ev_rpat = evaluate(Px, *plans)
     t2 = time.perf_counter()
-    b_resp, sol, sub = dl_response(tr, table, lv, bx, bet, after, safe=not args.no_root_safety, solver=args.solver,
-                                   **sub_kw)
+    round2 = args.round2 or "unsafe"
+    b_resp, info2 = dl_response(tr, table, lv, bx, bet, after, safe=not args.no_root_safety, round2=round2,
+                                solver=args.solver, **sub_kw)
+    sol, sub = info2["solution"], info2["subgame"]
     t3 = time.perf_counter()
     prof = list(bx)
     prof[responder] = b_resp
@@ -198,6 +203,8 @@ def _offtree(args, params, game, view, bp, bp_spec, lv, table, table_seconds, su
         "method": args.method,
         "k": table.k,
         "root_gadget": not args.no_root_safety,
+        "round2": round2 if info2["round2"] is None else
+        f"{round2}: dcfr {info2['round2'].iterations} iterations, locked gap {info2['round2'].gap:.2e}",
         "blueprint": f"{bp_solver} {bp.iterations} iterations, {bp.seconds:.2f} s",
         "blueprint_exploitability_mbb": to_mbb(bp.gap / 2, bb),
         "leaf_table_bytes": table.nbytes,
