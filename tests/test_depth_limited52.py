@@ -415,13 +415,13 @@ def test_the_blueprint_carried_into_the_game_with_the_bet(at):
 
 
 def test_offtree_response_from_the_cli():
-    """``treeplex depth-limited --game "nlfh52(...)" --bet 0.75 --method self-generative --k 8``
-    (the docs' command): every exploitability is gap / 2 in mbb/g of the game with the bet, at
+    """``treeplex depth-limited --game "nlfh52(...)" --bet 0.75 --method self-generative --k 8
+    --no-root-safety`` (the docs' command): every exploitability is gap / 2 in mbb/g of the game with the bet, at
     least the blueprint's part that the response does not change (RPAT's, here: the bettor
     gains nothing by the bet against it on this 5 BB short deck); the subgame to the flop is
     smaller than the one to the end."""
     spec = "nlfh52(stack=500, flops=all, bets=0.5,1,a, deck=JcJdQcQdKcKdAcAd)"
-    p = _cli("--game", spec, "--bet", "0.75", "--method", "self-generative", "--k", "8", "--json")
+    p = _cli("--game", spec, "--bet", "0.75", "--method", "self-generative", "--k", "8", "--no-root-safety", "--json")
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     for key in ("rpat", "dl", "lower_bound"):
@@ -429,7 +429,7 @@ def test_offtree_response_from_the_cli():
         assert out[f"{key}_gap"] >= -1e-9
     assert sum(out["subgame_sequences"]) < sum(out["subgame_to_the_end_sequences"])
     assert out["off_tree_bet"] == "p0.75 at (start) by player 0" and out["responder"] == 1
-    assert out["round2"].startswith("unsafe: dcfr 500 iterations")
+    assert out["round2"].startswith("unsafe: dcfr 500 iterations") and out["root_gadget"] is False
 
 
 def test_flop_resolve_keeps_the_locks_and_the_bracket_range():

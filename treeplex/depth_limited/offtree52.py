@@ -63,9 +63,10 @@ def offtree_game(game: NLFH52, params: dict, at: str, size: float) -> tuple[NLFH
         for lab, _ in bracket(node, x, "average"):
             dst = translate(end, game.betting, substitute=(xnode, lab))
             if dst.kind != "deal" or dst.allin:
+                what = "an all-in" if dst.kind == "deal" else f"a {dst.kind}"
                 raise InputError(f"--bet {size:g}: the flop line {end.hist_str!r} after it translates to "
-                                 f"{dst.hist_str!r} after {lab}, {'an all-in' if dst.kind == 'deal' else 'a ' + dst.kind}"
-                                 " of the abstraction, not a flop line: no leaf values for it")
+                                 f"{dst.hist_str!r} after {lab}, {what} of the abstraction, not a flop line: no leaf "
+                                 "values for it")
     hist = {gx.tree.history[v]: v for v in range(len(gx.preflop.actor))}
     return gx, hist[at], hist[f"{at},{label}" if at else label]
 

@@ -31,8 +31,8 @@ from ..model.metrics import to_mbb
 from ..poker.nlfh import frac_label
 from ..poker.nlfh52 import NLFH52
 from .offtree52 import Translator, dl_response, offtree_game, rpat_response
-from .nlfh52 import (View52, LeafValues52, bias_table52, build_subgame, compose, compute_blueprint52, evaluate_full,
-                     root_alt, self_generative_table52, solve_subgame52, subtree, table_bytes)
+from .nlfh52 import (View52, LeafValues52, bias_table52, check_table_memory, build_subgame, compose, compute_blueprint52, evaluate_full,
+                     root_alt, self_generative_table52, solve_subgame52, subtree)
 
 
 def _blueprint_spec(text: str) -> tuple[str, dict]:
@@ -76,10 +76,7 @@ def run52(args) -> dict:
     else:
         searcher = 1 if args.searcher is None else args.searcher
     chooser = 1 - searcher
-    need = table_bytes(view, args.k)
-    from .nlfh52 import check_table_memory
-
-    check_table_memory(view, args.k, args.max_memory)
+    need = check_table_memory(view, args.k, args.max_memory)
     sub_kw = {} if args.solver == "lp" else (
         {"max_iters": args.subgame_iters} if args.subgame_iters
         else {"target_gap": 1e-4 * game.big_blind, "max_iters": 20_000})
