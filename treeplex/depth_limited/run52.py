@@ -31,8 +31,8 @@ from ..model.metrics import to_mbb
 from ..poker.nlfh import frac_label
 from ..poker.nlfh52 import NLFH52
 from .offtree52 import Translator, dl_response, offtree_game, rpat_response
-from .nlfh52 import (View52, LeafValues52, bias_table52, check_table_memory, build_subgame, compose, compute_blueprint52, evaluate_full,
-                     root_alt, self_generative_table52, solve_subgame52, subtree)
+from .nlfh52 import (LeafValues52, View52, bias_table52, build_subgame, check_table_memory, compose,
+                     compute_blueprint52, evaluate_full, root_alt, self_generative_table52, solve_subgame52, subtree)
 
 
 def _blueprint_spec(text: str) -> tuple[str, dict]:
