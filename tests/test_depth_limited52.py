@@ -202,22 +202,28 @@ def test_leaf_table_memory_is_refused_before_allocating():
 GAME_SPEC = "nlfh52(stack=300, flops=all, bets=0.5,1,a, deck=JcJdQcQdKcKdAcAd)"
 
 
+def _json(capsys, *args):
+    """``treeplex depth-limited ARGS --json`` in this process: its parsed output."""
+    from treeplex.cli import main
+
+    assert main(["depth-limited", *args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
 def _cli(*args):
     env = dict(os.environ, PYTHONPATH=os.getcwd())
     return subprocess.run([sys.executable, "-m", "treeplex.cli", "depth-limited", *args], capture_output=True,
                           text=True, env=env)
 
 
-def test_the_documented_command_on_a_short_deck():
+def test_the_documented_command_on_a_short_deck(capsys):
     """``treeplex depth-limited --game "nlfh52(...)" --method self-generative --k 8 --exact``
     (the docs' command): the printed numbers are consistent with each other and with the exact
     LP, and the depth-limited strategy with 8 self-generated values is less exploitable than
     with 1 (the paper's Figure 1 trend, measured here in the real game)."""
     runs = {}
     for k in (1, 8):
-        p = _cli("--game", GAME_SPEC, "--method", "self-generative", "--k", str(k), "--exact", "--json")
-        assert p.returncode == 0, p.stderr
-        runs[k] = out = json.loads(p.stdout)
+        runs[k] = out = _json(capsys, "--game", GAME_SPEC, "--method", "self-generative", "--k", str(k), "--exact")
         assert out["composed_value"] == pytest.approx(out["subgame_value_unweakened"], abs=1e-9)
         # chooser 0: weakening lowers its values, so the subgame's value is at most the real one
         assert out["subgame_value"] <= out["subgame_value_unweakened"] + 1e-12
@@ -230,16 +236,14 @@ def test_the_documented_command_on_a_short_deck():
     assert runs[8]["dl_searcher_exploitability"] < runs[1]["dl_searcher_exploitability"]
 
 
-def test_an_inner_root_with_the_gadget_from_the_cli():
+def test_an_inner_root_with_the_gadget_from_the_cli(capsys):
     """``--at c`` (after the small blind's limp): the resolve gadget is on by default, the
     subgame is solved by DCFR to the default target (1e-4 big blinds per unit of the root's
     weight), and the searcher's exploitability against the exact game value is not negative."""
     out = {}
     for extra in ([], ["--no-root-safety"]):
-        p = _cli("--game", GAME_SPEC, "--at", "c", "--method", "bias", "--k", "4", "--solver", "dcfr", "--exact",
-                 "--json", *extra)
-        assert p.returncode == 0, p.stderr
-        run = json.loads(p.stdout)
+        run = _json(capsys, "--game", GAME_SPEC, "--at", "c", "--method", "bias", "--k", "4", "--solver", "dcfr",
+                    "--exact", *extra)
         assert run["root_gadget"] is (not extra) and run["subgame_gap"] <= 1e-2 + 1e-12
         assert run["dl_searcher_exploitability"] >= -1e-9 and run["composed_value"] is None
         out[bool(extra)] = run
@@ -414,16 +418,14 @@ def test_the_blueprint_carried_into_the_game_with_the_bet(at):
         np.testing.assert_allclose(again[lx], table.values[0, lg], rtol=0, atol=1e-12)
 
 
-def test_offtree_response_from_the_cli():
+def test_offtree_response_from_the_cli(capsys):
     """``treeplex depth-limited --game "nlfh52(...)" --bet 0.75 --method self-generative --k 8
     --no-root-safety`` (the docs' command): every exploitability is gap / 2 in mbb/g of the game with the bet, at
     least the blueprint's part that the response does not change (RPAT's, here: the bettor
     gains nothing by the bet against it on this 5 BB short deck); the subgame to the flop is
     smaller than the one to the end."""
     spec = "nlfh52(stack=500, flops=all, bets=0.5,1,a, deck=JcJdQcQdKcKdAcAd)"
-    p = _cli("--game", spec, "--bet", "0.75", "--method", "self-generative", "--k", "8", "--no-root-safety", "--json")
-    assert p.returncode == 0, p.stderr
-    out = json.loads(p.stdout)
+    out = _json(capsys, "--game", spec, "--bet", "0.75", "--method", "self-generative", "--k", "8", "--no-root-safety")
     for key in ("rpat", "dl", "lower_bound"):
         assert out[f"{key}_exploitability_mbb"] == pytest.approx(out[f"{key}_gap"] / 2 / 100 * 1000, abs=1e-9)
         assert out[f"{key}_gap"] >= -1e-9
