@@ -275,9 +275,11 @@ def _end_history(t, v: int, a: int) -> str:
 
 
 def table_bytes(view: View52, k: int, leaves: int | None = None) -> int:
-    """Bytes of a leaf table (k x leaves x O x O float64) and the per-line work arrays (4 H x H)."""
+    """Bytes of a leaf table (k x leaves x O x O float64) and the work arrays of one line and
+    flop class (6 H x H float64: the line's sum, the class's fold and sign masks, a product and
+    its masked copy, the compatible pairs)."""
     leaves = len(view.lines) if leaves is None else leaves
-    return 8 * (k * leaves * view.O ** 2 + 4 * view.H ** 2)
+    return 8 * (k * leaves * view.O ** 2 + 6 * view.H ** 2)
 
 
 def check_table_memory(view: View52, k: int, max_memory: str | None = None) -> int:
