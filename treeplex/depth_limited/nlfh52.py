@@ -128,21 +128,47 @@ class View52:
         sign = np.sign(s[:, None] - s[None, :]) * fold
         return fold.astype(np.float64), sign.astype(np.float64)
 
-    def end_pairs(self, end: dict) -> np.ndarray:
-        """[H, H] player 0's chips times the flops' chance of a preflop fold or a called all-in
-        (a strategy-free end): sum over its terminals of chance x payoff."""
+    @cached_property
+    def flop_blocks(self) -> tuple[np.ndarray, np.ndarray]:
+        """[O, O] x 2: over the dealt flop classes c with their chance w_c (the same below every
+        end of the preflop round), R^T (sum_c w_c Fold_c) R / Z and R^T (sum_c w_c Sign_c) R / Z:
+        a pair block's chance to see a flop, and its showdown equity per chip at stake."""
+        t = self.tree
+        fold, sign = np.zeros((self.H, self.H)), np.zeros((self.H, self.H))
+        for b in range(1, len(t.boards)):
+            f, g = self.board_masks(b)
+            fold += self.class_chance[b - 1] * f
+            sign += self.class_chance[b - 1] * g
+        return self.reduce_pairs(fold), self.reduce_pairs(sign)
+
+    @cached_property
+    def pair_block(self) -> np.ndarray:
+        """[O, O] each orbit block's chance to be dealt: R^T compat R / Z."""
+        return self.reduce_pairs(self.compat.astype(np.float64))
+
+    @cached_property
+    def class_chance(self) -> np.ndarray:
+        """The chance weight of each flop class (board 1 + c), as the tree's terminals carry it."""
+        return np.asarray(self.game.class_chance, np.float64)
+
+    def end_block(self, end: dict) -> np.ndarray:
+        """[O, O] player 0's chips times chance of a preflop fold or a called all-in (a
+        strategy-free end), summed over orbit blocks: payoff x (the compatible pairs, or those a
+        flop leaves where a fold is dealt over a flop subset), or stake x the showdown equity."""
         t = self.tree
         if end["kind"] == TERMINAL:
             tid = end["id"]
-            return float(t.payoff0[tid] * t.chance[tid]) * self.compat
-        out = np.zeros((self.H, self.H))
-        for kind, tid in t.chance_children[end["id"]]:
-            fold, sign = self.board_masks(int(t.term_board[tid]))
-            if t.kinds[tid] == FOLD:
-                out += float(t.payoff0[tid] * t.chance[tid]) * fold
-            else:
-                out += float(t.stake[tid] * t.chance[tid]) * sign
-        return out
+            return float(t.payoff0[tid] * t.chance[tid]) * self.pair_block
+        tids = [tid for _, tid in t.chance_children[end["id"]]]
+        boards = t.term_board[tids]
+        if not (np.allclose(t.chance[tids], self.class_chance[boards - 1], rtol=1e-12, atol=0)
+                and len(set(t.kinds[tids].tolist())) == 1 and len(set(t.payoff0[tids].tolist())) == 1
+                and len(set(t.stake[tids].tolist())) == 1):
+            raise ValueError(f"preflop end {end['history']!r}: its flop terminals are not one payoff dealt over the "
+                             "classes")
+        fold, sign = self.flop_blocks
+        tid = tids[0]
+        return float(t.payoff0[tid]) * fold if t.kinds[tid] == FOLD else float(t.stake[tid]) * sign
 
     def line_pairs(self, end: dict, b: list[np.ndarray]) -> np.ndarray:
         """[H, H] sum over flop classes of val_c (module docstring) below line ``end``, with
@@ -180,15 +206,10 @@ class View52:
         """[O, O] R^T m R / Z: a pair matrix summed over orbit blocks, times each pair's 1/Z."""
         return (self.R.T @ m @ self.R) / self.Z
 
-    @cached_property
+    @property
     def leaf_mass(self) -> np.ndarray:
         """[O, O] the chance of each orbit block at a leaf (pairs times the flops they leave)."""
-        t = self.tree
-        root = t.chance_children[self.lines[0]["id"]] if self.lines else []
-        m = np.zeros((self.H, self.H))
-        for _, v in root:
-            m += t.node_chance[v] * self.board_masks(int(t.board[v]))[0]
-        return self.reduce_pairs(m)
+        return self.flop_blocks[0]
 
     # ------------------------------------------------------------- layouts
 
@@ -328,7 +349,7 @@ class LeafValues52:
 
     def __init__(self, view: View52, blueprint: list[np.ndarray]):
         self.view, self.blueprint = view, blueprint
-        self.terminals = {i: view.reduce_pairs(view.end_pairs(e)) for i, e in enumerate(view.ends) if not e["line"]}
+        self.terminals = {i: view.end_block(e) for i, e in enumerate(view.ends) if not e["line"]}
 
     def values(self, chooser: int, b_chooser: np.ndarray) -> np.ndarray:
         """[leaves, O, O] with the chooser's flop strategy ``b_chooser`` against the blueprint."""
@@ -481,7 +502,7 @@ def build_subgame(view: View52, table: LeafTable52, root: int, reach: tuple[np.n
         st = np.array(starts[p], np.int64)
         ends_ = np.append(st[1:], n[p]) if len(st) else st
         Ts.append(Treeplex(st, ends_, np.array(parents[p], np.int64), keys[p], labels[p]))
-    weight = float(reach[0] @ (view.reduce_pairs(view.compat.astype(np.float64))) @ reach[1])
+    weight = float(reach[0] @ view.pair_block @ reach[1])
     g = view.game
     name = f"depth-limited {g.name} @ {t.history[root] or 'root'} (k={K}, chooser {chooser})"
     problem = Problem(Ts[0], Ts[1], A, name=name, stats={"sequences": (n[0], n[1]), "nonzeros": A.nnz},
