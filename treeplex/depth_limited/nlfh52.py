@@ -119,14 +119,23 @@ class View52:
 
     # ------------------------------------------------------------- pair matrices
 
+    MASK_CACHE_BYTES = 1 << 29  # the int8 masks of every class are kept below this (S64 on 52 cards: 225 MB)
+
     def board_masks(self, b: int) -> tuple[np.ndarray, np.ndarray]:
-        """(Fold_b, Sign_b): the compatible pairs board b leaves (float 0/1) and their showdown
-        sign for player 0 on b (+1, 0, -1)."""
+        """(Fold_b, Sign_b): the compatible pairs board b leaves (0/1) and their showdown sign
+        for player 0 on b (+1, 0, -1), as int8 [H, H]; kept for every board when all of them
+        fit in :attr:`MASK_CACHE_BYTES`."""
+        cache = self.__dict__.setdefault("_masks", {})
+        if b in cache:
+            return cache[b]
         s = self.strength[b]
         alive = s >= 0
         fold = self.compat & alive[:, None] & alive[None, :]
-        sign = np.sign(s[:, None] - s[None, :]) * fold
-        return fold.astype(np.float64), sign.astype(np.float64)
+        sign = ((s[:, None] > s[None, :]).astype(np.int8) - (s[:, None] < s[None, :]).astype(np.int8)) * fold
+        out = (fold.astype(np.int8), sign.astype(np.int8))
+        if 2 * self.H ** 2 * (len(self.tree.boards) - 1) <= self.MASK_CACHE_BYTES:
+            cache[b] = out
+        return out
 
     @cached_property
     def flop_blocks(self) -> tuple[np.ndarray, np.ndarray]:
@@ -175,32 +184,51 @@ class View52:
         both players' full-layout behavioral strategies ``b`` in the flop round."""
         t = self.tree
         out = np.zeros((self.H, self.H))
-        for kind, root in t.chance_children[end["id"]]:
-            cols = {FOLD: ([], [], []), SHOWDOWN: ([], [], [])}
-            stack = [(root, np.ones(self.H), np.ones(self.H))]
-            while stack:
-                v, r0, r1 = stack.pop()
-                p, k = int(t.actor[v]), int(t.n_actions[v])
-                base = self.bases[p][v]
-                probs = b[p][base:base + self.H * k].reshape(self.H, k)
-                for a in range(k):
-                    s = t.child_ptr[v] + a
-                    n0, n1 = (r0 * probs[:, a], r1) if p == 0 else (r0, r1 * probs[:, a])
-                    cid = int(t.child_id[s])
-                    if t.child_kind[s] == DECISION:
-                        stack.append((cid, n0, n1))
-                        continue
-                    kz = int(t.kinds[cid])
-                    w = t.chance[cid] * (t.payoff0[cid] if kz == FOLD else t.stake[cid])
-                    cols[kz][0].append(n0)
-                    cols[kz][1].append(n1)
-                    cols[kz][2].append(w)
-            fold, sign = self.board_masks(int(t.board[root]))  # made per class: H x H each
-            for kz, mask in ((FOLD, fold), (SHOWDOWN, sign)):
-                r0s, r1s, ws = cols[kz]
-                if ws:
-                    out += mask * ((np.array(r0s).T * np.array(ws)) @ np.array(r1s))
+        for _, root in t.chance_children[end["id"]]:
+            self.class_pairs(root, b, *self.board_masks(int(t.board[root])), out=out)
         return out
+
+    def class_pairs(self, root: int, b: list[np.ndarray], fold: np.ndarray, sign: np.ndarray,
+                    out: np.ndarray | None = None) -> np.ndarray:
+        """[H, H] val_c of the flop round at decision node ``root`` (one class of one line),
+        added into ``out`` if given: one walk with both players' own reaches per hand, then per
+        terminal kind one product hands x terminals x hands, masked by the class's ``fold`` or
+        ``sign`` pairs."""
+        t = self.tree
+        cols = {FOLD: ([], [], []), SHOWDOWN: ([], [], [])}
+        stack = [(root, np.ones(self.H), np.ones(self.H))]
+        while stack:
+            v, r0, r1 = stack.pop()
+            p, k = int(t.actor[v]), int(t.n_actions[v])
+            base = self.bases[p][v]
+            probs = b[p][base:base + self.H * k].reshape(self.H, k)
+            for a in range(k):
+                s = t.child_ptr[v] + a
+                n0, n1 = (r0 * probs[:, a], r1) if p == 0 else (r0, r1 * probs[:, a])
+                cid = int(t.child_id[s])
+                if t.child_kind[s] == DECISION:
+                    stack.append((cid, n0, n1))
+                    continue
+                kz = int(t.kinds[cid])
+                w = t.chance[cid] * (t.payoff0[cid] if kz == FOLD else t.stake[cid])
+                cols[kz][0].append(n0)
+                cols[kz][1].append(n1)
+                cols[kz][2].append(w)
+        if out is None:
+            out = np.zeros((self.H, self.H))
+        for kz, mask in ((FOLD, fold), (SHOWDOWN, sign)):
+            r0s, r1s, ws = cols[kz]
+            if ws:
+                prod = (np.array(r0s).T * np.array(ws)) @ np.array(r1s)
+                np.multiply(prod, mask, out=prod)
+                out += prod
+        return out
+
+    def line_blocks(self, b: list[np.ndarray]) -> np.ndarray:
+        """[lines, O, O] ``reduce_pairs(line_pairs(line, b))`` of every line (the classes summed
+        as H x H, one orbit reduction per line)."""
+        return np.stack([self.reduce_pairs(self.line_pairs(e, b)) for e in self.lines]) if self.lines else \
+            np.zeros((0, self.O, self.O))
 
     def reduce_pairs(self, m: np.ndarray) -> np.ndarray:
         """[O, O] R^T m R / Z: a pair matrix summed over orbit blocks, times each pair's 1/Z."""
@@ -296,11 +324,12 @@ def _end_history(t, v: int, a: int) -> str:
 
 
 def table_bytes(view: View52, k: int, leaves: int | None = None) -> int:
-    """Bytes of a leaf table (k x leaves x O x O float64) and the work arrays of one line and
-    flop class (6 H x H float64: the line's sum, the class's fold and sign masks, a product and
-    its masked copy, the compatible pairs)."""
+    """Bytes of a leaf table (k x leaves x O x O float64), the work arrays of one line (4 H x H
+    float64: its sum over classes, a product, the flop-averaged masks) and the classes' int8
+    masks where :meth:`View52.board_masks` keeps them (2 H x H bytes per class)."""
     leaves = len(view.lines) if leaves is None else leaves
-    return 8 * (k * leaves * view.O ** 2 + 6 * view.H ** 2)
+    masks = 2 * view.H ** 2 * (len(view.tree.boards) - 1)
+    return 8 * (k * leaves * view.O ** 2 + 4 * view.H ** 2) + (masks if masks <= View52.MASK_CACHE_BYTES else 0)
 
 
 def check_table_memory(view: View52, k: int, max_memory: str | None = None) -> int:
@@ -356,8 +385,7 @@ class LeafValues52:
         b = list(self.blueprint)
         b[chooser] = b_chooser
         v = self.view
-        return np.stack([v.reduce_pairs(v.line_pairs(e, b)) for e in v.lines]) if v.lines else \
-            np.zeros((0, v.O, v.O))
+        return v.line_blocks(b)
 
     def table(self, chooser: int, strategies: list[np.ndarray], names: list[str],
               max_memory: str | None = None) -> LeafTable52:
