@@ -9,7 +9,8 @@ the starting pot (exploitability = gap / 2; poker solvers' unit: gap / 2 / pot).
 iterations and solver seconds where the checked exploitability first fell to <= 0.5% of the
 pot, time per iteration, the share of the run's time in exploitability checks and in
 building (tree, problem), the process's peak RSS and the solver's memory = peak RSS minus a
-no-op run's (the interpreter, numba and its kernels: a 2-hand river spot, 1 iteration), and
+no-op run's on the same path (the interpreter, numba and its kernels: a 2-hand river spot,
+1 iteration, on the sequence form or on the fused engine), and
 that memory per hand-action (sequence). postflop-solver's column is issue 26's, measured
 from its source on this 2-core machine in the same hour as that issue's figures (RIVER was
 not measured there); no postflop-solver installs from a package registry here.
@@ -69,7 +70,16 @@ def run_cli(spec: dict, threads: int, algorithm: str, gap: float | None, work: s
     return {"wall": float(wall), "peak_mb": int(rss_kb) / 1024, "res": json.loads(lines[-2]), "rows": rows}
 
 
-def run_spot(name: str, threads: int, algorithm: str, work: str, base_mb: float, extra=()) -> dict:
+def fused(seqs: int, extra) -> bool:
+    """Whether a spot of ``seqs`` sequences runs on the fused engine with the CLI's ``extra``."""
+    from treeplex.poker.postflop import FUSED_MIN_SEQS
+
+    if "fused=false" in extra or "fused=true" in extra:
+        return "fused=true" in extra
+    return seqs >= FUSED_MIN_SEQS or any(a.startswith("compression=") and a != "compression=0" for a in extra)
+
+
+def run_spot(name: str, threads: int, algorithm: str, work: str, base_mb: dict, extra=()) -> dict:
     spec, _ = SPOTS[name]
     r = run_cli(spec, threads, algorithm, 2 * 0.005 * spec["pot"], work, name, extra)
     if "error" in r:
@@ -77,7 +87,7 @@ def run_spot(name: str, threads: int, algorithm: str, work: str, base_mb: float,
     res, rows = r["res"], r["rows"]
     hit = next((w for w in rows if float(w["gap_average"]) / 2 / spec["pot"] <= 0.005), None)
     seqs = sum(res["sequences"])
-    solver_mb = r["peak_mb"] - base_mb
+    solver_mb = r["peak_mb"] - base_mb[fused(seqs, extra)]
     return {"spot": name, "threads": threads, "wall_s": r["wall"], "peak_mb": r["peak_mb"], "solver_mb": solver_mb,
             "iterations": int(hit["iteration"]) if hit else None, "s_0.5": float(hit["seconds"]) if hit else None,
             "ms_per_iter": 1000 * res["seconds"] / max(res["iterations"], 1),
@@ -102,14 +112,19 @@ def main():
     head = (f"{'spot':10s} {'thr':>3s} {'iters':>6s} {'s@0.5%':>8s} {'ms/it':>8s} {'checks':>7s} {'build':>6s} "
             f"{'wall s':>7s} {'peak MB':>8s} {'solver MB':>9s} {'B/seq':>6s}  postflop-solver (2 thr, this machine)")
     with tempfile.TemporaryDirectory() as work:
-        base = run_cli(NOOP, 1, args.algorithm, None, work, "noop", extra)
-        if "error" in base:
-            sys.exit(f"no-op run failed: {base['error']}")
-        print(f"no-op run (interpreter, numba, kernels): peak {base['peak_mb']:.0f} MB")
+        base = {}
+        for on in (False, True):  # the no-op on each path: the fused engine's kernels are another 8-10 MB
+            params = [q for q in args.param if not q.startswith(("fused=", "compression="))] + [f"fused={str(on).lower()}"]
+            r = run_cli(NOOP, 1, args.algorithm, None, work, "noop", [a for q in params for a in ("--param", q)])
+            if "error" in r:
+                sys.exit(f"no-op run failed: {r['error']}")
+            base[on] = r["peak_mb"]
+        print(f"no-op runs (interpreter, numba, kernels): peak {base[False]:.0f} MB on the sequence form, "
+              f"{base[True]:.0f} MB on the fused engine")
         print(head)
         for name in names:
             for threads in (int(t) for t in args.threads.split(",")):
-                r = run_spot(name, threads, args.algorithm, work, base["peak_mb"], extra)
+                r = run_spot(name, threads, args.algorithm, work, base, extra)
                 if "error" in r:
                     print(f"{name:10s} {threads:>3d} error: {r['error']}", flush=True)
                     continue

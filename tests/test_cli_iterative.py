@@ -56,6 +56,10 @@ def test_default_algorithm_is_lp_without_a_stop_rule_else_pdcfr_plus(capsys):
     assert json.loads(out)["algorithm"] == "lp"
     _, out, _ = run_cli(capsys, "solve", "kuhn", "--max-iters", "10", "--json", "--no-strategies")
     assert json.loads(out)["algorithm"] == "pdcfr+"
+    spot = "postflop(board=KsQh9d8c2s,pot=20,stack=30,bet=50%)"  # a poker spot: postflop-solver's schedule
+    _, out, _ = run_cli(capsys, "solve", spot, "--range0", "AA,KK", "--range1", "QQ", "--max-iters", "10", "--json",
+                        "--no-strategies")
+    assert json.loads(out)["algorithm"] == "dcfr-ps"
 
 
 def test_target_stops_at_the_gap(capsys):

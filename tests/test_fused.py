@@ -93,6 +93,23 @@ def test_best_response_walk_equals_sequence_form(spot):
     assert (res.value, res.gap) == (pytest.approx(ev.value, abs=1e-9), pytest.approx(ev.gap, abs=1e-9))
 
 
+def test_a_fused_result_makes_its_plans_when_read():
+    """The fused engine's reported plans are deferred (the largest arrays of a run): made on
+    first read, equal to the solver's average then, kept, and carried by a pickled result."""
+    import pickle
+
+    P = _spot("turn").problem()
+    res = tp.solve(P, "dcfr", max_iters=7, fused=True)
+    assert callable(res.plans)
+    x, y = res.x, res.y
+    assert not callable(res.plans) and res.x is x
+    ev = evaluate(P, x, y)
+    assert (res.value, res.gap) == (pytest.approx(ev.value, abs=1e-9), pytest.approx(ev.gap, abs=1e-9))
+    ref = tp.solve(P, "dcfr", max_iters=7, fused=True)
+    pickled = pickle.loads(pickle.dumps(ref))
+    assert not callable(pickled.plans) and np.array_equal(pickled.x, x) and np.array_equal(pickled.y, y)
+
+
 @pytest.mark.parametrize("spot", ["turn", "iso"])
 def test_alternating_fused_run_converges_to_the_lp_value(spot):
     """DCFR with alternating updates on the fused path (the default for postflop spots) reaches

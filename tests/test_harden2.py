@@ -175,11 +175,11 @@ def test_no_stop_rule_on_a_big_spot_runs_iterative(capsys, monkeypatch):
     monkeypatch.setattr(memory, "LP_DEFAULT_NNZ", 10)
     code, out, _ = run_cli(capsys, "solve", SMALL_SPOT, "--range0", "AA,KK", "--range1", "QQ,JJ", "--json",
                            "--no-strategies", "--max-iters", "1")
-    assert code == 0 and json.loads(out)["algorithm"] == "pdcfr+"  # a stop rule: iterative, as before
+    assert code == 0 and json.loads(out)["algorithm"] == "dcfr-ps"  # a stop rule: iterative (a spot's default)
     code, out, _ = run_cli(capsys, "solve", SMALL_SPOT, "--range0", "AA,KK", "--range1", "QQ,JJ", "--json",
                            "--no-strategies")
     d = json.loads(out)
-    assert code == 0 and d["algorithm"] == "pdcfr+" and "the exact LP on" in d["note"], d.get("note")
+    assert code == 0 and d["algorithm"] == "dcfr-ps" and "the exact LP on" in d["note"], d.get("note")
     code, out, _ = run_cli(capsys, "solve", SMALL_SPOT, "--range0", "AA,KK", "--range1", "QQ,JJ", "--json",
                            "--no-strategies", "--algorithm", "lp")
     assert code == 0 and json.loads(out)["algorithm"] == "lp"  # asked for: still exact

@@ -15,7 +15,7 @@ from ..errors import InputError
 from ..games import load_game, problem_for
 from ..io.files import check_output
 from ..model.metrics import to_mbb
-from ..run.targets import HELP as TARGET_HELP, ITERATIVE_DEFAULT, target_gap
+from ..run.targets import HELP as TARGET_HELP, ITERATIVE_DEFAULT, POKER_DEFAULT, iterative_default, target_gap
 from .common import add_memory_arg, add_range_args, overrides, parse_params
 
 
@@ -34,7 +34,8 @@ def options(sp: argparse.ArgumentParser) -> None:
 
 def add_solver_args(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--algorithm", default=None,
-                    help=f"lp (exact) or an iterative solver; default: lp, or {ITERATIVE_DEFAULT} when a stop "
+                    help=f"lp (exact) or an iterative solver; default: lp, or {ITERATIVE_DEFAULT} ({POKER_DEFAULT} on "
+                         "river and postflop spots) when a stop "
                          "rule (--target, --max-iters, --time-limit) or --checkpoint/--resume/--restart is given, "
                          "or when the LP would not fit --max-memory or has more than 1,000,000 nonzeros "
                          "(postflop and river spots)")
@@ -95,7 +96,7 @@ def solver_params(args, problem, game=None) -> dict:
     """``solve()`` keyword arguments from the solver flags, ``algorithm`` included."""
     iterative = any(v is not None for v in (args.target, args.max_iters, args.time_limit, args.checkpoint,
                                             args.resume)) or args.restart
-    default = None if args.resume else (ITERATIVE_DEFAULT if iterative else "lp")  # resume: the checkpoint's
+    default = None if args.resume else (iterative_default(problem) if iterative else "lp")  # resume: the checkpoint's
     params = {"algorithm": default if args.algorithm is None else args.algorithm}
     params.update(parse_params(args.param))
     if args.warm_start:
@@ -181,12 +182,12 @@ def run(args) -> int:
     if params["algorithm"] == "lp":
         fits, why = lp_fits(p, args.max_memory)
         if not fits and args.algorithm is not None:
-            raise InputError(f"{why}; use an iterative solver (--algorithm {ITERATIVE_DEFAULT} --target GAP)")
+            raise InputError(f"{why}; use an iterative solver (--algorithm {iterative_default(p)} --target GAP)")
         if args.algorithm is None:
             fits, why = lp_default(p, args.max_memory)
         if not fits:
-            params["algorithm"] = ITERATIVE_DEFAULT
-            notes["note"] = (f"{why}: solved by {ITERATIVE_DEFAULT} instead (1000 iterations unless "
+            params["algorithm"] = iterative_default(p)
+            notes["note"] = (f"{why}: solved by {params['algorithm']} instead (1000 iterations unless "
                              f"--target, --max-iters or --time-limit says otherwise)")
     stop = dict(target_gap=target_gap(args.target, p), max_iters=args.max_iters, time_limit=args.time_limit,
                 check_every=args.check_every, progress=show_bar, report=args.report or "average")

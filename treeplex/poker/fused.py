@@ -79,7 +79,7 @@ from ..core import threads  # noqa: F401  (sets the thread pool up before any pa
 from ..backends.numba_regret import rm_block
 from .cards import HAND_CARDS
 from .operator import _normalizer, _same_combo
-from .public_tree import CHANCE, DECISION, TERMINAL
+from .public_tree import CHANCE, DECISION, FOLD, TERMINAL
 
 UPDATE, BR_AVERAGE, BR_CURRENT, VALUE_AVERAGE, VALUE_CURRENT = 0, 1, 2, 3, 4  # walk modes
 RUNS_PER_THREAD = 4  # chunks of the subtrees per worker thread, taken by whichever is idle
@@ -107,13 +107,12 @@ class FusedTree:
         U = nD + nC + nT
         kind = np.empty(U, np.int8)
         kind[:nD], kind[nD:nD + nC], kind[nD + nC:] = DECISION, CHANCE, TERMINAL
-        uid = {DECISION: 0, CHANCE: nD, TERMINAL: nD + nC}
-        kids = [[uid[k] + i for k, i in tree.children[v]] for v in range(nD)]
-        kids += [[uid[k] + i for k, i in tree.chance_children[c]] for c in range(nC)]
-        kids += [[] for _ in range(nT)]
+        first = np.array([0, nD, nD + nC], np.int64)  # the first node id of each kind (DECISION, CHANCE, TERMINAL)
+        counts = np.concatenate([np.diff(tree.child_ptr), np.diff(tree.chance_ptr), np.zeros(nT, np.int64)])
         self.cptr = np.zeros(U + 1, np.int64)
-        self.cptr[1:] = np.cumsum([len(k) for k in kids])
-        self.child = np.array([c for k in kids for c in k], dtype=np.int64)
+        self.cptr[1:] = np.cumsum(counts)
+        self.child = np.concatenate([first[tree.child_kind] + tree.child_id,
+                                     first[tree.chance_child_kind] + tree.chance_child_id]).astype(np.int64)
         self.kind = kind
         self.n_nodes, self.n_dec, self.n_chance = U, nD, nC
         # hands
@@ -125,33 +124,24 @@ class FusedTree:
         Z = _normalizer(cards, weight)
         same = [np.where(s >= 0, s, len(cards[1 - p])).astype(np.uint32) for p, s in enumerate(_same_combo(cards))]
         orders = [(ptr, idx.astype(np.uint32), strength) for ptr, idx, strength in game._river_orders()]
-        # decision nodes: actor, storage offset, orbits, orbit table, sequence-form base
-        self.actor = np.array(tree.actor, dtype=np.int64)
-        self.off = np.zeros(nD, np.int64)
-        self.m = np.zeros(nD, np.int64)
-        self.tab = np.zeros(nD, np.int64)
-        self.sbase = np.zeros(nD, np.int64)
-        tables = ([], [])
-        tab_of = {}
-        size = [0, 0]
-        red = game.reduction
-        for v in range(nD):
-            p = tree.actor[v]
-            k = len(tree.actions[v])
+        # decision nodes: actor, storage offset, orbits, orbit table, sequence-form base; a table of
+        # hand orbits per stabilizer class of the suit reduction (one, the identity, without it)
+        self.actor = np.asarray(tree.actor, dtype=np.int64)
+        k = np.diff(tree.child_ptr).astype(np.int64)
+        self.off, self.m, self.tab, self.sbase = (np.zeros(nD, np.int64) for _ in range(4))
+        red, tables, size = game.reduction, [], []
+        for p in (0, 1):
+            mine = self.actor == p
             if red is None:
-                orb = None
-                self.sbase[v] = game.bases[p][v]
-            else:  # the reduction's hand orbits at v (one array per player and stabilizer)
-                orb = red.orbits[p][v]
-                self.sbase[v] = red.rbase[p][v]
-            key = (p, id(orb))
-            if key not in tab_of:
-                tab_of[key] = len(tables[p])
-                tables[p].append(np.arange(self.n[p]) if orb is None else orb)
-            self.tab[v] = tab_of[key]
-            self.m[v] = int(tables[p][self.tab[v]].max()) + 1 if self.n[p] else 0
-            self.off[v] = size[p]
-            size[p] += k * self.m[v]
+                orbs, cls, sb = [np.arange(self.n[p])], np.zeros(nD, np.int64), np.asarray(game.bases[p], np.int64)
+            else:
+                orbs, cls, sb = red.class_orbits[p], red.members[p][0], red.rbase[p]
+            width = np.array([int(o.max()) + 1 if self.n[p] else 0 for o in orbs], dtype=np.int64)
+            self.tab[mine], self.m[mine], self.sbase[mine] = cls[mine], width[cls[mine]], sb[mine]
+            block = np.where(mine, k * self.m, 0)
+            self.off[mine] = (np.cumsum(block) - block)[mine]
+            size.append(int(block.sum()))
+            tables.append(orbs)
         self.size = tuple(size)
         self.orbit = tuple(np.ascontiguousarray(np.array(t), dtype=np.uint32) for t in tables)  # [tab, hand]
         self.rep = []  # [tab, orbit]: the orbit's first hand
@@ -161,11 +151,11 @@ class FusedTree:
                 first = np.unique(t, return_index=True)[1]
                 r[i, :len(first)] = first
             self.rep.append(r)
-        kmax = max((len(a) for a in tree.actions), default=1)
+        kmax = int(k.max()) if nD else 1
         # terminals: kind (0 fold, 1 showdown), player 0's chips x chance, board
-        self.tkind = np.array([0 if k == "fold" else 1 for k in tree.kind], dtype=np.int8)
-        self.tval = np.array([(tree.payoff0[t] if tree.kind[t] == "fold" else tree.stake[t]) * tree.chance[t]
-                              for t in range(nT)], dtype=np.float64)
+        fold = np.asarray(tree.kinds) == FOLD
+        self.tkind = (~fold).astype(np.int8)
+        self.tval = np.where(fold, tree.payoff0, tree.stake) * tree.chance
         self.trake = game.terminal_rake() * tree.chance  # chips raked x chance (zeros without rake)
         self.tboard = np.array(tree.term_board, dtype=np.int64)
         self.boards = game._boards()
@@ -190,56 +180,18 @@ class FusedTree:
         down to the next chance nodes, included, in preorder; all on one board). The walk goes
         down a segment, then through the segments below its chance nodes, then up it; the
         segments below the root segment's chance nodes are the parallel items."""
-        kind, cptr, child, U = self.kind, self.cptr, self.child, self.n_nodes
+        kind, cptr, child = self.kind, self.cptr, self.child
         tb = self.n_dec + self.n_chance
-        loc = np.zeros(U, np.int64)
-        cidx = np.full(U, -1, np.int64)
-        seg_of = np.full(U, -1, np.int64)
-        seg_ptr, nodes, seg_cptr, chance_loc, seg_level = [0], [], [0], [], []
-        roots = [(0, 0)]
-        work_of = []
-        j = 0
-        while j < len(roots):  # segments in order of discovery: a parent segment before its children
-            r, level = roots[j]
-            seg_of[r] = j
-            seg_level.append(level)
-            stack, mine = [r], []
-            while stack:
-                u = stack.pop()
-                loc[u] = len(mine)
-                mine.append(u)
-                if kind[u] == CHANCE:
-                    cidx[u] = len(chance_loc) - seg_cptr[-1]
-                    chance_loc.append(loc[u])
-                    roots.extend((int(c), level + 1) for c in child[cptr[u]:cptr[u + 1]])
-                elif kind[u] == DECISION:
-                    stack.extend(child[cptr[u]:cptr[u + 1]][::-1].tolist())
-            nodes.extend(mine)
-            seg_ptr.append(len(nodes))
-            seg_cptr.append(len(chance_loc))
-            work_of.append(len(mine) + sum(1 for u in mine if kind[u] == TERMINAL) * (self.n[0] + self.n[1]) / 16.0)
-            j += 1
+        loc, cidx, seg_of, nodes, seg_ptr, seg_cptr, chance_loc, level, work = _segment_arrays(
+            kind, cptr, child, (self.n[0] + self.n[1]) / 16.0)
         nseg = len(seg_ptr) - 1
-        seg_ptr = np.array(seg_ptr, np.int64)
-        nodes = np.array(nodes, np.int64)
-        level = np.array(seg_level, np.int64)
         width = np.diff(seg_ptr)
-        # work below each segment (children discovered after their parents: sum backwards)
-        parent_seg = np.full(nseg, -1, np.int64)
-        for sg in range(nseg):
-            for u in nodes[seg_ptr[sg]:seg_ptr[sg + 1]]:
-                if kind[u] == CHANCE:
-                    parent_seg[seg_of[child[cptr[u]:cptr[u + 1]]]] = sg
-        work = np.array(work_of)
-        for sg in range(nseg - 1, 0, -1):
-            work[parent_seg[sg]] += work[sg]
         # terminals in segment order: one group each for the terminal kernel
         is_t = kind[nodes] == TERMINAL
         terms = nodes[is_t] - tb
         seg_tptr = np.zeros(nseg + 1, np.int64)
         seg_tptr[1:] = np.cumsum(np.add.reduceat(is_t.astype(np.int64), seg_ptr[:-1]) if nseg else [])
-        self.G = (seg_ptr, nodes, loc, cidx, seg_tptr, terms.astype(np.int64), np.array(seg_cptr, np.int64),
-                  np.array(chance_loc, np.int64), seg_of)
+        self.G = (seg_ptr, nodes, loc, cidx, seg_tptr, terms.astype(np.int64), seg_cptr, chance_loc, seg_of)
         self.levels = int(level.max()) + 1 if nseg else 1
         self.width = int(width.max()) if nseg else 1
         items = [(cidx[u], int(c)) for u in nodes[seg_ptr[0]:seg_ptr[1]] if kind[u] == CHANCE
@@ -335,6 +287,53 @@ class FusedTree:
                                scale=np.zeros((2, self.n_dec)))
         return FusedPlayer(R=np.zeros(n, dtype=dtype), S=np.zeros(n, dtype=dtype), P=P, root=np.zeros(1),
                            scale=np.zeros((2, 0)))
+
+
+@nb.njit(cache=True)
+def _segment_arrays(kind, cptr, child, term_work):
+    """The segments of the tree (:meth:`FusedTree._segments`), in order of discovery (a
+    parent segment before its children): each one's nodes in preorder from its root down to
+    the next chance nodes (included), and per node its place in its segment (``loc``), per
+    chance node its index among its segment's (``cidx``), per segment root its segment
+    (``seg_of``); each segment's level and its work estimate (its nodes and terminals x
+    ``term_work``, with everything below it)."""
+    U = len(kind)
+    loc, nodes, stack = np.zeros(U, np.int64), np.empty(U, np.int64), np.empty(U, np.int64)
+    cidx, seg_of = np.full(U, -1, np.int64), np.full(U, -1, np.int64)
+    roots, level, parent = np.zeros(U + 1, np.int64), np.zeros(U + 1, np.int64), np.full(U + 1, -1, np.int64)
+    seg_ptr, seg_cptr = np.zeros(U + 2, np.int64), np.zeros(U + 2, np.int64)
+    chance_loc, work = np.empty(U, np.int64), np.zeros(U + 1)
+    n_roots, nn, nch, j = 1, 0, 0, 0
+    while j < n_roots:
+        r, start, terms = roots[j], nn, 0
+        seg_of[r] = j
+        stack[0], top = r, 1
+        while top > 0:
+            top -= 1
+            u = stack[top]
+            loc[u] = nn - start
+            nodes[nn] = u
+            nn += 1
+            if kind[u] == CHANCE:
+                cidx[u] = nch - seg_cptr[j]
+                chance_loc[nch] = loc[u]
+                nch += 1
+                for q in range(cptr[u], cptr[u + 1]):
+                    roots[n_roots], level[n_roots], parent[n_roots] = child[q], level[j] + 1, j
+                    n_roots += 1
+            elif kind[u] == DECISION:
+                for q in range(cptr[u + 1] - 1, cptr[u] - 1, -1):
+                    stack[top] = child[q]
+                    top += 1
+            else:
+                terms += 1
+        seg_ptr[j + 1], seg_cptr[j + 1] = nn, nch
+        work[j] = (nn - start) + terms * term_work
+        j += 1
+    for g in range(j - 1, 0, -1):  # children come after their parents: sum backwards
+        work[parent[g]] += work[g]
+    return (loc, cidx, seg_of, nodes[:nn], seg_ptr[:j + 1], seg_cptr[:j + 1], chance_loc[:nch], level[:j],
+            work[:j])
 
 
 @nb.njit(cache=True)
@@ -708,7 +707,7 @@ def fold_values(val, board, r, out, w_in, cards_in, same, coef, cards_own, cm, d
                 cm[c2] += x
     for h in range(n_own):
         c1, c2 = cards_own[h, 0], cards_own[h, 1]
-        if dead[c1] or dead[c2]:
+        if dead[c1] or dead[c2] or tot == 0.0:  # (tot = 0: the opponent never gets here)
             out[h] = 0.0
         else:
             sm = same[h]
@@ -745,9 +744,14 @@ def showdown_values(val, const, r, out, w_in, same, coef, cards_own, oidx, six, 
     merges of the sorted lists: the TURN walk 12% faster (CPU time, one thread)."""
     n, n_in = len(iidx), len(w_in)
     xs, pre, suf, cpre, csuf = buf
+    live = False
     for j in range(n):
         i = iidx[j]
         xs[j] = r[i] * w_in[i]
+        live |= xs[j] != 0.0
+    out[:] = 0.0  # hands blocked by the board are not in the sorted lists
+    if not live:  # the opponent never gets here: every value is 0 (the common case late in a solve)
+        return
     up, down = 0.0, 0.0  # each sum is a chain of dependent adds: two chains per loop run side by side
     pre[0], suf[n] = 0.0, 0.0
     for j in range(n):
@@ -765,7 +769,6 @@ def showdown_values(val, const, r, out, w_in, same, coef, cards_own, oidx, six, 
             down += xs[cpos[b - 1 - t]]
             csuf[b - 2 - t] = down
         cT[c] = up
-    out[:] = 0.0  # hands blocked by the board are not in the sorted lists
     tot = pre[n]
     for q in range(len(oidx)):
         h = oidx[q]

@@ -49,7 +49,8 @@ class Reduction:
     """Orbit layout of a :class:`~.postflop.PostflopGame`'s representative tree, per player: at
     p's node v, hand h is in orbit ``orbits[p][v][h]`` and orbit o owns ``rbase[p][v] + o * k_v + a``,
     so the full sequence ``base_v + h * k_v + a`` maps to ``rbase_v + orbit(h) * k_v + a``.
-    Nodes share their stabilizer's orbits (one set per board). The map is computed where it is
+    Nodes share their stabilizer's orbits (one set per board; ``class_orbits[p][c]`` those of
+    stabilizer class c, ``members[p][0]`` each node's class). The map is computed where it is
     used (:func:`_gather_orbits`, :func:`_scatter_orbits`), never stored per full sequence (an
     int64 per full sequence was 2 GB on FLOP-FAST); :meth:`red_of` materializes it for the
     callers that index it at random."""
@@ -57,7 +58,7 @@ class Reduction:
     def __init__(self, game):
         tree = game.tree
         self.game = game
-        self.n_red, self.rbase, self.orbits, self.members, self.maps = [], [], [], [], []
+        self.n_red, self.rbase, self.orbits, self.members, self.maps, self.class_orbits = [], [], [], [], [], []
         stab_of = {}
         board_class = np.array([stab_of.setdefault(tuple(tree.stabilizer(b)), len(stab_of))
                                 for b in range(len(tree.boards))], dtype=np.int64)
@@ -78,6 +79,7 @@ class Reduction:
             self.n_red.append(int(1 + size.sum()))
             self.rbase.append(rbase)
             self.orbits.append([orbs[c] if m else None for c, m in zip(node_class.tolist(), mine.tolist())])
+            self.class_orbits.append(orbs)
             self.members.append((node_class, [np.unique(o, return_index=True)[1] for o in orbs]))
 
     def red_of(self, p: int) -> np.ndarray:

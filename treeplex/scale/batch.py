@@ -10,7 +10,7 @@ Each line of SPECS.jsonl is one spot, a JSON object::
 folder) or an inline postflop spec (:func:`~treeplex.poker.postflop.load_postflop_spec`);
 the other keys are optional and mean what ``solve``'s flags mean (``weight``, e.g. a flop's
 number of combos, is only carried to reports). The algorithm defaults as in ``solve``: lp
-without a stop rule, else pdcfr+.
+without a stop rule, else pdcfr+ (dcfr-ps on river and postflop spots).
 
 A spot's key is the sha256 of its canonical JSON (sorted keys, no spaces): a spot whose
 key is in the table with status ``done`` is skipped, so a batch can be rerun after a stop
@@ -151,7 +151,7 @@ def _solve(spec: dict, base: str, threads: int) -> dict:
 
     from ..games import load_game, problem_for
     from ..run.driver import solve
-    from ..run.targets import ITERATIVE_DEFAULT
+    from ..run.targets import iterative_default
     from ..core.memory import lp_default
     from ..model.strategy import solution_record
     from ..run.targets import target_gap
@@ -171,9 +171,9 @@ def _solve(spec: dict, base: str, threads: int) -> dict:
     locked = is_locked(game)
     p = problem_for(game.unlocked() if locked else game, name)  # locked: the baseline first (run.whatif)
     stops = {k: spec.get(k) for k in ("max_iters", "time_limit")}
-    algorithm = spec.get("algorithm") or (ITERATIVE_DEFAULT if any(stops.values()) or "target" in spec else "lp")
+    algorithm = spec.get("algorithm") or (iterative_default(p) if any(stops.values()) or "target" in spec else "lp")
     if algorithm == "lp" and "algorithm" not in spec and not lp_default(p, None)[0]:
-        algorithm = ITERATIVE_DEFAULT  # as solve does: the LP would not fit in memory, or is too big to be a default
+        algorithm = iterative_default(p)  # as solve does: the LP would not fit in memory, or is too big to be a default
     run = lambda q: solve(q, algorithm, target_gap=target_gap(spec.get("target"), q), **stops,  # noqa: E731
                           **spec.get("params", {}))
     if locked:
