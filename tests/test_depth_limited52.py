@@ -427,6 +427,7 @@ def test_offtree_response_from_the_cli(capsys):
     spec = "nlfh52(stack=500, flops=all, bets=0.5,1,a, deck=JcJdQcQdKcKdAcAd)"
     out = _json(capsys, "--game", spec, "--bet", "0.75", "--method", "self-generative", "--k", "8", "--no-root-safety")
     for key in ("rpat", "dl", "lower_bound"):
+        assert out[f"{key}_exploitability"] == pytest.approx(out[f"{key}_gap"] / 2, abs=1e-12)
         assert out[f"{key}_exploitability_mbb"] == pytest.approx(out[f"{key}_gap"] / 2 / 100 * 1000, abs=1e-9)
         assert out[f"{key}_gap"] >= -1e-9
     assert sum(out["subgame_sequences"]) < sum(out["subgame_to_the_end_sequences"])

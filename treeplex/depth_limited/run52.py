@@ -35,6 +35,9 @@ from .nlfh52 import (LeafValues52, View52, bias_table52, build_subgame, check_ta
                      compute_blueprint52, evaluate_full, root_alt, self_generative_table52, solve_subgame52, subtree)
 
 
+UNITS = "chips, player 0's payoff; exploitability = gap / 2 (chips); mbb/g = 1000 x chips / big blind"
+
+
 def _blueprint_spec(text: str) -> tuple[str, dict]:
     if text.strip().lower() == "lp":
         return "lp", {}
@@ -131,6 +134,7 @@ def run52(args) -> dict:
         "leaf_table_seconds": round(t2 - t1, 3),
         "subgame_solver": args.solver,
         "subgame_solve_seconds": round(sol.seconds, 3),
+        "units": UNITS,
         "subgame_value": sol.value,
         "subgame_gap": sol.gap,
         "weakening": [round(x, 9) for x in table.shifts],
@@ -210,11 +214,15 @@ def _offtree(args, params, game, view, bp, bp_spec, lv, table, table_seconds, su
         "subgame_to_the_end_sequences": to_end,
         "subgame_solve_seconds": round(sol.seconds, 3),
         "response_seconds": round(t3 - t2, 3),
+        "units": UNITS,
         "rpat_gap": ev_rpat.gap,
+        "rpat_exploitability": ev_rpat.exploitability,
         "rpat_exploitability_mbb": to_mbb(ev_rpat.exploitability, bb),
         "dl_gap": ev_dl.gap,
+        "dl_exploitability": ev_dl.exploitability,
         "dl_exploitability_mbb": to_mbb(ev_dl.exploitability, bb),
         "lower_bound_gap": lower.gap,
+        "lower_bound_exploitability": lower.gap / 2,
         "lower_bound_exploitability_mbb": to_mbb(lower.gap / 2, bb),
         "lower_bound": f"{bp_solver} {lower.iterations} iterations with the bet in the abstraction",
         "seconds": round(time.perf_counter() - t0, 3),
