@@ -11,6 +11,14 @@ the end of the first round, k values per leaf from ``--method``) and subgame sol
 second round. Prints the cost of the solves (seconds, histories, leaf-table bytes) and the
 exact exploitability of the resulting strategy in the game where the bet is available.
 Bad input: one line on stderr, exit code 2.
+
+On ``--game "nlfh52(...)"`` (the public tree x hands engine, 2 hole cards, a 3-card flop)
+the command solves the depth-limited subgame at the preflop node ``--at`` (default: the
+start of the game) for player ``--searcher``, with the leaves at the flop and k values per
+leaf infoset (:mod:`.nlfh52`), and prints the exact exploitability of the result in the real
+game. With ``--bet`` the player to act at ``--at`` makes that off-tree raise instead, and
+the other responds by RPAT and by depth-limited solving (:mod:`.offtree52`); the lower bound is
+the blueprint of the game with the bet in the abstraction.
 """
 
 from __future__ import annotations
@@ -37,13 +45,27 @@ def main(argv=None) -> int:
     ap = OneLineParser(prog="treeplex depth-limited", description=__doc__.split("\n")[0])
     ap.add_argument("--game", default=None, help="nlfh(...) spec; default: the small member " + str(SMALL))
     ap.add_argument("--at", default="", help="history where the off-tree bet is made (default: the first action)")
-    ap.add_argument("--bet", type=float, default=0.75, help="the off-tree raise, x pot")
+    ap.add_argument("--bet", type=float, default=None, help="the off-tree raise, x pot (default 0.75; not on nlfh52)")
     ap.add_argument("--method", choices=["bias", "self-generative"], default="self-generative")
     ap.add_argument("--k", type=int, default=8, help="values per leaf state")
-    ap.add_argument("--round2", choices=["safe", "unsafe"], default="safe")
+    ap.add_argument("--round2", choices=["safe", "unsafe", "none"], default=None,
+                    help="the second round after the leaves: safe (default; nlfh52: not yet) or unsafe subgame "
+                         "solving, none (nlfh52: the blueprint; the default without --bet, unsafe with it)")
     ap.add_argument("--no-root-safety", action="store_true", help="no resolve gadget at the subgame's root")
     ap.add_argument("--solver", default="lp", help="subgame solver: lp (exact) or a registered one (cfr+)")
     ap.add_argument("--json", action="store_true")
+    g52 = ap.add_argument_group("nlfh52 (the public tree x hands engine)")
+    g52.add_argument("--searcher", type=int, choices=[0, 1], default=None,
+                     help="the player who solves the subgame; the other chooses among the k values (default 1; "
+                          "with --bet: the responder)")
+    g52.add_argument("--blueprint", default="dcfr:100",
+                     help="the blueprint: SOLVER:ITERATIONS (a CFR-family solver) or lp (default dcfr:100)")
+    g52.add_argument("--subgame-iters", type=int, default=None,
+                     help="iterations of a CFR-family --solver on the subgame (default: to a gap of "
+                          "1e-4 big blinds, at most 20,000)")
+    g52.add_argument("--exact", action="store_true", help="also the game's exact value (the LP: small decks only)")
+    g52.add_argument("--max-memory", default=None, help="refuse leaf tables above this size (default: the memory "
+                                                        "available)")
     return guarded(_run_and_print, ap.parse_args(argv))
 
 
@@ -59,6 +81,16 @@ def _run_and_print(args) -> int:
 
 def run(args) -> dict:
     params = dict(SMALL)
+    if args.game and parse_game_name(args.game)[0] == "nlfh52":
+        from .run52 import run52
+
+        return run52(args)
+    if args.bet is None:
+        args.bet = 0.75
+    if args.round2 is None:
+        args.round2 = "safe"
+    if args.round2 == "none":
+        raise InputError("--round2 none: the nlfh(...) games solve the second round (safe or unsafe)")
     if args.game:
         name, params = parse_game_name(args.game)
         if name != "nlfh":

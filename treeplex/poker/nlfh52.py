@@ -479,13 +479,15 @@ class NLFH52(PublicTreeGame):
     ``stack`` (chips each), ``small_blind``, ``big_blind``, ``bets`` (``"0.5,1,a"``, per
     round with ``/``), ``flops`` (``"all"``, ``"S64"``/``"S<n>"`` or flops such as
     ``"AsKd7h,2c2d5s"``), ``deck`` (None: 52 cards; ``"TJQKA"``: every suit of those ranks;
-    or cards), ``max_raises`` (per round; None: none), ``isomorphism`` (default True).
+    or cards), ``max_raises`` (per round; None: none), ``isomorphism`` (default True), ``off_tree``
+    ({history: (pot fractions,)}: extra raises at those preflop nodes, :class:`~.nlfh.NLFH`'s;
+    the depth-limited off-tree responses' real game).
     """
 
     payoff_unit = "chips"
 
     def __init__(self, stack: int = 5000, flops="S64", bets="0.5,1,a", small_blind: int = 50, big_blind: int = 100,
-                 deck=None, max_raises: int | None = None, isomorphism: bool = True):
+                 deck=None, max_raises: int | None = None, isomorphism: bool = True, off_tree: dict | None = None):
         for name, v in (("stack", stack), ("small_blind", small_blind), ("big_blind", big_blind)):
             if not isinstance(v, int) or isinstance(v, bool):
                 raise InputError(f"nlfh52: {name} must be a whole number of chips, got {v!r}")
@@ -502,7 +504,7 @@ class NLFH52(PublicTreeGame):
         self.pot = small_blind + big_blind  # the starting pot (chips), for %pot units
         self.bets = read_bets(bets)
         self.betting = NLFH(ranks=13, suits=4, hole=2, flop=3, stack=stack, small_blind=small_blind,
-                            big_blind=big_blind, bets=self.bets, max_raises=max_raises)
+                            big_blind=big_blind, bets=self.bets, max_raises=max_raises, off_tree=off_tree)
         # the dealt flop classes, under every suit permutation of the deck (the game does not
         # depend on isomorphism); with isomorphism off each flop is its own class
         classes, self.flops_name = read_flops(flops, self.deck)
@@ -523,6 +525,7 @@ class NLFH52(PublicTreeGame):
                      + (f", blinds={small_blind}/{big_blind}" if (small_blind, big_blind) != (50, 100) else "")
                      + (f", deck={deck}" if deck is not None else "")
                      + (f", max_raises={max_raises}" if max_raises is not None else "")
+                     + (f", off_tree={self.betting.off_tree}" if off_tree else "")
                      + (", isomorphism=false" if not isomorphism else "") + ")")
         self._tree = None
         self._problem = None

@@ -1,0 +1,470 @@
+"""Depth-limited solving on nlfh52's public tree x hands (:mod:`treeplex.depth_limited.nlfh52`),
+against the engine's own products, the generic compiler's rules game and the exact LP."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import treeplex as tp
+from treeplex.depth_limited.index import renormalize
+from treeplex.depth_limited.nlfh52 import (LeafValues52, View52, bias_table52, build_subgame, check_table_memory,
+                                           compose, compute_blueprint52, evaluate_full, self_generative_table52,
+                                           solve_subgame52, subgame_plans_of, subtree)
+from treeplex.depth_limited.subgame import DepthLimitedGame
+from treeplex.errors import InputError
+from treeplex.poker.cards import HAND_INDEX
+from treeplex.poker.nlfh import NLFH
+from treeplex.poker.nlfh52 import NLFH52
+from treeplex.poker.public_tree import CHANCE
+
+DECK4 = "JcJdQcQdKcKdAcAd"  # NLFH(ranks=4, suits=2)'s cards
+DECK5 = "TcTdJcJdQcQdKcKdAcAd"
+GAMES = {"deck4-all": dict(stack=300, flops="all", bets="0.5,1,a", deck=DECK4),
+         "deck4-S3": dict(stack=370, flops="S3", bets="0.6,1.3,a", deck=DECK4),  # preflop folds dealt per class
+         "deck5-S4-off": dict(stack=290, flops="S4", bets="0.7,a", deck=DECK5, isomorphism=False)}
+
+
+def random_profile(game, seed):
+    """Random behavioral strategies of the solver's layout (orbit infosets), as the problem's
+    plans and as View52's full-layout behaviorals."""
+    P = game.problem()
+    rng = np.random.default_rng(seed)
+    view = View52(game)
+    red = [renormalize(T, rng.uniform(0.05, 1.0, T.n_seqs)) for T in P.treeplexes]
+    plans = [T.plan_from_behavioral(b) for T, b in zip(P.treeplexes, red)]
+    return view, plans, [view.full(p, red[p]) for p in (0, 1)]
+
+
+@pytest.mark.parametrize("name", list(GAMES))
+@pytest.mark.parametrize("chooser", [0, 1])
+def test_one_value_of_a_profile_is_its_full_game_value(name, chooser):
+    """k = 1 with a profile's own continuation: the depth-limited game's value of the profile's
+    preflop play (leaf values: per flop class, dense products, reduced to hand orbits) equals
+    the real game's x^T A y on the engine's operator, the plans made by the problem's own
+    treeplexes (not View52's layout maps)."""
+    game = NLFH52(**GAMES[name])
+    view, plans, b = random_profile(game, seed=7 + chooser)
+    full = float(plans[0] @ game.problem().A.matvec(plans[1]))
+    lv = LeafValues52(view, b)
+    sub = build_subgame(view, lv.table(chooser, [b[chooser]], ["own"]), 0)
+    x, y = subgame_plans_of(sub, b)
+    assert sub.weight == pytest.approx(1.0, abs=1e-12)
+    assert float(x @ sub.problem.A.matvec(y)) == pytest.approx(full, abs=1e-9)
+    assert abs(full) > 1e-3
+
+
+def _rules_card(c: int, ranks: int, suits: int) -> int:
+    return 4 * (13 - ranks + c // suits) + c % suits
+
+
+@pytest.mark.parametrize("chooser,k", [(1, 3), (0, 2)])
+def test_subgame_lp_equals_the_compiled_rules_gadget(chooser, k):
+    """The k-valued subgame as our sequence-form problem has the LP value of the same gadget
+    game built by the generic compiler: :class:`~treeplex.depth_limited.subgame.DepthLimitedGame`
+    over the rules game :class:`~treeplex.poker.nlfh.NLFH` (2 hole cards, 3-card flop, its own
+    hand evaluator for the called all-ins), cut at the flop deals, with the table's values
+    per hand pair (isomorphism off: every hand its own orbit, so the table is per pair)."""
+    game = NLFH52(stack=300, flops="all", bets="0.5,1,a", deck=DECK4, isomorphism=False)
+    view, _, b = random_profile(game, seed=3)
+    table = bias_table52(LeafValues52(view, b), chooser, k)
+    sub = build_subgame(view, table, 0)
+    ours = solve_subgame52(sub, "lp")
+    assert ours.gap < 1e-7
+    rules = NLFH(ranks=4, suits=2, hole=2, flop=3, stack=300, bets="0.5,1,allin")
+    pos = {int(h): i for i, h in enumerate(game.hands[0])}
+
+    def hand(cards):
+        a, c = (_rules_card(x, 4, 2) for x in cards)
+        return pos[int(HAND_INDEX[a, c])]
+
+    line = {e["history"]: l for l, e in enumerate(view.lines)}
+    per_pair = table.values / np.where(view.leaf_mass > 0, view.leaf_mass, 1.0)[None, None]
+    dl = DepthLimitedGame(
+        rules.initial_state(),
+        is_leaf=lambda s: len(s.holes) == 2 and s.node.kind == "deal" and not s.node.allin,
+        leaf_values=lambda s: per_pair[:, line[s.node.hist_str], hand(s.holes[0]), hand(s.holes[1])],
+        leaf_key=lambda s: f"{rules.cards_name(s.holes[chooser])}|{s.node.hist_str}", chooser=chooser)
+    compiled = tp.solve_lp(tp.compile_game(dl))
+    assert dl.n_leaves > 0
+    assert compiled.value == pytest.approx(ours.value, abs=1e-7)
+
+
+def test_isomorphism_on_and_off_give_the_same_subgame():
+    """With the same blueprint (DCFR with simultaneous updates in float64, on a game with no
+    exact ties between two actions' regrets: its iterates do not depend on the layout, as
+    tests/test_nlfh52.py checks), the subgame on hand orbits and on every hand has the same LP
+    value; the orbit one is smaller."""
+    out = []
+    for iso in (True, False):
+        view = View52(NLFH52(stack=290, flops="all", bets="0.7,a", deck=DECK4, isomorphism=iso))
+        bp = compute_blueprint52(view, "dcfr", max_iters=12, alternating=False, storage="float64")
+        sub = build_subgame(view, bias_table52(LeafValues52(view, bp.b), 1, 3), 0)
+        out.append((bp.value, solve_subgame52(sub, "lp").value, sum(sub.problem.n_seqs)))
+    (bp_on, v_on, n_on), (bp_off, v_off, n_off) = out
+    assert bp_on == pytest.approx(bp_off, abs=1e-9)
+    assert v_on == pytest.approx(v_off, abs=1e-7) and n_on < n_off
+
+
+@pytest.mark.parametrize("name", ["deck4-all", "deck4-S3"])
+def test_composed_strategies_have_the_subgame_value_in_the_real_game(name):
+    """Back in the real game (subgame preflop play, the searcher's blueprint after the flop, the
+    chooser's continuations mixed by its leaf choices): at the root, the profile's value is
+    the subgame's; at an inner node r, it is the blueprint's value with the subtree's share
+    replaced, v(bp) - U_r(bp) + U_r(solution) (U_r: the subgame's unnormalized values). The
+    searcher's real worst case is at most what the subgame promises (the chooser is less
+    constrained in the real game)."""
+    game = NLFH52(**GAMES[name])
+    view = View52(game)
+    bp = compute_blueprint52(view, "dcfr", max_iters=30)
+    lv = LeafValues52(view, bp.b)
+    table = bias_table52(lv, 1, 4)
+    sol = solve_subgame52(build_subgame(view, table, 0), "lp")
+    both = compose(sol, bp.b)
+    assert evaluate_full(view, both).value == pytest.approx(sol.value, abs=1e-9)
+    searcher_only = [both[0], bp.b[1]]
+    assert evaluate_full(view, searcher_only).br1 <= sol.value + 1e-9
+    inner = [v for v in range(1, view.P) if any(e["line"] and e["v"] in subtree(view, v) for e in view.ends)]
+    assert inner
+    r = inner[0]
+    sub = build_subgame(view, table, r, view.reach_to(r, bp.b))
+    sol = solve_subgame52(sub, "lp")
+    U_bp = float(np.dot(*(lambda x, y: (x, sub.problem.A.matvec(y)))(*subgame_plans_of(sub, bp.b))))
+    U_sol = sol.value * sub.weight
+    assert evaluate_full(view, compose(sol, bp.b)).value == pytest.approx(bp.value - U_bp + U_sol, abs=1e-9)
+    assert abs(U_sol - U_bp) > 1e-6  # the subgame changed play
+
+
+@pytest.mark.parametrize("name", ["deck4-all", "deck4-S3"])
+@pytest.mark.parametrize("blueprint", ["dcfr", "random"])
+def test_self_generative_set_and_its_weakening(name, blueprint):
+    """Each self-generated continuation is the chooser's best response in the real game to the
+    searcher's play (subgame preflop, blueprint flop): its logged value is the real game's best
+    response. The subgame's value moves for the chooser as the set grows (nested sets). The
+    weakening is by how much the whole generated strategy (preflop part and continuation) beats
+    the chooser's blueprint against the searcher's blueprint, in the real game (a random
+    "blueprint" makes the best responses beat it, so the weakening acts); undone, the
+    depth-limited value of that strategy is its real value, and so is the solution's."""
+    game = NLFH52(**GAMES[name])
+    if blueprint == "dcfr":
+        view = View52(game)
+        bp = compute_blueprint52(view, "dcfr", max_iters=30)
+        b, v_bp = bp.b, bp.value
+    else:
+        view, plans, b = random_profile(game, seed=5)
+        v_bp = float(plans[0] @ game.problem().A.matvec(plans[1]))
+    lv = LeafValues52(view, b)
+    chooser = 0
+    table, log = self_generative_table52(lv, chooser, 4)
+    assert table.k == 4 and [row["k"] for row in log] == [2, 3, 4]
+    assert table.shifts == pytest.approx([0.0] + [row["weakening"] for row in log])  # chooser 0: + delta
+    if blueprint == "random":
+        assert max(table.shifts) > 1e-3
+    values = [solve_subgame52(build_subgame(view, table_k, 0), "lp").value
+              for table_k in (_first(table, j) for j in range(1, 5))]
+    assert all(y >= x - 1e-9 for x, y in zip(values, values[1:]))  # chooser 0 maximizes
+    assert [row["subgame_value"] for row in log] == pytest.approx(values[:3], abs=1e-9)
+    sub = build_subgame(view, table, 0)
+    true = build_subgame(view, table.unweakened(), 0).problem
+    for j in range(1, 4):
+        x, y = subgame_plans_of(sub, [table.continuations[j], b[1]], choice=j)
+        u_weak, u_true = float(x @ sub.problem.A.matvec(y)), float(x @ true.A.matvec(y))
+        real = evaluate_full(view, [table.continuations[j], b[1]]).value  # the whole strategy vs the blueprint
+        assert u_true == pytest.approx(real, abs=1e-9)
+        assert log[j - 1]["weakening"] == pytest.approx(max(0.0, real - v_bp), abs=1e-9)
+        assert (u_weak < u_true - 1e-9) if log[j - 1]["weakening"] > 0 else u_weak == pytest.approx(u_true, abs=1e-12)
+    sol = solve_subgame52(sub, "lp")
+    assert evaluate_full(view, compose(sol, b)).value == pytest.approx(
+        float(sol.plans[0] @ true.A.matvec(sol.plans[1])), abs=1e-9)
+    # the first best response against the real game's, recomputed from the first subgame's solution
+    sol = solve_subgame52(build_subgame(view, _first(table, 1), 0), "lp")
+    assert evaluate_full(view, [b[0], compose(sol, b)[1]]).br0 == pytest.approx(log[0]["br_value"], abs=1e-9)
+
+
+def _first(table, k):
+    from dataclasses import replace
+
+    return replace(table, values=table.values[:k], names=table.names[:k], continuations=table.continuations[:k])
+
+
+def test_leaf_table_memory_is_refused_before_allocating():
+    view = View52(NLFH52(**GAMES["deck4-all"]))
+    need = check_table_memory(view, 8)
+    assert need >= 8 * 8 * len(view.lines) * view.O ** 2
+    with pytest.raises(InputError, match=r"k=8 values x 3 leaves x 16 x 16 hand orbits needs about .* above "
+                                         r"--max-memory"):
+        check_table_memory(view, 8, "1K")
+
+
+GAME_SPEC = "nlfh52(stack=300, flops=all, bets=0.5,1,a, deck=JcJdQcQdKcKdAcAd)"
+
+
+def _json(capsys, *args):
+    """``treeplex depth-limited ARGS --json`` in this process: its parsed output."""
+    from treeplex.cli import main
+
+    assert main(["depth-limited", *args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _cli(*args):
+    env = dict(os.environ, PYTHONPATH=os.getcwd())
+    return subprocess.run([sys.executable, "-m", "treeplex.cli", "depth-limited", *args], capture_output=True,
+                          text=True, env=env)
+
+
+def test_the_documented_command_on_a_short_deck(capsys):
+    """``treeplex depth-limited --game "nlfh52(...)" --method self-generative --k 8 --exact``
+    (the docs' command): the printed numbers are consistent with each other and with the exact
+    LP, and the depth-limited strategy with 8 self-generated values is less exploitable than
+    with 1 (the paper's Figure 1 trend, measured here in the real game)."""
+    runs = {}
+    for k in (1, 8):
+        runs[k] = out = _json(capsys, "--game", GAME_SPEC, "--method", "self-generative", "--k", str(k), "--exact")
+        assert out["composed_value"] == pytest.approx(out["subgame_value_unweakened"], abs=1e-9)
+        # chooser 0: weakening lowers its values, so the subgame's value is at most the real one
+        assert out["subgame_value"] <= out["subgame_value_unweakened"] + 1e-12
+        assert out["dl_exploitability"] == pytest.approx(out["dl_gap"] / 2, abs=1e-12)
+        assert out["dl_exploitability_mbb"] == pytest.approx(out["dl_exploitability"] / 100 * 1000, abs=1e-9)
+        assert out["dl_worst_case"] == out["dl_br0"]  # searcher 1: player 0's best response
+        assert out["dl_searcher_exploitability"] == pytest.approx(out["dl_worst_case"] - out["game_value"])
+        assert out["dl_searcher_exploitability"] >= -1e-9 and out["blueprint_searcher_exploitability"] >= -1e-9
+        assert sum(out["subgame_sequences"]) < sum(out["full_game_sequences"]) / 10
+    assert runs[8]["dl_searcher_exploitability"] < runs[1]["dl_searcher_exploitability"]
+
+
+def test_an_inner_root_with_the_gadget_from_the_cli(capsys):
+    """``--at c`` (after the small blind's limp): the resolve gadget is on by default, the
+    subgame is solved by DCFR to the default target (1e-4 big blinds per unit of the root's
+    weight), and the searcher's exploitability against the exact game value is not negative."""
+    out = {}
+    for extra in ([], ["--no-root-safety"]):
+        run = _json(capsys, "--game", GAME_SPEC, "--at", "c", "--method", "bias", "--k", "4", "--solver", "dcfr",
+                    "--exact", *extra)
+        assert run["root_gadget"] is (not extra) and run["subgame_gap"] <= 1e-2 + 1e-12
+        assert run["dl_searcher_exploitability"] >= -1e-9 and run["composed_value"] is None
+        out[bool(extra)] = run
+    assert out[True]["subgame_sequences"][0] + out[True]["subgame_sequences"][1] \
+        + 2 * int(out[True]["leaves_x_orbits"].split(" x ")[1]) == sum(out[False]["subgame_sequences"])
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--bet", "0.5"], "that size is in the abstraction"),
+    (["--bet", "1"], "not a raise of its own"),  # stack 300: a pot-size open is all-in
+    (["--bet", "0.75", "--searcher", "0"], "the responder, player 1, solves"),
+    (["--bet", "0.75"], "not a flop line"),  # between 0.5 and all-in: its calls have no leaf after all-in
+    (["--round2", "unsafe"], "keeps its blueprint in the flop"),
+    (["--bet", "0.75", "--round2", "safe"], "safe re-solving is not there yet"),
+    (["--at", "zz"], "not a preflop decision node"),
+    (["--blueprint", "dcfr"], "SOLVER:ITERATIONS"),
+    (["--max-memory", "20K"], "needs about"),
+])
+def test_bad_input_on_nlfh52_is_one_line_exit_2(args, msg):
+    p = _cli("--game", GAME_SPEC, *args)
+    assert p.returncode == 2 and msg in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def test_leaf_values_per_pair_equal_the_history_tree_evaluator():
+    """Per (leaf, hand, hand), the leaf values of a random profile's flop play equal the toy
+    code's :class:`~treeplex.depth_limited.leaves.LeafEvaluator`, which reads them off the
+    compiled rules game's payoff nonzeros (a different method on a different representation):
+    isomorphism off, strategies matched through the infoset keys."""
+    from treeplex.depth_limited.index import NLFHIndex
+    from treeplex.depth_limited.leaves import LeafEvaluator
+
+    game = NLFH52(stack=300, flops="all", bets="0.5,1,a", deck=DECK4, isomorphism=False)
+    view, _, b = random_profile(game, seed=11)
+    rules = NLFH(ranks=4, suits=2, hole=2, flop=3, stack=300, bets="0.5,1,allin")
+    Q = tp.compile_game(rules)
+    ev = LeafEvaluator(NLFHIndex(rules, Q))
+    ours_keys = [list(T.infoset_keys) for T in game.problem().treeplexes]
+    toy_b = []
+    for p, (T, U) in enumerate(zip(game.problem().treeplexes, Q.treeplexes)):
+        pos = {k: i for i, k in enumerate(ours_keys[p])}
+        bt = np.ones(U.n_seqs)
+        for j, key in enumerate(U.infoset_keys):
+            hole, flop, hist = key.split("|")
+            pre, *post = hist.split("/")
+            i = pos[f"{hole}:{pre}/{flop}/{post[0]}" if flop else f"{hole}:{pre}"]
+            bt[U.start[j]:U.end[j]] = b[p][T.start[i]:T.end[i]]
+        toy_b.append(bt)
+    toy = ev.values(*toy_b)  # [leaves, H, H] given the pair
+    pos = {int(h): i for i, h in enumerate(game.hands[0])}
+    ours_of_toy = np.array([pos[int(HAND_INDEX[_rules_card(c[0], 4, 2), _rules_card(c[1], 4, 2)])]
+                            for c in ev.index.holes])
+    mass = view.leaf_mass[np.ix_(ours_of_toy, ours_of_toy)]
+    checked = 0
+    for l, e in enumerate(view.lines):
+        r = ev.row[next(n.id for n in ev.leaves if n.hist_str == e["history"])]
+        ours = view.reduce_pairs(view.line_pairs(e, b))[np.ix_(ours_of_toy, ours_of_toy)]
+        live = mass > 0
+        np.testing.assert_allclose(ours[live] / mass[live], toy[r][live], rtol=0, atol=1e-9)
+        checked += int(live.sum())
+    assert checked > 0 and len(view.lines) > 1
+
+
+def _inner_root(view):
+    """A preflop node below the root with flop lines under it, where the chooser has hands of
+    several reaches (a random profile)."""
+    return next(v for v in range(1, view.P) if sum(e["line"] for e in view.ends if e["v"] in subtree(view, v)) >= 2)
+
+
+@pytest.mark.parametrize("chooser", [0, 1])
+def test_safe_subgame_at_an_inner_node_equals_the_compiled_rules_gadget(chooser):
+    """At an inner preflop node, with the blueprint's reaches and the resolve gadget (alt: the
+    chooser's best-response value against the searcher's blueprint), the subgame's LP value
+    equals the toy code's :func:`~treeplex.depth_limited.nlfh_subgames.nlfh_subgame` (root
+    chance weighted by chance x reaches, gadget per hand, the same leaf values per pair) built
+    over the rules game and compiled; isomorphism off."""
+    from treeplex.depth_limited.nlfh_subgames import nlfh_subgame
+    from treeplex.depth_limited.nlfh52 import root_alt
+
+    game = NLFH52(stack=300, flops="all", bets="0.5,1,a", deck=DECK4, isomorphism=False)
+    view, _, b = random_profile(game, seed=21 + chooser)
+    lv = LeafValues52(view, b)
+    r = _inner_root(view)
+    reach = view.reach_to(r, b)
+    alt = root_alt(lv, chooser, r, reach)
+    table = bias_table52(lv, chooser, 3)
+    sub = build_subgame(view, table, r, reach, alt=alt)
+    ours = solve_subgame52(sub, "lp")
+    rules = NLFH(ranks=4, suits=2, hole=2, flop=3, stack=300, bets="0.5,1,allin")
+    holes = [c for _, _, c in rules.deal_outcomes((), 2)]
+    pos = {int(h): i for i, h in enumerate(game.hands[0])}
+    ours_of = np.array([pos[int(HAND_INDEX[_rules_card(c[0], 4, 2), _rules_card(c[1], 4, 2)])] for c in holes])
+    ix = np.ix_(ours_of, ours_of)
+    pair = view.compat.astype(float) / view.Z
+    weights = (reach[0][:, None] * reach[1][None, :] * pair)[ix]
+    mass = view.leaf_mass[ix]
+    per_pair = table.values[:, :, ours_of][:, :, :, ours_of] / np.where(mass > 0, mass, 1.0)
+    node = rules.node(view.tree.history[r])
+    leaf_values = {}
+    for l, e in enumerate(view.lines):
+        leaf_values[rules.node(e["history"]).id] = per_pair[:, l]
+    for i, e in enumerate(view.ends):  # the toy cuts called all-ins too: their showdown value, k times
+        if e["kind"] == CHANCE and not e["line"]:
+            allin = table.terminals[i][ix] / np.where(mass > 0, mass, 1.0)
+            leaf_values[rules.node(e["history"]).id] = np.repeat(allin[None], table.k, axis=0)
+    own = weights.sum(axis=1 - chooser)  # the chooser's hands' root weight: alt per unit of it
+    bound = np.where(own > 0, alt[ours_of] / np.where(own > 0, own, 1.0), 0.0)
+    dl = nlfh_subgame(rules, node, weights, holes, leaf_values=leaf_values, chooser=chooser, alt=(chooser, bound))
+    compiled = tp.solve_lp(tp.compile_game(dl)).value
+    assert ours.value == pytest.approx(compiled, abs=1e-7)
+    assert sub.weight == pytest.approx(weights.sum(), rel=1e-12)
+    sign = 1.0 if chooser == 0 else -1.0
+    assert sign * (ours.value * sub.weight - alt.sum()) >= -1e-9  # the chooser can always take alt
+
+
+@pytest.mark.parametrize("chooser", [0, 1])
+def test_gadget_alt_is_the_best_response_value_against_the_blueprint(chooser):
+    """With the chooser's real best response to the blueprint as its only continuation, the
+    blueprint keeps every alt exactly (the chooser is indifferent) and nothing does better: the
+    safe subgame's value is sum(alt), at an inner node and at the root; at the root sum(alt)
+    is the real game's best-response value against the searcher's blueprint."""
+    from treeplex.depth_limited.nlfh52 import root_alt
+    from treeplex.depth_limited.sets import best_response_everywhere
+
+    game = NLFH52(**GAMES["deck4-S3"])
+    view = View52(game)
+    bp = compute_blueprint52(view, "dcfr", max_iters=20)
+    lv = LeafValues52(view, bp.b)
+    me = 1 - chooser
+    b_red, v_br = best_response_everywhere(game.problem(), chooser, bp.plans[me])
+    table = lv.table(chooser, [view.full(chooser, b_red)], ["best response"])
+    for r in (0, _inner_root(view)):
+        reach = view.reach_to(r, bp.b)
+        alt = root_alt(lv, chooser, r, reach)
+        sol = solve_subgame52(build_subgame(view, table, r, reach, alt=alt), "lp")
+        assert sol.value * sol.subgame.weight == pytest.approx(alt.sum(), abs=1e-8)
+        if r == 0:
+            assert alt.sum() == pytest.approx(v_br, abs=1e-9)
+
+
+OFF_PARAMS = dict(stack=500, flops="all", bets="0.5,1,a", deck=DECK4)
+
+
+@pytest.mark.parametrize("at", ["", "c"])
+def test_the_blueprint_carried_into_the_game_with_the_bet(at):
+    """In the game with the off-tree raise (x = 0.75 pot at ``at``), the blueprint translated
+    label by label and RPAT's response (the two translated plans mixed once per hand) keep the
+    abstraction's value exactly while the bettor never makes the bet; RPAT's response is a
+    realization plan; and the leaves the bet does not lead to keep their leaf values (computed
+    again in the bigger game from the translated blueprint)."""
+    from treeplex.depth_limited.offtree52 import Translator, offtree_game, rpat_response
+
+    game = NLFH52(**OFF_PARAMS)
+    view = View52(game)
+    bp = compute_blueprint52(view, "dcfr", max_iters=30)
+    gx, bet, after = offtree_game(game, OFF_PARAMS, at, 0.75)
+    vx = View52(gx)
+    tr = Translator(view, vx, bet)
+    bx = [tr.behavioral(p, bp.b[p]) for p in (0, 1)]
+    assert evaluate_full(vx, bx).value == pytest.approx(bp.value, abs=1e-9)
+    responder = 1 - int(gx.tree.actor[bet])
+    plan, info = rpat_response(tr, responder, bp.b[responder], after)
+    assert vx.full_treeplexes[responder].is_plan(plan) and 0 < info["f"] < 1
+    plans = [vx.plan(p, bx[p]) for p in (0, 1)]
+    plans[responder] = vx.reduced(responder, plan)
+    assert float(plans[0] @ gx.problem().A.matvec(plans[1])) == pytest.approx(bp.value, abs=1e-9)
+    table = LeafValues52(view, bp.b).table(1 - responder, [bp.b[1 - responder]], ["blueprint"])
+    again = LeafValues52(vx, bx).values(1 - responder, bx[1 - responder])
+    g_line = {e["history"]: l for l, e in enumerate(view.lines)}
+    shared = [(l, g_line[e["history"]]) for l, e in enumerate(vx.lines) if e["history"] in g_line]
+    assert len(shared) == len(view.lines) < len(vx.lines)
+    for lx, lg in shared:
+        np.testing.assert_allclose(again[lx], table.values[0, lg], rtol=0, atol=1e-12)
+
+
+def test_offtree_response_from_the_cli(capsys):
+    """``treeplex depth-limited --game "nlfh52(...)" --bet 0.75 --method self-generative --k 8
+    --no-root-safety`` (the docs' command): every exploitability is gap / 2 in mbb/g of the game with the bet, at
+    least the blueprint's part that the response does not change (RPAT's, here: the bettor
+    gains nothing by the bet against it on this 5 BB short deck); the subgame to the flop is
+    smaller than the one to the end."""
+    spec = "nlfh52(stack=500, flops=all, bets=0.5,1,a, deck=JcJdQcQdKcKdAcAd)"
+    out = _json(capsys, "--game", spec, "--bet", "0.75", "--method", "self-generative", "--k", "8", "--no-root-safety")
+    for key in ("rpat", "dl", "lower_bound"):
+        assert out[f"{key}_exploitability"] == pytest.approx(out[f"{key}_gap"] / 2, abs=1e-12)
+        assert out[f"{key}_exploitability_mbb"] == pytest.approx(out[f"{key}_gap"] / 2 / 100 * 1000, abs=1e-9)
+        assert out[f"{key}_gap"] >= -1e-9
+    assert sum(out["subgame_sequences"]) < sum(out["subgame_to_the_end_sequences"])
+    assert out["off_tree_bet"] == "p0.75 at (start) by player 0" and out["responder"] == 1
+    assert out["round2"].startswith("unsafe: dcfr 500 iterations") and out["root_gadget"] is False
+
+
+def test_flop_resolve_keeps_the_locks_and_the_bracket_range():
+    """The bettor's range for the re-solve makes the off-tree raise as often as the two
+    bracketing sizes together (half each) and scales its other actions to keep a distribution;
+    the unsafe flop re-solve (the real game with every other infoset locked) returns play equal
+    to the locks wherever it is reached and solves the free flop infosets (small gap in the
+    locked game)."""
+    from treeplex.depth_limited.offtree52 import Translator, flop_resolve, offtree_game, with_bracket_range
+
+    game = NLFH52(**OFF_PARAMS)
+    view = View52(game)
+    bp = compute_blueprint52(view, "dcfr", max_iters=30)
+    gx, bet, after = offtree_game(game, OFF_PARAMS, "", 0.75)
+    vx = View52(gx)
+    tr = Translator(view, vx, bet)
+    bx = [tr.behavioral(p, bp.b[p]) for p in (0, 1)]
+    picks = [("p0.5", 0.5), ("p1", 0.5)]
+    b0 = with_bracket_range(tr, 0, bx[0], bet, picks)
+    labels, H = gx.tree.actions[bet], vx.H
+    rows = b0[vx.bases[0][bet]:vx.bases[0][bet] + H * len(labels)].reshape(H, len(labels))
+    old = bx[0][vx.bases[0][bet]:vx.bases[0][bet] + H * len(labels)].reshape(H, len(labels))
+    np.testing.assert_allclose(rows.sum(axis=1), 1.0, atol=1e-12)
+    off = labels.index("p0.75")
+    np.testing.assert_allclose(rows[:, off], 0.5 * old[:, labels.index("p0.5")] + 0.5 * old[:, labels.index("p1")])
+    lines = {e["id"] for e in vx.lines if tr.after_bet(gx.betting.node(e["history"]))}
+    assert lines
+    both, res = flop_resolve(vx, [b0, bx[1]], lines, "dcfr", max_iters=300)
+    assert res.gap < 1e-3
+    free = np.isin(vx.line_of_node, list(lines))
+    for p, lock in ((0, b0), (1, bx[1])):
+        reached = vx.full_treeplexes[p].plan_from_behavioral(both[p]) > 1e-9
+        for v in np.flatnonzero(~free & (gx.tree.actor == p)):
+            sl = slice(vx.bases[p][v], vx.bases[p][v] + H * int(gx.tree.n_actions[v]))
+            np.testing.assert_allclose(both[p][sl][reached[sl]], lock[sl][reached[sl]], atol=1e-9)

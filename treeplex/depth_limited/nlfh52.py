@@ -1,0 +1,738 @@
+"""Depth-limited solving on ``nlfh52``'s public tree x hands (Brown, Sandholm & Amos 2018, §4, §6.1).
+
+**The subgame.** Rooted at a preflop public node r, it is the preflop round below r; its
+*leaves* are the ends of the round that deal the flop to a flop betting round. At a leaf
+the ``chooser`` (the opponent of the ``searcher``) picks, per leaf infoset (leaf, its hand
+orbit), one of k continuation strategies sigma^j for the flop round, and the game ends with
+
+    v_j(l, h0, h1) = E[player 0's chips | (h0, h1) at leaf l; searcher: blueprint, chooser: sigma^j]
+
+(§4: the searcher is held to its blueprint sigma* beyond the depth limit, the opponent adapts;
+Proposition 1). Preflop folds and called all-ins are terminals with their exact values.
+
+**Leaf values, per flop class, dense.** For each leaf l and flop class c (representative
+board F_c, chance weight w_c as the engine deals it) the flop round below is walked once with
+both players' own reaches pi_p(z | l, h) of every hand (the H x H products never go through
+a whole-game table):
+
+    val_c = Fold_c o (P0_f diag(w_c u_f) P1_f^T) + Sign_c o (P0_s diag(w_c stake_s) P1_s^T)
+
+(P_p: hands x terminals reach matrices; Fold_c: the compatible pairs the flop leaves; Sign_c:
+their showdown sign on F_c). Summed over classes and reduced to the preflop hand orbits R
+(169 on 52 cards), ``values[j, l] = R^T (sum_c val_c) R / Z`` (Z compatible pairs, each
+dealt with probability 1/Z) is the only thing stored: k x leaves x O x O float64.
+The orbit sums are exact because the flop set, the pair deal and every strategy used are
+invariant under the suit symmetries (a class's members are images of its representative).
+
+**The subgame as a sequence-form game.** Infosets (preflop node, hand orbit) of both players
+below r, plus the chooser's leaf infosets (leaf, orbit) with k actions; A holds, per end and
+orbit pair, ``rho0 rho1 x`` the block above (rho: the blueprint's reach to r of each orbit).
+Any solver (the LP, the CFR family) solves it: :func:`solve_subgame52`.
+
+**Back in the real game** (:func:`compose`): the searcher plays the subgame's preflop strategy
+and its blueprint after the flop; the chooser plays the subgame's preflop strategy and, below
+each leaf, the mixture of its continuations its leaf choice says (mixed as realization plans).
+Everything outside the subtree of r is the blueprint. The exploitability is exact: best
+responses in the full nlfh52 game (:func:`treeplex.model.metrics.evaluate`).
+
+**Sets** (§4): *bias* (:data:`.sets.BIAS`, the chooser's flop probabilities multiplied per
+action class and renormalized) and *self-generative* (solve the subgame at the game's root
+with the current set, add the chooser's best response at every infoset to (subgame preflop,
+blueprint flop), computed in the real game; weakened: when the whole new strategy beats the
+chooser's blueprint against the searcher's blueprint, its leaf values are lowered by the
+difference per pair, in the chooser's terms).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+
+import numpy as np
+
+from ..core.memory import limit_bytes, show
+from ..core.treeplex import Treeplex
+from ..errors import InputError
+from ..model.metrics import Evaluation, evaluate
+from ..model.problem import Problem, SparsePayoff
+from ..poker.cards import HAND_CARDS, hand_name
+from ..poker.isomorphism import hand_orbits
+from ..poker.public_tree import CHANCE, DECISION, TERMINAL
+from .sets import BIAS, action_class, best_response_everywhere
+
+FOLD, SHOWDOWN = 0, 1  # tree.kinds
+
+
+# ------------------------------------------------------------------ the game, per hand
+
+
+class View52:
+    """Per-hand arrays of an :class:`~treeplex.poker.nlfh52.NLFH52` game (its full layout:
+    sequence ``bases[p][v] + h * k_v + a`` for hand h at p's node v), the preflop round's
+    ends and the maps to the solver's (orbit) layout."""
+
+    def __init__(self, game):
+        self.game = g = game
+        self.tree = t = g.tree
+        self.P = len(g.preflop.actor)
+        hands = g.hands[0]
+        self.H = H = len(hands)
+        hc = HAND_CARDS[hands]
+        self.compat = np.ones((H, H), dtype=bool)
+        for i in (0, 1):
+            for j in (0, 1):
+                self.compat &= hc[:, None, i] != hc[None, :, j]
+        self.Z = int(self.compat.sum())
+        self.orbit = hand_orbits(hands, list(g.symmetries))
+        self.O = int(self.orbit.max()) + 1
+        self.R = np.zeros((H, self.O))
+        self.R[np.arange(H), self.orbit] = 1.0
+        self.first = np.unique(self.orbit, return_index=True)[1]  # a member hand of each orbit
+        ptr, idx, st = g._river_orders()[0]
+        self.strength = np.full((len(t.boards), H), -1, np.int64)  # -1: the board blocks the hand
+        for b in range(1, len(t.boards)):
+            self.strength[b, idx[ptr[b]:ptr[b + 1]]] = st[ptr[b]:ptr[b + 1]]
+        self.bases = [np.asarray(g.bases[p], np.int64) for p in (0, 1)]
+        self.ends = self._ends()
+        self.lines = [e for e in self.ends if e["line"]]
+
+    def _ends(self) -> list[dict]:
+        """The preflop round's ends in tree order: (preflop node ``v``, action ``a``), ``kind``
+        (the child's: TERMINAL or CHANCE), ``id``, ``line`` (a chance node whose children are
+        flop rounds), ``last`` = each player's last (node, action) before it."""
+        t, out = self.tree, []
+        for v in range(self.P):
+            p = int(t.actor[v])
+            for a in range(int(t.n_actions[v])):
+                s = t.child_ptr[v] + a
+                kind, cid = int(t.child_kind[s]), int(t.child_id[s])
+                if kind == DECISION:
+                    continue
+                last = [None, None]
+                last[p] = (v, a)
+                last[1 - p] = (int(t.last_node[v, 1 - p]), int(t.last_act[v, 1 - p]))
+                line = kind == CHANCE and t.chance_children[cid][0][0] == DECISION
+                out.append({"v": v, "a": a, "kind": kind, "id": cid, "line": line, "last": tuple(last),
+                            "history": _end_history(t, v, a)})
+        return out
+
+    # ------------------------------------------------------------- pair matrices
+
+    MASK_CACHE_BYTES = 1 << 29  # the int8 masks of every class are kept below this (S64 on 52 cards: 225 MB)
+
+    def board_masks(self, b: int) -> tuple[np.ndarray, np.ndarray]:
+        """(Fold_b, Sign_b): the compatible pairs board b leaves (0/1) and their showdown sign
+        for player 0 on b (+1, 0, -1), as int8 [H, H]; kept for every board when all of them
+        fit in :attr:`MASK_CACHE_BYTES`."""
+        cache = self.__dict__.setdefault("_masks", {})
+        if b in cache:
+            return cache[b]
+        s = self.strength[b]
+        alive = s >= 0
+        fold = self.compat & alive[:, None] & alive[None, :]
+        sign = ((s[:, None] > s[None, :]).astype(np.int8) - (s[:, None] < s[None, :]).astype(np.int8)) * fold
+        out = (fold.astype(np.int8), sign.astype(np.int8))
+        if 2 * self.H ** 2 * (len(self.tree.boards) - 1) <= self.MASK_CACHE_BYTES:
+            cache[b] = out
+        return out
+
+    @cached_property
+    def flop_blocks(self) -> tuple[np.ndarray, np.ndarray]:
+        """[O, O] x 2: over the dealt flop classes c with their chance w_c (the same below every
+        end of the preflop round), R^T (sum_c w_c Fold_c) R / Z and R^T (sum_c w_c Sign_c) R / Z:
+        a pair block's chance to see a flop, and its showdown equity per chip at stake."""
+        t = self.tree
+        fold, sign = np.zeros((self.H, self.H)), np.zeros((self.H, self.H))
+        for b in range(1, len(t.boards)):
+            f, g = self.board_masks(b)
+            fold += self.class_chance[b - 1] * f
+            sign += self.class_chance[b - 1] * g
+        return self.reduce_pairs(fold), self.reduce_pairs(sign)
+
+    @cached_property
+    def pair_block(self) -> np.ndarray:
+        """[O, O] each orbit block's chance to be dealt: R^T compat R / Z."""
+        return self.reduce_pairs(self.compat.astype(np.float64))
+
+    @cached_property
+    def class_chance(self) -> np.ndarray:
+        """The chance weight of each flop class (board 1 + c), as the tree's terminals carry it."""
+        return np.asarray(self.game.class_chance, np.float64)
+
+    def end_block(self, end: dict) -> np.ndarray:
+        """[O, O] player 0's chips times chance of a preflop fold or a called all-in (a
+        strategy-free end), summed over orbit blocks: payoff x (the compatible pairs, or those a
+        flop leaves where a fold is dealt over a flop subset), or stake x the showdown equity."""
+        t = self.tree
+        if end["kind"] == TERMINAL:
+            tid = end["id"]
+            return float(t.payoff0[tid] * t.chance[tid]) * self.pair_block
+        tids = [tid for _, tid in t.chance_children[end["id"]]]
+        boards = t.term_board[tids]
+        if not (np.allclose(t.chance[tids], self.class_chance[boards - 1], rtol=1e-12, atol=0)
+                and len(set(t.kinds[tids].tolist())) == 1 and len(set(t.payoff0[tids].tolist())) == 1
+                and len(set(t.stake[tids].tolist())) == 1):
+            raise ValueError(f"preflop end {end['history']!r}: its flop terminals are not one payoff dealt over the "
+                             "classes")
+        fold, sign = self.flop_blocks
+        tid = tids[0]
+        return float(t.payoff0[tid]) * fold if t.kinds[tid] == FOLD else float(t.stake[tid]) * sign
+
+    def line_pairs(self, end: dict, b: list[np.ndarray]) -> np.ndarray:
+        """[H, H] sum over flop classes of val_c (module docstring) below line ``end``, with
+        both players' full-layout behavioral strategies ``b`` in the flop round."""
+        t = self.tree
+        out = np.zeros((self.H, self.H))
+        for _, root in t.chance_children[end["id"]]:
+            self.class_pairs(root, b, *self.board_masks(int(t.board[root])), out=out)
+        return out
+
+    def class_pairs(self, root: int, b: list[np.ndarray], fold: np.ndarray, sign: np.ndarray,
+                    out: np.ndarray | None = None) -> np.ndarray:
+        """[H, H] val_c of the flop round at decision node ``root`` (one class of one line),
+        added into ``out`` if given: one walk with both players' own reaches per hand, then per
+        terminal kind one product hands x terminals x hands, masked by the class's ``fold`` or
+        ``sign`` pairs."""
+        t = self.tree
+        cols = {FOLD: ([], [], []), SHOWDOWN: ([], [], [])}
+        stack = [(root, np.ones(self.H), np.ones(self.H))]
+        while stack:
+            v, r0, r1 = stack.pop()
+            p, k = int(t.actor[v]), int(t.n_actions[v])
+            base = self.bases[p][v]
+            probs = b[p][base:base + self.H * k].reshape(self.H, k)
+            for a in range(k):
+                s = t.child_ptr[v] + a
+                n0, n1 = (r0 * probs[:, a], r1) if p == 0 else (r0, r1 * probs[:, a])
+                cid = int(t.child_id[s])
+                if t.child_kind[s] == DECISION:
+                    stack.append((cid, n0, n1))
+                    continue
+                kz = int(t.kinds[cid])
+                w = t.chance[cid] * (t.payoff0[cid] if kz == FOLD else t.stake[cid])
+                cols[kz][0].append(n0)
+                cols[kz][1].append(n1)
+                cols[kz][2].append(w)
+        if out is None:
+            out = np.zeros((self.H, self.H))
+        for kz, mask in ((FOLD, fold), (SHOWDOWN, sign)):
+            r0s, r1s, ws = cols[kz]
+            if ws:
+                prod = (np.array(r0s).T * np.array(ws)) @ np.array(r1s)
+                np.multiply(prod, mask, out=prod)
+                out += prod
+        return out
+
+    def line_blocks(self, b: list[np.ndarray]) -> np.ndarray:
+        """[lines, O, O] ``reduce_pairs(line_pairs(line, b))`` of every line (the classes summed
+        as H x H, one orbit reduction per line)."""
+        return np.stack([self.reduce_pairs(self.line_pairs(e, b)) for e in self.lines]) if self.lines else \
+            np.zeros((0, self.O, self.O))
+
+    def reduce_pairs(self, m: np.ndarray) -> np.ndarray:
+        """[O, O] R^T m R / Z: a pair matrix summed over orbit blocks, times each pair's 1/Z."""
+        return (self.R.T @ m @ self.R) / self.Z
+
+    @property
+    def leaf_mass(self) -> np.ndarray:
+        """[O, O] the chance of each orbit block at a leaf (pairs times the flops they leave)."""
+        return self.flop_blocks[0]
+
+    # ------------------------------------------------------------- layouts
+
+    @cached_property
+    def full_treeplexes(self) -> tuple[Treeplex, Treeplex]:
+        return (self.game.treeplex(0), self.game.treeplex(1))
+
+    @cached_property
+    def red_of(self) -> tuple[np.ndarray, np.ndarray] | None:
+        r = self.game.reduction
+        return None if r is None else (r.red_of(0), r.red_of(1))
+
+    def full(self, p: int, vec: np.ndarray) -> np.ndarray:
+        """A solver-layout vector (plan or behavioral) on every hand: each hand its orbit's entry."""
+        return vec if self.red_of is None else np.asarray(vec)[self.red_of[p]]
+
+    def reduced(self, p: int, vec: np.ndarray) -> np.ndarray:
+        """The solver-layout vector of an orbit-constant full-layout one (checked)."""
+        if self.red_of is None:
+            return vec
+        out = np.zeros(self.game.reduction.n_red[p])
+        out[self.red_of[p]] = vec
+        if not np.allclose(out[self.red_of[p]], vec, atol=1e-12):
+            raise ValueError("a strategy that is not constant on the suit-isomorphism orbits")
+        return out
+
+    def full_behavioral(self, p: int, plan: np.ndarray) -> np.ndarray:
+        """Full-layout behavioral strategy of a solver-layout plan."""
+        return self.full_treeplexes[p].behavioral_from_plan(self.full(p, plan))
+
+    def plan(self, p: int, b: np.ndarray) -> np.ndarray:
+        """Solver-layout plan of a full-layout behavioral strategy."""
+        return self.reduced(p, self.full_treeplexes[p].plan_from_behavioral(b))
+
+    @cached_property
+    def flop_seq(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per player, bool[full sequences]: the sequence is in the flop round."""
+        t, out = self.tree, []
+        for p in (0, 1):
+            m = np.zeros(self.game.n_seqs(p), dtype=bool)
+            for v in t.nodes_of(p):
+                if t.board[v] > 0:
+                    k = int(t.n_actions[v])
+                    m[self.bases[p][v]:self.bases[p][v] + self.H * k] = True
+            out.append(m)
+        return tuple(out)
+
+    @cached_property
+    def line_of_node(self) -> np.ndarray:
+        """int[decision nodes]: the chance node (leaf) a flop node is below; -1 preflop."""
+        t = self.tree
+        out = np.full(t.n_nodes, -1, np.int64)
+        for v in range(self.P, t.n_nodes):  # a flop node's parent has a smaller id
+            uk, ui = int(t.node_up_kind[v]), int(t.node_up_id[v])
+            out[v] = ui if uk == CHANCE else out[ui]
+        return out
+
+    def pseudo_plan(self, p: int, b: np.ndarray) -> np.ndarray:
+        """Full-layout realization weights with every preflop action counted as 1: the reach
+        of each flop sequence from the leaf above it."""
+        return self.full_treeplexes[p].plan_from_behavioral(np.where(self.flop_seq[p], b, 1.0))
+
+    def reach_to(self, node: int, b: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """Per player, [O]: each orbit's own reach to ``node`` under full-layout behaviorals ``b``."""
+        t, out = self.tree, []
+        for p in (0, 1):
+            plan = self.full_treeplexes[p].plan_from_behavioral(b[p])
+            u, a = int(t.last_node[node, p]), int(t.last_act[node, p])
+            if u < 0:
+                out.append(np.ones(self.O))
+            else:
+                k = int(t.n_actions[u])
+                out.append(plan[self.bases[p][u] + self.first * k + a])
+        return tuple(out)
+
+
+def _end_history(t, v: int, a: int) -> str:
+    h = t.history[v]
+    label = t.actions[v][a]
+    return f"{h},{label}" if h else label
+
+
+# ------------------------------------------------------------------ leaf tables
+
+
+def table_bytes(view: View52, k: int, leaves: int | None = None) -> int:
+    """Bytes of a leaf table (k x leaves x O x O float64), the work arrays of one line (4 H x H
+    float64: its sum over classes, a product, the flop-averaged masks) and the classes' int8
+    masks where :meth:`View52.board_masks` keeps them (2 H x H bytes per class)."""
+    leaves = len(view.lines) if leaves is None else leaves
+    masks = 2 * view.H ** 2 * (len(view.tree.boards) - 1)
+    return 8 * (k * leaves * view.O ** 2 + 4 * view.H ** 2) + (masks if masks <= View52.MASK_CACHE_BYTES else 0)
+
+
+def check_table_memory(view: View52, k: int, max_memory: str | None = None) -> int:
+    """Refuse (InputError) a leaf table that would not fit, before anything is allocated."""
+    need = table_bytes(view, k)
+    limit, name = limit_bytes(max_memory)
+    if limit is not None and need > limit:
+        raise InputError(f"{view.game.name}: the leaf table of k={k} values x {len(view.lines)} leaves x "
+                         f"{view.O} x {view.O} hand orbits needs about {show(need)}, above {name} ({show(limit)})")
+    return need
+
+
+@dataclass
+class LeafTable52:
+    """``values[j, l]`` [O, O]: the block sums of v_j at leaf ``view.lines[l]`` (module
+    docstring), when the ``chooser`` plays ``continuations[j]`` (full-layout behavioral) in
+    the flop round and the searcher its blueprint; ``names[j]``; ``terminals[e]`` the blocks of
+    the strategy-free ends (by index in ``view.ends``); ``shifts[j]`` what the weakening took
+    off continuation j's values (player 0's chips per pair reaching a leaf)."""
+
+    view: View52
+    chooser: int
+    values: np.ndarray
+    names: list[str]
+    continuations: list[np.ndarray]
+    terminals: dict[int, np.ndarray] = field(default_factory=dict)
+    seconds: float = 0.0
+    shifts: list[float] = field(default_factory=list)
+
+    def unweakened(self) -> "LeafTable52":
+        """The table with the weakening undone: the continuations' true values."""
+        add = np.array(self.shifts + [0.0] * (self.k - len(self.shifts)))
+        return replace(self, values=self.values + add[:, None, None, None] * self.view.leaf_mass[None, None])
+
+    @property
+    def k(self) -> int:
+        return len(self.names)
+
+    @property
+    def nbytes(self) -> int:
+        return self.values.nbytes
+
+
+class LeafValues52:
+    """Computes leaf tables of one game and blueprint (``blueprint``: both players' full-layout behaviorals)."""
+
+    def __init__(self, view: View52, blueprint: list[np.ndarray]):
+        self.view, self.blueprint = view, blueprint
+        self.terminals = {i: view.end_block(e) for i, e in enumerate(view.ends) if not e["line"]}
+
+    def values(self, chooser: int, b_chooser: np.ndarray) -> np.ndarray:
+        """[leaves, O, O] with the chooser's flop strategy ``b_chooser`` against the blueprint."""
+        b = list(self.blueprint)
+        b[chooser] = b_chooser
+        v = self.view
+        return v.line_blocks(b)
+
+    def table(self, chooser: int, strategies: list[np.ndarray], names: list[str],
+              max_memory: str | None = None) -> LeafTable52:
+        check_table_memory(self.view, len(strategies), max_memory)
+        t0 = time.perf_counter()
+        vals = np.stack([self.values(chooser, b) for b in strategies])
+        return LeafTable52(self.view, chooser, vals, list(names), list(strategies), dict(self.terminals),
+                           time.perf_counter() - t0)
+
+    def append(self, table: LeafTable52, strategy: np.ndarray, name: str, shift: float = 0.0) -> LeafTable52:
+        """``table`` with one more continuation; its values lowered by ``shift`` (player 0's
+        chips) per unit of leaf mass (the weakening)."""
+        check_table_memory(self.view, table.k + 1)
+        t0 = time.perf_counter()
+        vals = self.values(table.chooser, strategy) - shift * self.view.leaf_mass[None]
+        shifts = table.shifts + [0.0] * (table.k - len(table.shifts)) + [shift]
+        return LeafTable52(self.view, table.chooser, np.concatenate([table.values, vals[None]]),
+                           table.names + [name], table.continuations + [strategy], table.terminals,
+                           table.seconds + time.perf_counter() - t0, shifts)
+
+
+# ------------------------------------------------------------------ the subgame
+
+
+@dataclass
+class Subgame52:
+    """The depth-limited subgame at preflop node ``root`` as a sequence-form problem (module
+    docstring): ``rb[p][v]`` first sequence of p's node v (orbit o owns ``rb + o k_v + a``),
+    ``lb[l]`` first sequence of the chooser's leaf infosets at ``view.lines[l]``, ``weight``
+    the chance x reach of the root's pairs (values are divided by it)."""
+
+    view: View52
+    table: LeafTable52
+    root: int
+    searcher: int
+    problem: Problem
+    nodes: list[int]
+    rb: list[dict]
+    lb: dict[int, int]
+    weight: float
+    reach: tuple[np.ndarray, np.ndarray]
+    alt: np.ndarray | None = None
+
+    @property
+    def chooser(self) -> int:
+        return 1 - self.searcher
+
+
+def subtree(view: View52, root: int) -> list[int]:
+    """The preflop nodes below ``root`` (itself included), in tree order."""
+    t, out, stack = view.tree, [], [root]
+    while stack:
+        v = stack.pop()
+        out.append(v)
+        for s in range(t.child_ptr[v], t.child_ptr[v + 1]):
+            if t.child_kind[s] == DECISION and t.child_id[s] < view.P:
+                stack.append(int(t.child_id[s]))
+    return sorted(out)
+
+
+def build_subgame(view: View52, table: LeafTable52, root: int, reach: tuple[np.ndarray, np.ndarray] | None = None,
+                  alt: np.ndarray | None = None) -> Subgame52:
+    """The subgame at preflop node ``root`` with ``table``'s leaves (the chooser is the table's)
+    and root reaches ``reach`` (per player, [O]; None: 1). ``alt`` ([O], player 0's chips
+    times chance and reach, as A's entries): the resolve gadget (Proposition 1's safety; Burch
+    et al. 2014): first the chooser picks, per hand orbit, "alt" (payoff ``alt[o]``) or "enter"
+    (sequences ``1 + 2 o`` and ``2 + 2 o``), the parent of its infosets in the subgame."""
+    t, O, K = view.tree, view.O, table.k
+    chooser = table.chooser
+    if not 0 <= root < view.P:
+        raise InputError(f"depth-limited subgame root {root}: not a preflop decision node (0..{view.P - 1})")
+    nodes = subtree(view, root)
+    inside = set(nodes)
+    reach = reach or (np.ones(O), np.ones(O))
+    rb, starts, parents, keys, labels = [{}, {}], [[], []], [[], []], [[], []], [[], []]
+    n = [1, 1]
+    orbit_names = [hand_name(int(view.game.hands[0][h])) for h in view.first]
+
+    def seq(p, last, o):
+        u, a = last
+        if u in rb[p]:
+            return rb[p][u] + o * int(t.n_actions[u]) + a
+        return 2 + 2 * o if alt is not None and p == chooser else 0  # the gadget's "enter"
+
+    if alt is not None:
+        for o in range(O):
+            starts[chooser].append(1 + 2 * o)
+            parents[chooser].append(0)
+            keys[chooser].append(f"{orbit_names[o]}:{t.history[root]}#gadget")
+            labels[chooser].append(("alt", "enter"))
+        n[chooser] += 2 * O
+
+    for v in nodes:
+        p, k = int(t.actor[v]), int(t.n_actions[v])
+        rb[p][v] = n[p]
+        last = (int(t.last_node[v, p]), int(t.last_act[v, p]))
+        for o in range(O):
+            starts[p].append(n[p] + o * k)
+            parents[p].append(seq(p, last, o))
+            keys[p].append(f"{orbit_names[o]}:{t.history[v]}")
+            labels[p].append(tuple(t.actions[v]))
+        n[p] += O * k
+    lb = {}
+    ends = [(i, e) for i, e in enumerate(view.ends) if e["v"] in inside]
+    line_index = {e["id"]: l for l, e in enumerate(view.lines)}
+    for i, e in ends:
+        if e["line"]:
+            lb[line_index[e["id"]]] = n[chooser]
+            for o in range(O):
+                starts[chooser].append(n[chooser] + o * K)
+                parents[chooser].append(seq(chooser, e["last"][chooser], o))
+                keys[chooser].append(f"{orbit_names[o]}:{e['history']}#leaf")
+                labels[chooser].append(tuple(table.names))
+            n[chooser] += O * K
+    rows, cols, vals = [], [], []
+    o0, o1 = np.meshgrid(np.arange(O), np.arange(O), indexing="ij")
+    scale = reach[0][:, None] * reach[1][None, :]
+    for i, e in ends:
+        s0 = np.array([seq(0, e["last"][0], o) for o in range(O)])
+        s1 = np.array([seq(1, e["last"][1], o) for o in range(O)])
+        if not e["line"]:
+            blocks = [(s0[o0], s1[o1], table.terminals[i])]
+        else:
+            l = line_index[e["id"]]
+            blocks = []
+            for j in range(K):
+                leaf = lb[l] + np.arange(O) * K + j
+                r, c = (s0[o0], leaf[o1]) if chooser == 1 else (leaf[o0], s1[o1])
+                blocks.append((r, c, table.values[j, l]))
+        for r, c, m in blocks:
+            rows.append(r.ravel())
+            cols.append(c.ravel())
+            vals.append((scale * m).ravel())
+    if alt is not None:
+        gadget = 1 + 2 * np.arange(O)
+        rows.append(gadget if chooser == 0 else np.zeros(O, np.int64))
+        cols.append(gadget if chooser == 1 else np.zeros(O, np.int64))
+        vals.append(np.asarray(alt, np.float64))
+    A = SparsePayoff((np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)), (n[0], n[1]))
+    Ts = []
+    for p in (0, 1):
+        st = np.array(starts[p], np.int64)
+        ends_ = np.append(st[1:], n[p]) if len(st) else st
+        Ts.append(Treeplex(st, ends_, np.array(parents[p], np.int64), keys[p], labels[p]))
+    weight = float(reach[0] @ view.pair_block @ reach[1])
+    g = view.game
+    name = f"depth-limited {g.name} @ {t.history[root] or 'root'} (k={K}, chooser {chooser})"
+    problem = Problem(Ts[0], Ts[1], A, name=name, stats={"sequences": (n[0], n[1]), "nonzeros": A.nnz},
+                      payoff_unit="chips", big_blind=g.big_blind)
+    return Subgame52(view, table, root, 1 - chooser, problem, nodes, rb, lb, weight, reach, alt)
+
+
+@dataclass
+class Solution52:
+    """A solved subgame: its plans, value and gap (chips per unit of root weight) and seconds."""
+
+    subgame: Subgame52
+    plans: tuple[np.ndarray, np.ndarray]
+    value: float
+    gap: float
+    seconds: float
+    iterations: int
+
+
+def solve_subgame52(sub: Subgame52, solver: str = "lp", **solve_kw) -> Solution52:
+    """Solve the subgame with :func:`treeplex.run.driver.solve` (``solver="lp"``: exact); a
+    ``target_gap`` is in chips per unit of the root's weight, as :attr:`Solution52.gap`."""
+    from ..run.driver import solve
+
+    if "target_gap" in solve_kw:
+        solve_kw = dict(solve_kw, target_gap=solve_kw["target_gap"] * sub.weight)
+    t0 = time.perf_counter()
+    res = solve(sub.problem, solver, **solve_kw)
+    ev = evaluate(sub.problem, res.x, res.y)
+    return Solution52(sub, (res.x, res.y), ev.value / sub.weight, ev.gap / sub.weight, time.perf_counter() - t0,
+                      int(getattr(res, "iterations", 0) or 0))
+
+
+def subgame_plans_of(sub: Subgame52, b: list[np.ndarray], choice: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The subgame plans of full-layout behaviorals ``b`` (the first member hand of each orbit)
+    with the chooser taking continuation ``choice`` at every leaf infoset."""
+    t, O = sub.view.tree, sub.view.O
+    out = []
+    for p, T in enumerate(sub.problem.treeplexes):
+        beh = np.zeros(T.n_seqs)
+        beh[0] = 1.0
+        for v, base in sub.rb[p].items():
+            k = int(t.n_actions[v])
+            fb = sub.view.bases[p][v] + sub.view.first[:, None] * k + np.arange(k)[None, :]
+            beh[base + np.arange(O)[:, None] * k + np.arange(k)[None, :]] = b[p][fb]
+        if p == sub.chooser:
+            for base in sub.lb.values():
+                beh[base + np.arange(O) * sub.table.k + choice] = 1.0
+            if sub.alt is not None:
+                beh[2 + 2 * np.arange(O)] = 1.0  # enter
+        out.append(T.plan_from_behavioral(beh))
+    return tuple(out)
+
+
+def root_alt(lv: "LeafValues52", chooser: int, root: int, reach: tuple[np.ndarray, np.ndarray] | None = None
+             ) -> np.ndarray:
+    """[O] the gadget's alt values: per hand orbit, the chooser's best-response value from
+    ``root`` on against the searcher's blueprint, in the real game (player 0's chips times
+    chance and reach). Its flop play is its best response at every infoset to the blueprint
+    (:func:`.sets.best_response_everywhere`), which is the best continuation at every leaf; its
+    preflop play below ``root`` is the best one given those leaf values (a best-response pass
+    of the subgame with that one continuation, read at the gadget's "enter")."""
+    view = lv.view
+    me = 1 - chooser
+    P = view.game.problem()
+    b_red, _ = best_response_everywhere(P, chooser, view.plan(me, lv.blueprint[me]))
+    table = lv.table(chooser, [view.full(chooser, b_red)], ["best response"])
+    sub = build_subgame(view, table, root, reach, alt=np.zeros(view.O))
+    plans = subgame_plans_of(sub, lv.blueprint)
+    A = sub.problem.A
+    sign = 1.0 if chooser == 0 else -1.0
+    g = sign * (A.matvec(plans[1], count=False) if chooser == 0 else A.rmatvec(plans[0], count=False))
+    T = sub.problem.treeplexes[chooser]
+    v = g.copy()
+    for j in range(T.n_infosets - 1, -1, -1):  # infosets in topological order: children after parents
+        v[T.parent[j]] += v[T.start[j]:T.end[j]].max()
+    return sign * v[2 + 2 * np.arange(view.O)]
+
+
+# ------------------------------------------------------------------ back in the real game
+
+
+def compose(sol: Solution52, blueprint: list[np.ndarray], players: tuple[int, ...] = (0, 1)) -> list[np.ndarray]:
+    """Full-layout behaviorals of both players in the real game: the subgame's preflop play
+    below its root, the searcher's blueprint in the flop, the chooser's continuations mixed by
+    its leaf choices (as realization plans) below each leaf, the blueprint everywhere else.
+    ``players``: whose strategies to compose (the others keep the blueprint)."""
+    sub, view = sol.subgame, sol.subgame.view
+    t, O, H = view.tree, view.O, view.H
+    out = [blueprint[0].copy(), blueprint[1].copy()]
+    for p, T in enumerate(sub.problem.treeplexes):
+        if p not in players:
+            continue
+        beh = T.behavioral_from_plan(sol.plans[p])
+        for v, base in sub.rb[p].items():
+            k = int(t.n_actions[v])
+            rows = beh[base + view.orbit[:, None] * k + np.arange(k)[None, :]]
+            out[p][view.bases[p][v]:view.bases[p][v] + H * k] = rows.ravel()
+    c = sub.chooser
+    if c not in players:
+        return out
+    beh = sub.problem.treeplexes[c].behavioral_from_plan(sol.plans[c])
+    pseudo = [view.pseudo_plan(c, b) for b in sub.table.continuations]
+    for l, base in sub.lb.items():
+        lam = beh[base + view.orbit[:, None] * sub.table.k + np.arange(sub.table.k)[None, :]]  # [H, K]
+        chance_id = view.lines[l]["id"]
+        for v in np.flatnonzero((view.line_of_node == chance_id) & (t.actor == c)):
+            k = int(t.n_actions[v])
+            sl = slice(view.bases[c][v], view.bases[c][v] + H * k)
+            mix = sum(lam[:, j, None] * pp[sl].reshape(H, k) for j, pp in enumerate(pseudo))
+            tot = mix.sum(axis=1, keepdims=True)
+            out[c][sl] = np.where(tot > 0, mix / np.where(tot > 0, tot, 1.0), 1.0 / k).ravel()
+    return out
+
+
+def evaluate_full(view: View52, b: list[np.ndarray]) -> Evaluation:
+    """Value, best responses and gap of full-layout behaviorals ``b`` in the real game."""
+    P = view.game.problem()
+    return evaluate(P, view.plan(0, b[0]), view.plan(1, b[1]))
+
+
+# ------------------------------------------------------------------ blueprint and sets
+
+
+@dataclass
+class Blueprint52:
+    """Both players' plans (solver layout), full-layout behaviorals, value, gap and cost."""
+
+    view: View52
+    plans: tuple[np.ndarray, np.ndarray]
+    b: list[np.ndarray]
+    value: float
+    gap: float
+    iterations: int
+    seconds: float
+
+
+def compute_blueprint52(view: View52, solver: str = "dcfr", **solve_kw) -> Blueprint52:
+    """Solve the game's abstraction with ``solver`` (``"lp"``: exact) for the blueprint."""
+    from ..run.driver import solve
+
+    t0 = time.perf_counter()
+    P = view.game.problem()
+    res = solve(P, solver, **solve_kw)
+    ev = evaluate(P, res.x, res.y)
+    b = [view.full_behavioral(p, x) for p, x in enumerate((res.x, res.y))]
+    return Blueprint52(view, (res.x, res.y), b, ev.value, ev.gap, int(getattr(res, "iterations", 0) or 0),
+                       time.perf_counter() - t0)
+
+
+def biased52(view: View52, player: int, b: np.ndarray, factors: dict[str, float]) -> np.ndarray:
+    """``b`` with ``player``'s flop probabilities multiplied per action class and label
+    (:func:`.sets.biased`'s rule), renormalized per (node, hand)."""
+    t, H = view.tree, view.H
+    out = b.copy()
+    for v in t.nodes_of(player):
+        if t.board[v] == 0:
+            continue
+        labels = t.actions[v]
+        mult = np.array([factors.get(action_class(x), 1.0) * factors.get(x, 1.0) for x in labels])
+        sl = slice(view.bases[player][v], view.bases[player][v] + H * len(labels))
+        rows = b[sl].reshape(H, -1) * mult[None, :]
+        tot = rows.sum(axis=1, keepdims=True)
+        out[sl] = np.where(tot > 0, rows / np.where(tot > 0, tot, 1.0), 1.0 / len(labels)).ravel()
+    return out
+
+
+def bias_table52(lv: LeafValues52, chooser: int, k: int, max_memory: str | None = None) -> LeafTable52:
+    """Leaf table of the first ``k`` strategies of :data:`.sets.BIAS` (the blueprint first)."""
+    if not 1 <= k <= len(BIAS):
+        raise InputError(f"bias: k must be in 1..{len(BIAS)}, got {k}")
+    check_table_memory(lv.view, k, max_memory)
+    strategies = [biased52(lv.view, chooser, lv.blueprint[chooser], f) for _, f in BIAS[:k]]
+    return lv.table(chooser, strategies, [n for n, _ in BIAS[:k]], max_memory)
+
+
+def self_generative_table52(lv: LeafValues52, chooser: int, k: int, *, weaken: bool = True, solver: str = "lp",
+                            max_memory: str | None = None, **solve_kw) -> tuple[LeafTable52, list[dict]]:
+    """Leaf table of k self-generated strategies (§4): start from the blueprint; solve the
+    subgame at the game's root; add the chooser's best response at every infoset (in the real
+    game) to (subgame preflop, blueprint flop), weakened; repeat. Returns the table and a log
+    row per added strategy."""
+    view = lv.view
+    check_table_memory(view, k, max_memory)
+    P = view.game.problem()
+    me = 1 - chooser
+    bp_plans = [view.plan(p, lv.blueprint[p]) for p in (0, 1)]
+    v_bp = float(bp_plans[0] @ P.A.matvec(bp_plans[1], count=False))
+    table = lv.table(chooser, [lv.blueprint[chooser]], ["blueprint"], max_memory)
+    sign = 1.0 if chooser == 0 else -1.0
+    log = []
+    while table.k < k:
+        t0 = time.perf_counter()
+        sol = solve_subgame52(build_subgame(view, table, 0), solver, **solve_kw)
+        searcher = compose(sol, lv.blueprint)[me]
+        b_red, v_br = best_response_everywhere(P, chooser, view.plan(me, searcher))
+        b_br = view.full(chooser, b_red)
+        own = list(bp_plans)
+        own[chooser] = view.plan(chooser, b_br)
+        v_new = float(own[0] @ P.A.matvec(own[1], count=False))
+        delta = max(0.0, sign * (v_new - v_bp)) if weaken else 0.0
+        table = lv.append(table, b_br, f"self-generated {table.k}", shift=sign * delta)
+        log.append({"k": table.k, "subgame_value": sol.value, "br_value": v_br, "weakening": delta,
+                    "seconds": time.perf_counter() - t0})
+    return table, log
