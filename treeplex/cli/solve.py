@@ -308,10 +308,8 @@ def _print_result(args, game, p, res, refined: dict, compile_seconds: float, jit
     print(f"exploitability  {res.exploitability:.4e} {unit} (gap / 2){_poker_units(res.exploitability, p, '.4g')}")
     if p.locks is not None:
         _print_locks(out, p)
-    if "lock_ev_gain" in out:
+    if "lock_ev_gain" in out or "rake_ev_cost" in out:
         _print_whatif(out, p)
-    if "rake_ev_cost" in out:
-        _print_rake_cost(out, p)
     if args.refine or args.infoset_regret:
         from ..refine.cli import print_refinement
 
@@ -354,25 +352,18 @@ def _print_locks(out: dict, p) -> None:
 
 
 def _print_whatif(out: dict, p) -> None:
-    """The baseline and each player's EV gain from the locks (:mod:`treeplex.run.whatif`)."""
-    b, g = out["baseline"], out["lock_ev_gain"]
+    """The baseline and what the what-if changes for each player (:mod:`treeplex.run.whatif`):
+    the EV gained from the locks, or what the rake costs (a raked spot without locks)."""
+    locks = "lock_ev_gain" in out
+    b, g = out["baseline"], out["lock_ev_gain" if locks else "rake_ev_cost"]
+    label, without, meaning = (("lock EV", "locks", "EV locked minus baseline") if locks else
+                               ("rake cost", "rake", "own EV without rake minus with it"))
     where = b["file"] or f"solved first: {b['algorithm']}, {b['iterations']} iterations"
-    print(f"baseline        value {b['value']:.10g} {p.payoff_unit}, gap {b['gap']:.4e} (the spot without locks; "
+    print(f"baseline        value {b['value']:.10g} {p.payoff_unit}, gap {b['gap']:.4e} (the spot without {without}; "
           f"{where})")
     for q in (0, 1):
-        print(f"lock EV p{q}      {g['chips'][q]:+.6g} {p.payoff_unit}{_poker_units(g['chips'][q], p, '+.6g')}: "
-              f"player {q}'s EV locked minus baseline (within {g['error_bound_chips']:.3g}: the two gaps)")
-
-
-def _print_rake_cost(out: dict, p) -> None:
-    """The unraked baseline and what the rake costs each player (:mod:`treeplex.run.whatif`)."""
-    b, c = out["baseline"], out["rake_ev_cost"]
-    where = b["file"] or f"solved first: {b['algorithm']}, {b['iterations']} iterations"
-    print(f"baseline        value {b['value']:.10g} {p.payoff_unit}, gap {b['gap']:.4e} (the spot without rake; "
-          f"{where})")
-    for q in (0, 1):
-        print(f"rake cost p{q}    {c['chips'][q]:+.6g} {p.payoff_unit}{_poker_units(c['chips'][q], p, '+.6g')}: "
-              f"player {q}'s own EV without rake minus with it (within {c['error_bound_chips']:.3g}: the two gaps)")
+        print(f"{f'{label} p{q}':16s}{g['chips'][q]:+.6g} {p.payoff_unit}{_poker_units(g['chips'][q], p, '+.6g')}: "
+              f"player {q}'s {meaning} (within {g['error_bound_chips']:.3g}: the two gaps)")
 
 
 def _poker_units(x: float, p, mbb_format: str) -> str:
