@@ -327,7 +327,7 @@ def _lock_report(p, res) -> dict:
     from ..model.metrics import lock_gains
 
     game = p.game
-    if game.fused_by_default() and all(lk is None or lk.partial is None for lk in p.locks):
+    if game.fused_by_default():
         tree = game.fused_tree()  # a spot the fused engine runs: two walks, not the sequence form's products
         tree.set_locks(p.locks)
         gains, counts = tree.lock_gains(res.x, res.y), tree.locked_infosets()

@@ -74,8 +74,15 @@ of regret matching or the average (:func:`_lock_strategy`, on the way down): an 
 the lock times the reach to the strategy sum, so the average plan is the lock, and the
 regrets stay at 0 (:func:`_lock_regrets`, after the update); a best response plays the lock
 there (the best response in the locked game, Q^lock), so the walk's gap is the locked game's,
-as the sequence form's (:func:`treeplex.model.metrics.evaluate`). Weighted locks (lower
-bounds) run on the sequence form.
+as the sequence form's (:func:`treeplex.model.metrics.evaluate`).
+
+Weighted locks (a hand locked with weight w < 1: lower bounds l = w p, L = w; Farina, Kroer &
+Sandholm 2017, as the sequence form's :func:`treeplex.backends.numba_regret._rm_run`): the
+walks play b = l + (1 - L) sigma with sigma regret matching's strategy (the average's as it
+is: a mean of such b); the update takes the regrets of the free part, r = v - <sigma, v>
+(:func:`_lock_free` turns b back into sigma before ``rm_block``), and passes up the value
+played, <l, v> + (1 - L) <sigma, v> (:func:`_lock_regrets`); a best response plays
+l + (1 - L) on the best action (Q^l's).
 """
 
 from __future__ import annotations
@@ -218,30 +225,32 @@ class FusedTree:
                        np.full(self.n_dec, -1, np.int64), np.zeros(0))
 
     def set_locks(self, locks) -> None:
-        """Node locks (``problem.locks``: per player None or a :class:`~treeplex.core.locks.Locks`
-        of fully locked infosets, in the sequence form's layout, no isomorphism) in this layout:
-        T[14][v] = -1 at a node without locks, else the offset in T[15] of its block of (k_v + 1)
-        m_v floats, rows 0..k-1 the lock's probabilities action-major (as R: ``i m_v + o``), row
-        k 1.0 at the locked hands and 0.0 at the free ones (:func:`_lock_strategy`). Without
-        locks the arrays are empty, of the same types: one compiled walk either way."""
+        """Node locks (``problem.locks``: per player None or a :class:`~treeplex.core.locks.Locks`,
+        in the sequence form's layout, no isomorphism) in this layout: T[14][v] = -1 at a node
+        without locks, else the offset in T[15] of its block of (k_v + 1) m_v floats, rows
+        0..k-1 the lower bounds l action-major (as R: ``i m_v + o``; the lock's probabilities p
+        at a locked hand, w p at a weighted one), row k L: 1.0 at the locked hands, w at the
+        weighted ones (the sum of their l), 0.0 at the free ones (:func:`_lock_strategy`).
+        Without locks the arrays are empty, of the same types: one compiled walk either way."""
         lko, blocks, size = np.full(self.n_dec, -1, np.int64), [], 0
         for p, lk in enumerate(locks or (None, None)):
-            if lk is None or not len(lk.seqs):
+            if lk is None:
                 continue
-            if lk.partial is not None:
-                raise ValueError("weighted locks run on the sequence form")
+            low, full = lk.lower, np.zeros(lk.n_seqs, bool)
+            full[lk.seqs] = True
+            hit = np.union1d(lk.seqs, np.flatnonzero(low))
+            if not len(hit):
+                continue
             nodes = np.flatnonzero(self.actor == p)
             order = np.argsort(self.sbase[nodes], kind="stable")
             nodes, bases = nodes[order], self.sbase[nodes[order]]
-            where = nodes[np.searchsorted(bases, lk.seqs, side="right") - 1]
+            where = nodes[np.searchsorted(bases, hit, side="right") - 1]
             for v in np.unique(where):
-                k, mv = int(self.cptr[v + 1] - self.cptr[v]), int(self.m[v])
-                mine = where == v
-                rel = lk.seqs[mine] - self.sbase[v]
-                o, i = rel // k, rel % k
-                blk = np.zeros((k + 1) * mv)
-                blk[i * mv + o] = lk.probs[mine]
-                blk[k * mv + o] = 1.0
+                k, mv, b = int(self.cptr[v + 1] - self.cptr[v]), int(self.m[v]), int(self.sbase[v])
+                seg = low[b:b + mv * k].reshape(mv, k)  # [hand, action]
+                L = seg.sum(axis=1)
+                L[full[b:b + mv * k].reshape(mv, k).any(axis=1)] = 1.0
+                blk = np.concatenate((seg.T.ravel(), L))
                 lko[v] = size
                 size += len(blk)
                 blocks.append(blk)
@@ -571,27 +580,50 @@ def _average_strategy(S, off, m, k, out, tot):
 
 
 @nb.njit(cache=True)
-def _lock_strategy(LK, lo, m, k, out):
-    """out[i, o] <- the lock's probability at the locked hands o of a node whose lock block
-    starts at LK[lo] (:meth:`FusedTree.set_locks`): b = p there, whatever the regrets say."""
+def _lock_strategy(LK, lo, m, k, out, average):
+    """out[i, o] <- l_i + (1 - L) out[i, o] at the locked hands o of a node whose lock block
+    starts at LK[lo] (:meth:`FusedTree.set_locks`): b = p at a locked hand (L = 1), whatever
+    the regrets say; at a weighted one (0 < L < 1) the lower bound plus the rest played as
+    ``out`` (regret matching's), except for an ``average`` strategy, already such a mixture."""
     mask = LK[lo + k * m:lo + (k + 1) * m]
     for i in range(k):
         Li, row = LK[lo + i * m:lo + (i + 1) * m], out[i]
         for o in range(m):
-            if mask[o] != 0.0:
+            if mask[o] == 1.0:
                 row[o] = Li[o]
+            elif mask[o] != 0.0 and not average:
+                row[o] = Li[o] + (1.0 - mask[o]) * row[o]
 
 
 @nb.njit(cache=True)
-def _lock_regrets(LK, lo, m, k, R, off):
-    """R[off + i m + o] <- 0 at the locked hands o (frozen: the sequence form's
-    :func:`~treeplex.core.locks.apply_locks`)."""
+def _lock_free(LK, lo, m, k, b):
+    """b[i, o] <- (b[i, o] - l_i) / (1 - L) at the weighted hands o (0 < L < 1): the free part
+    sigma of the strategy played, whose regrets the update takes (r = v - <sigma, v>)."""
+    mask = LK[lo + k * m:lo + (k + 1) * m]
+    for i in range(k):
+        Li, row = LK[lo + i * m:lo + (i + 1) * m], b[i]
+        for o in range(m):
+            if mask[o] != 0.0 and mask[o] != 1.0:
+                row[o] = (row[o] - Li[o]) / (1.0 - mask[o])
+
+
+@nb.njit(cache=True)
+def _lock_regrets(LK, lo, m, k, R, off, v, rows, value):
+    """After the update: R[off + i m + o] <- 0 at the locked hands o (frozen: the sequence
+    form's :func:`~treeplex.core.locks.apply_locks`); at the weighted ones ``value[o]`` (the
+    update's <sigma, v>) <- the value played, <l, v> + (1 - L) <sigma, v>."""
     mask = LK[lo + k * m:lo + (k + 1) * m]
     for i in range(k):
         Ri = R[off + i * m:off + (i + 1) * m]
         for o in range(m):
-            if mask[o] != 0.0:
+            if mask[o] == 1.0:
                 Ri[o] = 0
+    for o in range(m):
+        if mask[o] != 0.0 and mask[o] != 1.0:
+            acc = 0.0
+            for i in range(k):
+                acc += LK[lo + i * m + o] * v[rows[i], o]
+            value[o] = acc + (1.0 - mask[o]) * value[o]
 
 
 @nb.njit(cache=True)
@@ -638,7 +670,7 @@ def _down(L, s, in0, in1, T, G, O, st, sc, mode, upd0, upd1, cut, collect, fr, f
         else:
             _strategy(R, P, ov, mv, k, sa, tot)
         if T[14][u] >= 0:  # locked hands play the lock, in every mode (so the strategy sum is the lock's)
-            _lock_strategy(T[15], T[14][u], mv, k, sa)
+            _lock_strategy(T[15], T[14][u], mv, k, sa, mode == BR_AVERAGE or mode == VALUE_AVERAGE)
         if mode == UPDATE and not collect and (upd0 if a == 0 else upd1):  # the played plan into the sum
             rho, omega = sc[3], sc[4]
             if scale.shape[1] > 0:  # 16-bit: decode, add, encode with the node's new scale
@@ -748,9 +780,11 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
             vals, vrows = ovals, seq
         if not br:
             if mode == UPDATE and ident and scale.shape[1] == 0:  # rm_block's values played are out's
+                if T[14][u] >= 0:
+                    _lock_free(T[15], T[14][u], mv, k, sa)
                 rm_block(R, P, ov, mv, k, vals, vrows, sa, sc[0], sc[1], sc[2], tot)
                 if T[14][u] >= 0:
-                    _lock_regrets(T[15], T[14][u], mv, k, R, ov)
+                    _lock_regrets(T[15], T[14][u], mv, k, R, ov, vals, vrows, tot)
                 out[:] = tot[:na]
                 continue
             out[:] = 0.0  # the values played, per hand, before the update overwrites the strategy
@@ -766,14 +800,18 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
                 tmp, was, Rv = B[7], scale[0, u], R[ov:ov + k * mv]
                 for x in range(k * mv):
                     tmp[x] = Rv[x] * was
+                if T[14][u] >= 0:
+                    _lock_free(T[15], T[14][u], mv, k, sa)
                 rm_block(tmp, P, 0, mv, k, vals, vrows, sa, sc[0], sc[1], sc[2], tot)
                 if T[14][u] >= 0:
-                    _lock_regrets(T[15], T[14][u], mv, k, tmp, 0)
+                    _lock_regrets(T[15], T[14][u], mv, k, tmp, 0, vals, vrows, tot)
                 scale[0, u] = _encode(tmp, k * mv, R, ov, 32767.0)
             elif mode == UPDATE:
+                if T[14][u] >= 0:
+                    _lock_free(T[15], T[14][u], mv, k, sa)
                 rm_block(R, P, ov, mv, k, vals, vrows, sa, sc[0], sc[1], sc[2], tot)
                 if T[14][u] >= 0:
-                    _lock_regrets(T[15], T[14][u], mv, k, R, ov)
+                    _lock_regrets(T[15], T[14][u], mv, k, R, ov, vals, vrows, tot)
         else:  # best response: the first best action of each infoset
             for o in range(mv):
                 best, bv = 0, vals[vrows[0], o]
@@ -784,15 +822,16 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
             for h in range(na):
                 out[h] = V[lcs[np.int64(tot[orb[h]])], h]
             lo = T[14][u]
-            if lo >= 0:  # a locked hand's best response is the lock (sa: the way down's, the lock there)
-                mask = T[15][lo + k * mv:lo + (k + 1) * mv]
+            if lo >= 0:  # a locked hand's best response is the lock: l + (1 - L) on the best action (Q^l's)
+                LK = T[15]
+                mask = LK[lo + k * mv:lo + (k + 1) * mv]
                 for h in range(na):
                     o = orb[h]
                     if mask[o] != 0.0:
                         acc = 0.0
                         for i in range(k):
-                            acc += sa[i, o] * V[lcs[i], h]
-                        out[h] = acc
+                            acc += LK[lo + i * mv + o] * V[lcs[i], h]
+                        out[h] = acc + (1.0 - mask[o]) * out[h]
 
 
 @nb.njit(cache=True)
@@ -1104,7 +1143,7 @@ def _plan(T, sbase, last, orbit, rep, p, R, P, S, average, x, K, n):
             else:
                 _strategy(R, P, off[v], m[v], k, out, tot)
             if T[14][v] >= 0:
-                _lock_strategy(T[15], T[14][v], m[v], k, out)
+                _lock_strategy(T[15], T[14][v], m[v], k, out, average)
             u, a = last[v, 0], last[v, 1]
             for o in range(m[v]):
                 par = 1.0 if u < 0 else x[sbase[u] + orbit[tab[u], rep[tab[v], o]] * (cptr[u + 1] - cptr[u]) + a]
