@@ -127,10 +127,11 @@ class FusedTree:
         kind[:nD], kind[nD:nD + nC], kind[nD + nC:] = DECISION, CHANCE, TERMINAL
         first = np.array([0, nD, nD + nC], np.int64)  # the first node id of each kind (DECISION, CHANCE, TERMINAL)
         counts = np.concatenate([np.diff(tree.child_ptr), np.diff(tree.chance_ptr), np.zeros(nT, np.int64)])
-        self.cptr = np.zeros(U + 1, np.int64)
+        # per-node indices in int32 (4 bytes a node; storage offsets stay int64)
+        self.cptr = np.zeros(U + 1, np.int32)
         self.cptr[1:] = np.cumsum(counts)
         self.child = np.concatenate([first[tree.child_kind] + tree.child_id,
-                                     first[tree.chance_child_kind] + tree.chance_child_id]).astype(np.int64)
+                                     first[tree.chance_child_kind] + tree.chance_child_id]).astype(np.int32)
         self.kind = kind
         self.n_nodes, self.n_dec, self.n_chance = U, nD, nC
         # hands
@@ -144,9 +145,10 @@ class FusedTree:
         orders = [(ptr, idx.astype(np.uint32), strength) for ptr, idx, strength in game._river_orders()]
         # decision nodes: actor, storage offset, orbits, orbit table, sequence-form base; a table of
         # hand orbits per stabilizer class of the suit reduction (one, the identity, without it)
-        self.actor = np.asarray(tree.actor, dtype=np.int64)
+        self.actor = np.asarray(tree.actor, dtype=np.int32)
         k = np.diff(tree.child_ptr).astype(np.int64)
-        self.off, self.m, self.tab, self.sbase = (np.zeros(nD, np.int64) for _ in range(4))
+        self.off, self.sbase = np.zeros(nD, np.int64), np.zeros(nD, np.int64)
+        self.m, self.tab = np.zeros(nD, np.int32), np.zeros(nD, np.int32)
         red, tables, size = game.reduction, [], []
         for p in (0, 1):
             mine = self.actor == p
@@ -175,7 +177,7 @@ class FusedTree:
         self.tkind = (~fold).astype(np.int8)
         self.tval = np.where(fold, tree.payoff0, tree.stake) * tree.chance
         self.trake = game.terminal_rake() * tree.chance  # chips raked x chance (zeros without rake)
-        self.tboard = np.array(tree.term_board, dtype=np.int64)
+        self.tboard = np.array(tree.term_board, dtype=np.int32)
         self.boards = game._boards()
         # per player: cards, weight, weight / Z, same combo, showdown orders (ptr, idx, strength), then
         # the tables of showdown_values: six as the own player, card lists (cpos, cptr, cstart) as the opponent
@@ -186,7 +188,7 @@ class FusedTree:
         self.kmax = kmax
         # each player's last (node, action) before each node; a node's come before it
         self.last = tuple(np.ascontiguousarray(np.stack([tree.last_node[:, p], tree.last_act[:, p]], axis=1),
-                                               dtype=np.int64) for p in (0, 1))
+                                               dtype=np.int32) for p in (0, 1))
         assert all((lst[:, 0] < np.arange(nD)).all() for lst in self.last)
         self._segments(game)
         self._workers = None
@@ -209,7 +211,8 @@ class FusedTree:
         terms = nodes[is_t] - tb
         seg_tptr = np.zeros(nseg + 1, np.int64)
         seg_tptr[1:] = np.cumsum(np.add.reduceat(is_t.astype(np.int64), seg_ptr[:-1]) if nseg else [])
-        self.G = (seg_ptr, nodes, loc, cidx, seg_tptr, terms.astype(np.int64), seg_cptr, chance_loc, seg_of)
+        loc, cidx, seg_of, nodes, terms = (a.astype(np.int32) for a in (loc, cidx, seg_of, nodes, terms))
+        self.G = (seg_ptr, nodes, loc, cidx, seg_tptr, terms, seg_cptr, chance_loc, seg_of)
         self.levels = int(level.max()) + 1 if nseg else 1
         self.width = int(width.max()) if nseg else 1
         items = [(cidx[u], int(c)) for u in nodes[seg_ptr[0]:seg_ptr[1]] if kind[u] == CHANCE

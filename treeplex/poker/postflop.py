@@ -47,6 +47,7 @@ from functools import partial
 import numpy as np
 
 from ..core.treeplex import DeferredTreeplex
+from ..model.problem import DeferredPayoff
 from ..errors import InputError
 from ..model.game import RulesState
 from .cards import HAND_CARDS, RANKS, board_mask, card_name, hand_name, hand_strength, parse_board, parse_cards
@@ -529,19 +530,28 @@ class PostflopGame(PublicTreeGame):
             raise InputError(f"postflop: this spot needs about {show(need)} "
                              f"({self.n_seqs(0) + self.n_seqs(1):,} sequences), above {name} ({show(limit)})")
         t0 = time.perf_counter()
-        A = self.operator()
         locks = lock_sequences(self, self.locks) if self.locks else None
         if len(self.symmetries) == 1:
             X, Y = (DeferredTreeplex(self.n_seqs(p), partial(self.treeplex, p)) for p in (0, 1))
         else:
             self.reduction = Reduction(self)
-            A = A.map(lambda op: SymmetricPayoff(op, self.reduction)) if self.rake else SymmetricPayoff(A, self.reduction)
             X, Y = (DeferredTreeplex(self.reduction.n_red[p], partial(self.reduction.treeplex, p)) for p in (0, 1))
+        if len(self.board) == 5 or self.bunching is not None:
+            A = self._reduced_operator()
+        else:  # the fused engine never forms a product: build the terminal tables on first use
+            A = DeferredPayoff((X.n_seqs, Y.n_seqs), self._reduced_operator, general_sum=bool(self.rake))
         stats = self.stats()
         stats["compile_seconds"] = time.perf_counter() - t0
         self._problem = HandsProblem(X, Y, A, name=self.name, stats=stats, payoff_unit="chips", big_blind=self.big_blind,
                                game=self, locks=locks)
         return self._problem
+
+    def _reduced_operator(self):
+        """:meth:`operator`, on the suit-reduced sequences where the spot has symmetries."""
+        A = self.operator()
+        if self.reduction is None:
+            return A
+        return A.map(lambda op: SymmetricPayoff(op, self.reduction)) if self.rake else SymmetricPayoff(A, self.reduction)
 
     # ----------------------------------------------------------- rules game
 
