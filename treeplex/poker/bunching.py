@@ -432,7 +432,8 @@ class BunchedPayoff(PayoffOperator):
     ``value[t]`` (the fold payoff or showdown stake times the tree's chance), times
     sign(s0 - s1) at a showdown. Per board, the terminals' input vectors are gathered into one
     matrix and multiplied by K (or K o sign) at once; the outputs are scattered by one bincount.
-    ``strength[b]`` (a river board): (s0, s1) per hand, -1 where blocked."""
+    ``sign[b]`` (a river board): int8[n0, n1], sign(s0 - s1)
+    (:meth:`.postflop.PostflopGame.showdown_signs`)."""
 
     red = None
 
@@ -440,7 +441,7 @@ class BunchedPayoff(PayoffOperator):
     def inner(self) -> "BunchedPayoff":
         return self
 
-    def __init__(self, n_seqs, K: dict, strength: dict, kind, value, board, base, stride):
+    def __init__(self, n_seqs, K: dict, sign: dict, kind, value, board, base, stride):
         self.shape = (int(n_seqs[0]), int(n_seqs[1]))
         self.gradients = 0
         self.K = K
@@ -449,7 +450,7 @@ class BunchedPayoff(PayoffOperator):
         self.base = [np.asarray(b, dtype=np.int64) for b in base]
         self.stride = [np.asarray(s, dtype=np.int64) for s in stride]
         n = [next(iter(K.values())).shape[p] for p in (0, 1)]
-        self.sign = {b: np.sign(s[0][:, None] - s[1][None, :]).astype(np.int8) for b, s in strength.items()}
+        self.sign = sign
         self.plan = []  # per (board, kind): (terminals, per input player (index matrix, column of each terminal))
         for b in np.unique(self.board):
             for kd in (0, 1):

@@ -222,10 +222,34 @@ class FusedTree:
         self.work = np.array([work[seg_of[c]] for _, c in items], dtype=np.float64)
         # the kernels' T: 0 kind, 1-2 children (CSR), 3 actor, 4 storage offset, 5 orbits, 6 orbit table,
         # 7-9 terminal kind, value, board, 10 boards' cards, 11 chance index in its segment, 12 first terminal id,
-        # 13 terminal rake, 14-15 node locks (:meth:`set_locks`: none here)
+        # 13 terminal rake, 14-15 node locks (:meth:`set_locks`: none here), 16-18 bunching (:meth:`_bunching`)
         self.static = (self.kind, self.cptr, self.child, self.actor, self.off, self.m, self.tab, self.tkind,
                        self.tval, self.tboard, self.boards, cidx, np.array([tb], dtype=np.int64), self.trake,
-                       np.full(self.n_dec, -1, np.int64), np.zeros(0))
+                       np.full(self.n_dec, -1, np.int64), np.zeros(0), *self._bunching(game))
+
+    def _bunching(self, game) -> tuple:
+        """A bunched spot's deal weights (:mod:`.bunching`), for :func:`bunched_values`: T[16]
+        the float64 matrices K_b[h0, h1] (:meth:`.postflop.PostflopGame.board_weights`, relative
+        to the tree's chance) of the boards with terminals, row-major one after the other, T[17]
+        the int8 signs sign(s0 - s1) of those with showdowns, T[18] per tree board the offsets of
+        both (-1: none). Empty without bunching (the same compiled walk)."""
+        B = getattr(game, "bunching", None)
+        off = np.full((len(game.tree.boards), 2), -1, np.int64)
+        if B is None:
+            return np.zeros(0), np.zeros(0, np.int8), off
+        n0, n1 = self.n
+        boards = np.unique(self.tboard)
+        show = set(np.unique(self.tboard[self.tkind == 1]).tolist())
+        K, S = np.empty(len(boards) * n0 * n1), np.zeros(len(show) * n0 * n1, np.int8)
+        ns = 0
+        for j, b in enumerate(boards):  # (each board's K made here, not kept in the game's cache)
+            K[j * n0 * n1:(j + 1) * n0 * n1] = B.board_weights(game.tree.boards[b][len(game.board):]).ravel()
+            off[b, 0] = j * n0 * n1
+            if int(b) in show:
+                S[ns * n0 * n1:(ns + 1) * n0 * n1] = game.showdown_signs(int(b)).ravel()
+                off[b, 1] = ns * n0 * n1
+                ns += 1
+        return K, S, off
 
     def set_locks(self, locks) -> None:
         """Node locks (``problem.locks``: per player None or a :class:`~treeplex.core.locks.Locks`,
@@ -257,7 +281,7 @@ class FusedTree:
                 lko[v] = size
                 size += len(blk)
                 blocks.append(blk)
-        self.static = (*self.static[:14], lko, np.concatenate(blocks) if blocks else np.zeros(0))
+        self.static = (*self.static[:14], lko, np.concatenate(blocks) if blocks else np.zeros(0), *self.static[16:])
 
     def walk(self, players, mode, upd0, upd1, sc):
         """One walk (mode UPDATE, BR_*, VALUE_*) of both players' states ``players``; returns
@@ -332,7 +356,7 @@ class FusedTree:
         sc = (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0)
         v0, v1 = (r[0].sum() for r in self.walk(players, VALUE_AVERAGE, True, True, sc))
         locked = self.static
-        self.static = (*locked[:14], np.full(self.n_dec, -1, np.int64), np.zeros(0))
+        self.static = (*locked[:14], np.full(self.n_dec, -1, np.int64), np.zeros(0), *locked[16:])
         try:
             b0, b1 = (r[0].sum() for r in self.walk(players, BR_AVERAGE, True, True, sc))
         finally:
@@ -735,7 +759,10 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
                 if tkind[t] == 0 and rk != 0.0 and val > 0.0:
                     val -= rk
                 bd = tboard[t]
-                if tkind[t]:
+                if T[18][bd, 0] >= 0:  # bunching: the deal weights of every hand pair (O(n0 n1))
+                    bunched_values(val, T[16], T[17], T[18][bd, 0], T[18][bd, 1], tkind[t], p,
+                                   RS[1 - p][L, B[8][1 - p][L, e]], VS[p][L, e])
+                elif tkind[t]:
                     showdown_values(val, -0.5 * rk, RS[1 - p][L, B[8][1 - p][L, e]], VS[p][L, e], hq[1], hp[3], hp[2], hp[0],
                                     hp[5][hp[4][bd]:hp[4][bd + 1]], hp[7][hp[4][bd]:hp[4][bd + 1]],
                                     hq[5][hq[4][bd]:hq[4][bd + 1]], hq[8][hq[9][bd]:hq[9][bd + 1]], hq[10][bd],
@@ -835,6 +862,42 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
                         for i in range(k):
                             acc += LK[lo + i * mv + o] * V[lcs[i], h]
                         out[h] = acc + (1.0 - mask[o]) * out[h]
+
+
+@nb.njit(cache=True)
+def bunched_values(val, K, S, ko, so, showdown, p, r, out):
+    """out[h] = player p's value of own hand h at a terminal of a bunched spot: val x the sum
+    over the opponent's hands h' of K_b[h0, h1] r[h'] (times sign(s_p - s_q) at a showdown),
+    K_b at K[ko:] and the signs sign(s0 - s1) at S[so:] (row-major, n0 x n1): the sequence
+    form's :class:`~.bunching.BunchedPayoff` one terminal at a time, O(n0 n1)."""
+    if p == 0:
+        n0, n1 = len(out), len(r)
+        for h in range(n0):
+            Kh = K[ko + h * n1:ko + (h + 1) * n1]
+            acc = 0.0
+            if showdown:
+                Sh = S[so + h * n1:so + (h + 1) * n1]
+                for x in range(n1):
+                    acc += Kh[x] * Sh[x] * r[x]
+            else:
+                for x in range(n1):
+                    acc += Kh[x] * r[x]
+            out[h] = val * acc
+    else:
+        n0, n1 = len(r), len(out)
+        out[:] = 0.0
+        for x in range(n0):
+            c = r[x] * val
+            if c == 0.0:
+                continue
+            Kx = K[ko + x * n1:ko + (x + 1) * n1]
+            if showdown:  # p's sign is sign(s1 - s0)
+                Sx = S[so + x * n1:so + (x + 1) * n1]
+                for h in range(n1):
+                    out[h] -= c * Kx[h] * Sx[h]
+            else:
+                for h in range(n1):
+                    out[h] += c * Kx[h]
 
 
 @nb.njit(cache=True)
