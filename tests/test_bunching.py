@@ -321,6 +321,20 @@ def test_memory_estimate_counts_the_bunched_operator():
     assert g.memory_estimate() - plain.memory_estimate(fused=False) == g.bunching_bytes() > 0
     used = g.problem().A.nbytes + sum(t.nbytes for t in g.bunching.N.values())
     assert g.bunching_bytes() >= used
+    assert g.memory_estimate(fused=True) - plain.memory_estimate(fused=True) == g.bunching_bytes()
+    T = g.fused_tree().static  # the fused walk's weight matrices and signs (T[16], T[17])
+    assert 0 < T[16].nbytes + T[17].nbytes <= g.bunching_bytes()
+
+
+def test_memory_limit_refuses_a_bunched_spot_before_allocating():
+    """``problem(max_memory)`` checks the fused estimate with the weight matrices in it before
+    anything large is made: a limit just under it is refused in one line, one at it passes."""
+    board, deck, kw, fold = SPOTS[1]
+    make = lambda: PostflopGame(board=board, pot=20, stack=30, deck=deck, bunching=fold, isomorphism=False, **kw)  # noqa: E731
+    need = make().memory_estimate(fused=True)
+    with pytest.raises(InputError, match="postflop: this spot needs about"):
+        make().problem(max_memory=need - 1)
+    assert make().problem(max_memory=need) is not None
 
 
 @pytest.mark.parametrize("spot", [0, 1, 2])
