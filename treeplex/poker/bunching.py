@@ -45,7 +45,10 @@ of :mod:`.streets_operator` and the fused engine (:mod:`.fused`) do not apply: a
 runs on the sequence form with :class:`BunchedPayoff` (per board a dense hands x hands weight
 matrix; the folds, or the showdowns, of a board are one matrix product over their input
 sequences, O(n0 n1) per input sequence as postflop-solver's ``evaluate_internal_bunching``; the
-boards run on a thread pool, BLAS releasing the GIL), and ``fused=true`` is refused.
+boards run on a thread pool, BLAS releasing the GIL). With ``fused=true`` the fused walk keeps
+the same matrices and evaluates each terminal as one dense product with the opponent's reach,
+O(n0 n1) per terminal (:func:`.fused.bunched_values`; not with rake); ``fused=None`` keeps a
+bunched spot on the sequence form.
 """
 
 from __future__ import annotations

@@ -751,6 +751,10 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
                 continue
             hp, hq = H[p], H[1 - p]
             sign = 1.0 if p == 0 else -1.0  # a fold's value is player 0's payoff; a showdown's, the stake
+            if T[18][tboard[terms[t0]], 0] >= 0:  # bunching: every hand pair, the segment's terminals at once
+                bunched_values(p, terms[t0:t1], loc, T[12][0], tkind, tval, T[16], T[17], T[18][tboard[terms[t0]]],
+                               RS[1 - p][L], B[8][1 - p][L], VS[p][L])
+                continue
             for g in range(t0, t1):
                 t = terms[g]
                 e = loc[t + T[12][0]]
@@ -759,10 +763,7 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
                 if tkind[t] == 0 and rk != 0.0 and val > 0.0:
                     val -= rk
                 bd = tboard[t]
-                if T[18][bd, 0] >= 0:  # bunching: the deal weights of every hand pair (O(n0 n1))
-                    bunched_values(val, T[16], T[17], T[18][bd, 0], T[18][bd, 1], tkind[t], p,
-                                   RS[1 - p][L, B[8][1 - p][L, e]], VS[p][L, e])
-                elif tkind[t]:
+                if tkind[t]:
                     showdown_values(val, -0.5 * rk, RS[1 - p][L, B[8][1 - p][L, e]], VS[p][L, e], hq[1], hp[3], hp[2], hp[0],
                                     hp[5][hp[4][bd]:hp[4][bd + 1]], hp[7][hp[4][bd]:hp[4][bd + 1]],
                                     hq[5][hq[4][bd]:hq[4][bd + 1]], hq[8][hq[9][bd]:hq[9][bd + 1]], hq[10][bd],
@@ -865,39 +866,53 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
 
 
 @nb.njit(cache=True)
-def bunched_values(val, K, S, ko, so, showdown, p, r, out):
-    """out[h] = player p's value of own hand h at a terminal of a bunched spot: val x the sum
-    over the opponent's hands h' of K_b[h0, h1] r[h'] (times sign(s_p - s_q) at a showdown),
-    K_b at K[ko:] and the signs sign(s0 - s1) at S[so:] (row-major, n0 x n1): the sequence
-    form's :class:`~.bunching.BunchedPayoff` one terminal at a time, O(n0 n1)."""
+def bunched_values(p, terms, loc, tb, tkind, tval, K, S, koff, R, rrow, V):
+    """Player p's values per own hand at the terminals ``terms`` of one segment (one board) of a
+    bunched spot: V[e_t, h] = val_t x the sum over the opponent's hands h' of K_b[h0, h1]
+    R[rrow[e_t], h'] (times sign(s_p - s_q) at a showdown), val_t the fold payoff (p's sign)
+    or the showdown stake times the tree's chance; K_b at K[koff[0]:] and the signs
+    sign(s0 - s1) at S[koff[1]:] (row-major, n0 x n1). The sequence form's
+    :class:`~.bunching.BunchedPayoff`, O(n0 n1) per terminal; one pass over K_b for all the
+    segment's terminals (a row of K_b is read once, not once per terminal)."""
+    ko, so = koff[0], koff[1]
+    n0, n1 = (V.shape[1], R.shape[1]) if p == 0 else (R.shape[1], V.shape[1])
+    nt = len(terms)
+    rows, vals = np.empty(nt, np.int64), np.empty(nt)
+    for g in range(nt):
+        t = terms[g]
+        rows[g] = loc[t + tb]
+        vals[g] = tval[t] if tkind[t] or p == 0 else -tval[t]
     if p == 0:
-        n0, n1 = len(out), len(r)
         for h in range(n0):
             Kh = K[ko + h * n1:ko + (h + 1) * n1]
-            acc = 0.0
-            if showdown:
-                Sh = S[so + h * n1:so + (h + 1) * n1]
-                for x in range(n1):
-                    acc += Kh[x] * Sh[x] * r[x]
-            else:
-                for x in range(n1):
-                    acc += Kh[x] * r[x]
-            out[h] = val * acc
+            for g in range(nt):
+                r = R[rrow[rows[g]]]
+                acc = 0.0
+                if tkind[terms[g]]:
+                    Sh = S[so + h * n1:so + (h + 1) * n1]
+                    for x in range(n1):
+                        acc += Kh[x] * Sh[x] * r[x]
+                else:
+                    for x in range(n1):
+                        acc += Kh[x] * r[x]
+                V[rows[g], h] = vals[g] * acc
     else:
-        n0, n1 = len(r), len(out)
-        out[:] = 0.0
+        for g in range(nt):
+            V[rows[g], :] = 0.0
         for x in range(n0):
-            c = r[x] * val
-            if c == 0.0:
-                continue
             Kx = K[ko + x * n1:ko + (x + 1) * n1]
-            if showdown:  # p's sign is sign(s1 - s0)
-                Sx = S[so + x * n1:so + (x + 1) * n1]
-                for h in range(n1):
-                    out[h] -= c * Kx[h] * Sx[h]
-            else:
-                for h in range(n1):
-                    out[h] += c * Kx[h]
+            for g in range(nt):
+                c = R[rrow[rows[g]], x] * vals[g]
+                if c == 0.0:
+                    continue
+                out = V[rows[g]]
+                if tkind[terms[g]]:  # p's sign is sign(s1 - s0)
+                    Sx = S[so + x * n1:so + (x + 1) * n1]
+                    for h in range(n1):
+                        out[h] -= c * Kx[h] * Sx[h]
+                else:
+                    for h in range(n1):
+                        out[h] += c * Kx[h]
 
 
 @nb.njit(cache=True)
