@@ -865,7 +865,7 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
                         out[h] = acc + (1.0 - mask[o]) * out[h]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, fastmath={"reassoc", "contract", "nsz"})  # reassociated sums: vectorized (rounding only)
 def bunched_values(p, terms, loc, tb, tkind, tval, K, S, koff, R, rrow, V):
     """Player p's values per own hand at the terminals ``terms`` of one segment (one board) of a
     bunched spot: V[e_t, h] = val_t x the sum over the opponent's hands h' of K_b[h0, h1]
