@@ -171,7 +171,7 @@ class PostflopGame(PublicTreeGame):
     """
 
     payoff_unit = "chips"
-    strategy_options = ("streets",)
+    strategy_options = ("streets", "profile")
 
     def __init__(self, board=None, pot=None, stack=None, range0=None, range1=None, sizes=None, bet=None,
                  donk=None, add_allin_threshold=1.5, force_allin_threshold=0.15, merging_threshold=0.0,
@@ -582,6 +582,15 @@ class PostflopGame(PublicTreeGame):
         """bool[n_hands]: player p's hands the board at node v leaves."""
         return board_mask(self.tree.boards[self.tree.board[v]])[self.hands[p]]
 
+    @property
+    def coef(self) -> list[np.ndarray]:
+        """Per player, range weight / Z, with Z the weight of every card-disjoint hand pair (a
+        pair's deal probability is coef_p w_q; the payoff operators' ``coef``)."""
+        if "_coef" not in self.__dict__:
+            Z = _normalizer([HAND_CARDS[h] for h in self.hands], self.weight)
+            self._coef = [w / Z for w in self.weight]
+        return self._coef
+
     def opponent_reach(self, p: int, plan_opp: np.ndarray, v: int) -> np.ndarray:
         """The other player's range at node v: weight x own reach x not blocked by v's board."""
         q = 1 - p
@@ -590,7 +599,7 @@ class PostflopGame(PublicTreeGame):
         reach = np.ones(n) if last is None else self.node_block(q, plan_opp, last[0])[:, last[1]]
         return self.weight[q] * reach * self.node_alive(q, v)
 
-    def node_values(self, x: np.ndarray, y: np.ndarray, nodes) -> dict[int, dict]:
+    def node_values(self, x: np.ndarray, y: np.ndarray, nodes, profile=None) -> dict[int, dict]:
         """Per hand at each node v of ``nodes``: ``ev`` and ``equity`` of the acting player.
 
         ev = counterfactual value / probability of (hand, v's runout, the opponent reaching v),
@@ -601,12 +610,18 @@ class PostflopGame(PublicTreeGame):
         Counterfactual values come from one VALUE walk of the fused engine
         (:meth:`.fused.FusedTree.node_values`) when the solve ran on it and every node is on the
         starting board, else from a product per player (:meth:`_counterfactual_values`).
+        ``profile`` (a fused solve's :class:`.fused.FusedProfile`; x and y then its plans at
+        ``nodes``): the walk reads the solver's state itself.
         """
-        prob = self.problem()
         plans = (x, y)
-        A = prob.A if self.reduction is None else prob.A.inner
         on_board = all(len(self.tree.boards[self.tree.board[v]]) == len(self.board) for v in nodes)
-        walked = self._fused.node_values(x, y, nodes) if self._fused is not None and on_board else None
+        if profile is not None and on_board:
+            walked = profile.node_values(nodes)
+        elif profile is not None:  # the products need the whole plans
+            x, y = plans = profile()
+            walked = None
+        else:
+            walked = self._fused.node_values(x, y, nodes) if self._fused is not None and on_board else None
         values = None if walked is not None else self._counterfactual_values(x, y)
         out = {}
         cards = [HAND_CARDS[h] for h in self.hands]
@@ -629,7 +644,7 @@ class PostflopGame(PublicTreeGame):
             compat = compatible(cards[p], cards[1 - p])
             if self.bunching is None:
                 mass = (compat @ opp) * self.node_alive(p, v)  # opponent weight each hand can meet at v
-                norm = A.coef[p] * self.tree.node_chance[v] * mass
+                norm = self.coef[p] * self.tree.node_chance[v] * mass
             else:  # the bunched deal weights at v's board (w_p, w_q and N inside)
                 K = self.board_weights(int(self.tree.board[v]))
                 with np.errstate(invalid="ignore", divide="ignore"):
@@ -661,13 +676,17 @@ class PostflopGame(PublicTreeGame):
             values.append(g)
         return values
 
-    def strategy_dict(self, x: np.ndarray, y: np.ndarray, streets: int = 1) -> dict:
+    def strategy_dict(self, x: np.ndarray, y: np.ndarray, streets: int = 1, profile=None) -> dict:
         """Per-hand strategy, EV, equity and weight at every decision node of the first
         ``streets`` streets, plus each node's range-weighted action frequencies
         (``frequencies``), the range's EV and equity, and the share of the acting player's
         range weight that reaches it (``reach``). ``weight`` = range weight x own reach; range
-        aggregates weight each hand by its probability at v (weight x compatible opponent mass)."""
-        vals = self.node_values(x, y, chosen := self.out_nodes(streets))
+        aggregates weight each hand by its probability at v (weight x compatible opponent mass).
+        ``profile`` (a fused solve's, instead of x and y): read at these nodes only."""
+        chosen = self.out_nodes(streets)
+        if profile is not None:
+            x, y = profile.plans_at(chosen)
+        vals = self.node_values(x, y, chosen, profile)
         plans = (x, y)
         nodes = []
         for v in chosen:
@@ -700,10 +719,11 @@ class PostflopGame(PublicTreeGame):
                           "pot won by checking down"),
                 "nodes": nodes}
 
-    def summary(self, x: np.ndarray, y: np.ndarray) -> str:
+    def summary(self, x: np.ndarray, y: np.ndarray, profile=None) -> str:
         """Aggregate action frequencies at the starting street's nodes."""
         return frequency_table(f"{self.name}: hands {self.n_hands[0]} (OOP) vs {self.n_hands[1]} (IP), "
-                               f"{self.tree.n_nodes:,} public decision nodes", self.strategy_dict(x, y)["nodes"])
+                               f"{self.tree.n_nodes:,} public decision nodes",
+                               self.strategy_dict(x, y, profile=profile)["nodes"])
 
 
 class PostflopState(RulesState):
