@@ -73,18 +73,22 @@ SPEC_KEYS = {"game", "board", "pot", "stack", "range0", "range1", "sizes", "bet"
 # and 82.1 (then with an 8 B orbit map per full sequence, since removed: these now overestimate
 # isomorphic spots by about 8 B). Per sequence at one thread, by the solver's storage; more
 # threads add 8 B each (the operator's partial outputs).
-# Fused engine (poker/fused.py, from FUSED_MIN_SEQS sequences by default): FLOP-FAST (116M
-# full, 102M orbit sequences, float32, 2 threads, benchmarks/postflop_memory.py) 2.4 GB peak
-# above the interpreter with --out: 20.7 B per full sequence (R, S, the result's float64 plans,
-# --out's walk copy), 11 B while iterating.
+# Fused engine (poker/fused.py, from FUSED_MIN_SEQS sequences by default): R and S, 4 B each per
+# sequence of the solver's layout in float32 (the orbit layout under isomorphism, counted here as
+# the full one: an upper bound), BYTES_PER_PUBLIC_NODE per node, and per thread a walk stack of
+# about WALK_BYTES_PER_HAND per hand of both players. No plans and no payoff operator are made
+# (--out reads the solver's state: fused.FusedProfile). Checked 2026-11-27 (fifth session; peak RSS
+# minus the 171 MB no-op, 2 threads, a short dcfr-ps solve with --out) in docs/benchmarks.md.
 SOLVER_BYTES_PER_SEQ = {"float64": 82, "float32": 68}
-FUSED_BYTES_PER_SEQ = {"float64": 30, "float32": 22}
+FUSED_BYTES_PER_SEQ = {"float64": 16, "float32": 8}
+WALK_BYTES_PER_HAND = 10_000
 BYTES_PER_THREAD_SEQ = 8
 # fused=None picks the fused engine from here: TURN (4e6) on it since its kernels vectorize (2026-11-27,
 # benchmarks/postflop.py, 2 threads: 5.14 s to 0.5% and 86 MB above the interpreter, against the sequence
 # form's 5.15 s and 391 MB); the sequence form below (river spots: products of a few ms)
 FUSED_MIN_SEQS = 2_000_000
 OUT_BYTES_PER_HAND = 600  # --out: peak bytes per (saved node, hand) of strategy_dict (~510 measured, 3 streets, 20-card deck)
+OUT_BYTES_PER_PAIR = 128  # --out: per (hand, hand) pair, the equities' showdown counts (TURN: 125 B measured)
 BYTES_PER_PUBLIC_NODE = 200  # the public tree's arrays (81 B measured) and the operator's per-terminal arrays
 
 
@@ -293,9 +297,11 @@ class PostflopGame(PublicTreeGame):
         estimate :meth:`memory_estimate` gives and the count while building checks."""
         import numba as nb
 
-        per_seq = bytes_per_seq(nb.get_num_threads(), storage, fused)
+        threads = nb.get_num_threads()
+        per_seq = bytes_per_seq(threads, storage, fused)
         node = BYTES_PER_PUBLIC_NODE
-        return 2 * per_seq, (node, node, node, per_seq * self.n_hands[0], per_seq * self.n_hands[1])
+        stacks = threads * WALK_BYTES_PER_HAND * sum(self.n_hands) if fused else 0
+        return 2 * per_seq + stacks, (node, node, node, per_seq * self.n_hands[0], per_seq * self.n_hands[1])
 
     def memory_estimate(self, storage: str | None = None, fused: bool | None = None) -> int:
         """Bytes of a CFR-family solve (:meth:`cost_weights`), before anything large is
@@ -362,7 +368,8 @@ class PostflopGame(PublicTreeGame):
         """(bytes, saved nodes) of :meth:`strategy_dict` for ``--out``: :data:`OUT_BYTES_PER_HAND`
         per saved node and hand of its player, counted before anything is built."""
         nodes = self.out_nodes(streets)
-        return OUT_BYTES_PER_HAND * sum(self.n_hands[self.tree.actor[v]] for v in nodes), len(nodes)
+        pairs = OUT_BYTES_PER_PAIR * self.n_hands[0] * self.n_hands[1]
+        return OUT_BYTES_PER_HAND * sum(self.n_hands[self.tree.actor[v]] for v in nodes) + pairs, len(nodes)
 
     def stats(self) -> dict:
         t = self.tree
