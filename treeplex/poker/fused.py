@@ -334,7 +334,12 @@ class FusedTree:
         ``self.dtype`` (the solver's storage: float32 rounds them to about 6e-8 relative);
         the values are summed in float64. With isomorphism a hand's value is the one of its
         representative-tree hand (the caller averages over orbits)."""
-        rows = self.walk(self._plan_players(x, y), VALUE_AVERAGE, True, True, (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0))
+        return self.values_at(self._plan_players(x, y), VALUE_AVERAGE, nodes)
+
+    def values_at(self, players, mode, nodes) -> dict[int, np.ndarray]:
+        """Per trunk node v of ``nodes``: the acting player's values per hand by one walk
+        (``mode`` VALUE_AVERAGE or VALUE_CURRENT) of the states ``players``."""
+        rows = self.walk(players, mode, True, True, (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0))
         loc = self.G[2]
         return {v: rows[self.actor[v]][loc[v]] for v in nodes}
 
@@ -502,15 +507,45 @@ class FusedEngine:
         """The average profile is asked and both strategy sums hold something (else the current)."""
         return profile == "average" and players[0].root[0] > 0 and players[1].root[0] > 0
 
-    def plans(self, players, which: str) -> tuple[np.ndarray, np.ndarray]:
-        """Sequence-form realization plans (the problem's layout): the average or the current."""
+    def plans(self, players, which: str, nodes=None) -> tuple[np.ndarray, np.ndarray]:
+        """Sequence-form realization plans (the problem's layout): the average or the current;
+        with ``nodes`` (closed under parents) only their entries, the rest zero and untouched
+        (pages never written take no memory)."""
         t, out = self.tree, []
+        want = np.zeros(0, np.bool_)
+        if nodes is not None:
+            want = np.zeros(t.n_dec, np.bool_)
+            want[np.asarray(nodes, dtype=np.int64)] = True
         for p, s in enumerate(players):
-            x = np.empty(self.game.problem().n_seqs[p])
+            x = (np.empty if nodes is None else np.zeros)(self.game.problem().n_seqs[p])
             _plan(t.static, t.sbase, t.last[p], t.orbit[p], t.rep[p], p, s.R, s.P, s.S,
-                  which == "average" and s.root[0] > 0, x, t.kmax, max(t.n))
+                  which == "average" and s.root[0] > 0, want, x, t.kmax, max(t.n))
             out.append(x)
         return tuple(out)
+
+
+class FusedProfile:
+    """A fused solve's reported profile (``which``: the average or the current strategies),
+    kept as the solver's own state. Called, it gives the realization plans
+    (:meth:`FusedEngine.plans`, as a deferred :class:`~treeplex.run.driver.Result` reads
+    them); a postflop result reads it at the nodes it saves or prints instead
+    (:meth:`plans_at`, :meth:`node_values`), so ``solve --out`` on a flop spot makes no
+    plan pair (FLOP-FAST's is 0.8 GB in float64) and no second copy of the strategy sums."""
+
+    def __init__(self, engine: FusedEngine, players, which: str):
+        self.engine, self.players, self.which = engine, players, which
+
+    def __call__(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.engine.plans(self.players, self.which)
+
+    def plans_at(self, nodes) -> tuple[np.ndarray, np.ndarray]:
+        """The plans' entries at ``nodes`` (closed under parents), zero elsewhere."""
+        return self.engine.plans(self.players, self.which, nodes)
+
+    def node_values(self, nodes) -> dict[int, np.ndarray]:
+        """:meth:`FusedTree.node_values` of this profile, by one VALUE walk of the solver's state."""
+        mode = VALUE_AVERAGE if self.engine._average(self.players, self.which) else VALUE_CURRENT
+        return self.engine.tree.values_at(self.players, mode, nodes)
 
 
 # ---------------------------------------------------------------------------- kernels
@@ -1207,17 +1242,19 @@ def _plan_to_fused(T, sbase, p, plan, S):
 
 
 @nb.njit(cache=True)
-def _plan(T, sbase, last, orbit, rep, p, R, P, S, average, x, K, n):
+def _plan(T, sbase, last, orbit, rep, p, R, P, S, average, want, x, K, n):
     """x = player p's realization plan in the sequence form's layout: x[0] = 1 and, node by
     node (a node's parents come first), x[sbase_v + o k_v + i] = x[parent] b_v(i | o), with b
     the average strategy (S normalized per infoset, :func:`_average_strategy`) or the current
-    one, and the parent the sequence of the orbit's first hand at p's last (node, action)."""
+    one, and the parent the sequence of the orbit's first hand at p's last (node, action).
+    ``want``: empty (every node), or the nodes to write (closed under parents)."""
     cptr, actor, off, m, tab = T[1], T[3], T[4], T[5], T[6]
     out = np.zeros((K, n))
     tot = np.zeros(n)
     x[0] = 1.0
+    every = len(want) == 0
     for v in range(len(actor)):
-        if actor[v] == p:
+        if actor[v] == p and (every or want[v]):
             k = cptr[v + 1] - cptr[v]
             if average:
                 _average_strategy(S, off[v], m[v], k, out, tot)
