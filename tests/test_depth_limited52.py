@@ -57,6 +57,48 @@ def test_one_value_of_a_profile_is_its_full_game_value(name, chooser):
     assert abs(full) > 1e-3
 
 
+def dense_line_block(view, end, b):
+    """The leaf block of line ``end`` by dense hands x hands products (the independent method):
+    per flop class, the pairs' masks (compatible and alive on the board; showdown: the sign of
+    the strength difference, recomputed here by phevaluator), P0 diag(w) P1^T per terminal kind
+    masked, summed, then reduced to orbit blocks, / Z."""
+    from phevaluator import evaluate_cards
+
+    from treeplex.depth_limited.nlfh52 import FOLD
+    from treeplex.poker.cards import HAND_CARDS, card_name
+
+    t, H = view.tree, view.H
+    hc = HAND_CARDS[view.game.hands[0]]
+    names = [[card_name(int(c)) for c in h] for h in hc]
+    out = np.zeros((H, H))
+    for _, root in t.chance_children[end["id"]]:
+        board = [int(c) for c in t.boards[int(t.board[root])]]
+        alive = ~np.isin(hc, board).any(axis=1)
+        bn = [card_name(c) for c in board]
+        rank = np.array([-evaluate_cards(*names[h], *bn) if alive[h] else 0 for h in range(H)])  # larger: better
+        fold = view.compat & alive[:, None] & alive[None, :]
+        sign = np.sign(rank[:, None] - rank[None, :]) * fold
+        for kz, (r0, r1, w) in view.terminal_reaches(root, b).items():
+            out += ((r0.T * w) @ r1) * (fold if kz == FOLD else sign)
+    return view.R.T @ out @ view.R / view.Z
+
+
+@pytest.mark.parametrize("name", list(GAMES) + ["52-S2"])
+def test_leaf_blocks_equal_dense_products(name):
+    """:meth:`View52.line_block` (orbit blocks first, inclusion-exclusion on shared cards) equals
+    the dense hands x hands products reduced afterwards, to 1e-9 relative to the block's scale,
+    on every line; and the flop-averaged fold block sums to 1 (every pair sees a flop)."""
+    spec = GAMES[name] if name in GAMES else dict(stack=300, flops="S2")
+    game = NLFH52(**spec)
+    view, _, b = random_profile(game, seed=5)
+    for e in view.lines:
+        ref = dense_line_block(view, e, b)
+        assert np.abs(ref).max() > 0
+        np.testing.assert_allclose(view.line_block(e, b), ref, rtol=0, atol=1e-9 * np.abs(ref).max())
+    assert view.flop_blocks[0].sum() == pytest.approx(1.0, abs=1e-12)
+    assert len(view.lines) >= 2
+
+
 def _rules_card(c: int, ranks: int, suits: int) -> int:
     return 4 * (13 - ranks + c // suits) + c % suits
 
@@ -299,7 +341,7 @@ def test_leaf_values_per_pair_equal_the_history_tree_evaluator():
     checked = 0
     for l, e in enumerate(view.lines):
         r = ev.row[next(n.id for n in ev.leaves if n.hist_str == e["history"])]
-        ours = view.reduce_pairs(view.line_pairs(e, b))[np.ix_(ours_of_toy, ours_of_toy)]
+        ours = view.line_block(e, b)[np.ix_(ours_of_toy, ours_of_toy)]
         live = mass > 0
         np.testing.assert_allclose(ours[live] / mass[live], toy[r][live], rtol=0, atol=1e-9)
         checked += int(live.sum())
