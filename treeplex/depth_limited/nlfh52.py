@@ -422,6 +422,11 @@ class LeafTable52:
     def nbytes(self) -> int:
         return self.values.nbytes
 
+    def first(self, k: int) -> "LeafTable52":
+        """The table of its first ``k`` continuations (a set built for k_max gives every k <= k_max)."""
+        return replace(self, values=self.values[:k], names=self.names[:k], continuations=self.continuations[:k],
+                       shifts=self.shifts[:k])
+
 
 class LeafValues52:
     """Computes leaf tables of one game and blueprint (``blueprint``: both players' full-layout behaviorals)."""
