@@ -282,6 +282,7 @@ def main52(args) -> int:
     os.makedirs(args.out, exist_ok=True)
     bb = G.big_blind
     mbb = lambda chips: to_mbb(chips, bb)  # noqa: E731
+    G.problem()  # the solver's layout (the orbit reduction) before the view reads it
     view = View52(G)
     bp_kw = {"target_gap": 2 * args.target_mbb * bb / 1000, "max_iters": args.max_iters}
     sub_kw = {"target_gap": 1e-4 * bb, "max_iters": 20_000}
