@@ -93,6 +93,8 @@ def main(argv=None) -> int:
     ap.add_argument("--stack", type=int, default=5000, help="chips; blinds are 50/100")
     ap.add_argument("--bets", default="0.5,1,allin", help="the abstraction, pot fractions")
     ap.add_argument("--offtree", type=float, default=0.75, help="player 0's off-tree opening bet, x pot")
+    ap.add_argument("--also", type=float, nargs="+", default=None,
+                    help="nlfh52: more off-tree sizes (held out) with the same blueprint and leaf tables")
     ap.add_argument("--k", type=int, nargs="+", default=[1, 2, 4, 8, 16])
     ap.add_argument("--min-iters", type=int, default=1000, help="CFR+ iterations at least (the paper: 1000)")
     ap.add_argument("--target-mbb", type=float, default=1.0, help="and until this exploitability")
@@ -260,15 +262,15 @@ def main52(args) -> int:
     """Figure 1 on nlfh52: the blueprint, RPAT, the lower bound and the depth-limited response
     for every k and set, each as the exact exploitability (gap / 2 of the profile in the game
     with the bet, full best responses) in mbb/g; plus the costs (blueprint time and peak memory,
-    leaf tables, one depth-limited solve, the subgame's size against solving to the end)."""
+    leaf tables, one depth-limited solve, the subgame's size against solving to the end).
+    ``--also X ...``: more off-tree sizes with the same blueprint and leaf tables (the tables
+    are the abstraction's, independent of the size), each written under ``OUT/offtree_X``."""
     from treeplex.errors import check_params, defaults_of
     from treeplex.games import parse_game_name
-    from treeplex.model.metrics import evaluate, to_mbb
+    from treeplex.model.metrics import to_mbb
     from treeplex.poker.nlfh52 import NLFH52
-    from treeplex.depth_limited.nlfh52 import (LeafValues52, View52, bias_table52, compute_blueprint52, evaluate_full,
-                                               self_generative_table52)
-    from treeplex.depth_limited.offtree52 import Translator, dl_response, offtree_game, rpat_response
-    from treeplex.depth_limited.run52 import sequences_below
+    from treeplex.depth_limited.nlfh52 import LeafValues52, View52, bias_table52, self_generative_table52
+    from treeplex.depth_limited.offtree52 import offtree_game
 
     spec = GAME_ALIASES.get(args.game, args.game)
     name, params = parse_game_name(spec)
@@ -278,8 +280,8 @@ def main52(args) -> int:
     t_all = time.perf_counter()
     log = lambda *a: print(f"[{time.perf_counter() - t_all:7.1f} s]", *a, flush=True)  # noqa: E731
     G = NLFH52(**params)
-    gx, bet, after = offtree_game(G, params, "", args.offtree)  # refuse a bad size before any solving
-    os.makedirs(args.out, exist_ok=True)
+    sizes = [args.offtree] + list(args.also or [])
+    games = {x: offtree_game(G, params, "", x) for x in sizes}  # refuse a bad size before any solving
     bb = G.big_blind
     mbb = lambda chips: to_mbb(chips, bb)  # noqa: E731
     G.problem()  # the solver's layout (the orbit reduction) before the view reads it
@@ -292,21 +294,7 @@ def main52(args) -> int:
     seqs = [int(n) for n in G.problem().n_seqs]
     log(f"game {G.name}: {seqs} sequences; blueprint DCFR {bp.iterations} iterations, {bp.seconds:.1f} s, peak RSS "
         f"{rss_bp:.0f} MB ({rss_bp - rss0:+.0f} MB), exploitability {mbb(bp.gap / 2):.3f} mbb/g in the abstraction")
-    vx = View52(gx)
-    tr = Translator(view, vx, bet)
-    bettor = int(gx.tree.actor[bet])
-    responder = 1 - bettor
-    bx = [tr.behavioral(p, bp.b[p]) for p in (0, 1)]
-    Px = gx.problem()
-    plan, rinfo = rpat_response(tr, responder, bp.b[responder], after)
-    plans = [vx.plan(0, bx[0]), vx.plan(1, bx[1])]
-    plans[responder] = vx.reduced(responder, plan)
-    rpat = mbb(evaluate(Px, *plans).exploitability)
-    log(f"RPAT: {rpat:.3f} mbb/g (f = {rinfo['f']:.4f} to {rinfo['below']}, else {rinfo['above']})")
-    lower = compute_blueprint52(vx, "dcfr", **bp_kw)
-    lb = mbb(lower.gap / 2)
-    log(f"lower bound ({args.offtree:g} in the abstraction): {lb:.3f} mbb/g, {lower.iterations} iterations, "
-        f"{lower.seconds:.1f} s")
+    bettor = int(G.tree.actor[0])  # the first action's player makes the off-tree raise; it chooses at the leaves
     lv = LeafValues52(view, bp.b)
     kmax = max(args.k)
     t0 = time.perf_counter()
@@ -317,7 +305,46 @@ def main52(args) -> int:
     log(f"leaf tables, k = {kmax}: bias {t1 - t0:.1f} s, self-generative {t2 - t1:.1f} s (leaf values "
         f"{tables['self-generative'].seconds:.1f} s of it); {tables['bias'].nbytes / 2**20:.1f} MiB each "
         f"({len(view.lines)} leaves x {view.O}^2 hand orbits x k)")
-    rows, to_end = [], sequences_below(vx, after)
+    costs = {"sequences": seqs, "blueprint_seconds": bp.seconds, "blueprint_iterations": bp.iterations,
+             "blueprint_peak_rss_mb": rss_bp, "rss_before_blueprint_mb": rss0, "bias_table_seconds": t1 - t0,
+             "self_generative_table_seconds": t2 - t1,
+             "leaf_values_seconds": tables["self-generative"].seconds + tables["bias"].seconds,
+             "leaf_table_bytes_k16": tables["bias"].nbytes, "round2": args.round2}
+    for x in sizes:
+        out = args.out if len(sizes) == 1 else os.path.join(args.out, f"offtree_{x:g}")
+        os.makedirs(out, exist_ok=True)
+        res = offtree_rows52(args, x, games[x], view, bp, lv, tables, bp_kw, sub_kw, mbb, log)
+        res.update({"game": G.name, "blueprint_mbb": mbb(bp.gap / 2), "blueprint_iterations": bp.iterations,
+                    "blueprint_solver": "DCFR", "solve_to_end_mbb": None, "self_generative_log": sg_log,
+                    "arena": None, "seconds": time.perf_counter() - t_all})
+        res["costs"].update(costs, peak_rss_mb=_rss_mb())
+        write_outputs(args, res, out)
+    return 0
+
+
+def offtree_rows52(args, x, game_x, view, bp, lv, tables, bp_kw, sub_kw, mbb, log) -> dict:
+    """One off-tree size on nlfh52: RPAT, the lower bound and the depth-limited rows."""
+    from treeplex.model.metrics import evaluate
+    from treeplex.depth_limited.nlfh52 import View52, compute_blueprint52, evaluate_full
+    from treeplex.depth_limited.offtree52 import Translator, dl_response, rpat_response
+    from treeplex.depth_limited.run52 import sequences_below
+
+    gx, bet, after = game_x
+    gx.problem()  # the solver's layout before the view reads it
+    vx = View52(gx)
+    tr = Translator(view, vx, bet)
+    responder = 1 - int(gx.tree.actor[bet])
+    bx = [tr.behavioral(p, bp.b[p]) for p in (0, 1)]
+    plan, rinfo = rpat_response(tr, responder, bp.b[responder], after)
+    plans = [vx.plan(0, bx[0]), vx.plan(1, bx[1])]
+    plans[responder] = vx.reduced(responder, plan)
+    rpat = mbb(evaluate(gx.problem(), *plans).exploitability)
+    log(f"{x:g} pot: RPAT {rpat:.3f} mbb/g (f = {rinfo['f']:.4f} to {rinfo['below']}, else {rinfo['above']})")
+    lower = compute_blueprint52(vx, "dcfr", **bp_kw)
+    lb = mbb(lower.gap / 2)
+    log(f"{x:g} pot: lower bound ({x:g} in the abstraction) {lb:.3f} mbb/g, {lower.iterations} iterations, "
+        f"{lower.seconds:.1f} s")
+    rows = []
     for method, table in tables.items():
         for k in args.k:
             if k > table.k:
@@ -330,34 +357,28 @@ def main52(args) -> int:
             prof[responder] = b_resp
             m = mbb(evaluate_full(vx, prof).exploitability)
             sub = info["subgame"]
-            rows.append({"method": method, "k": k, "round2": "safe", "root_safety": True, "exploitability_mbb": m,
-                         "response_seconds": seconds, "subgame_solve_seconds": info["solution"].seconds,
+            rows.append({"method": method, "k": k, "round2": args.round2, "root_safety": True,
+                         "exploitability_mbb": m, "response_seconds": seconds,
+                         "subgame_solve_seconds": info["solution"].seconds,
+                         "subgame_iterations": info["solution"].iterations,
                          "subgame_sequences": [int(n) for n in sub.problem.n_seqs]})
-            log(f"{method:16s} k={k:2d}: {m:8.3f} mbb/g   response {seconds:.2f} s (subgame "
-                f"{info['solution'].seconds:.2f} s, {rows[-1]['subgame_sequences']} sequences)")
-    results = {"game": G.name, "offtree": args.offtree, "blueprint_mbb": mbb(bp.gap / 2),
-               "blueprint_iterations": bp.iterations, "blueprint_solver": "DCFR", "lower_bound_mbb": lb, "rpat_mbb": rpat,
-               "rpat": {k: v for k, v in rinfo.items()}, "solve_to_end_mbb": None, "rows": rows,
-               "self_generative_log": sg_log, "arena": None, "seconds": time.perf_counter() - t_all,
-               "costs": {"sequences": seqs, "blueprint_seconds": bp.seconds, "blueprint_peak_rss_mb": rss_bp,
-                         "rss_before_blueprint_mb": rss0, "lower_bound_seconds": lower.seconds,
-                         "bias_table_seconds": t1 - t0, "self_generative_table_seconds": t2 - t1,
-                         "leaf_values_seconds": tables["self-generative"].seconds + tables["bias"].seconds,
-                         "leaf_table_bytes_k16": tables["bias"].nbytes,
-                         "subgame_to_the_end_sequences": [int(n) for n in to_end],
-                         "round2": args.round2, "peak_rss_mb": _rss_mb()}}
-    write_outputs(args, results)
-    return 0
+            log(f"{x:g} pot: {method:16s} k={k:2d}: {m:8.3f} mbb/g   response {seconds:.2f} s (subgame "
+                f"{info['solution'].seconds:.2f} s, {info['solution'].iterations} iterations, "
+                f"{rows[-1]['subgame_sequences']} sequences)")
+    return {"offtree": x, "lower_bound_mbb": lb, "rpat_mbb": rpat, "rpat": dict(rinfo), "rows": rows,
+            "costs": {"lower_bound_seconds": lower.seconds, "lower_bound_iterations": lower.iterations,
+                      "subgame_to_the_end_sequences": [int(n) for n in sequences_below(vx, after)]}}
 
 
 def variant_name(row) -> str:
     """``self-generative`` for the main variant (root gadget, safe flop solving), else with a suffix."""
-    extra = ([] if row["root_safety"] else ["no root gadget"]) + ([] if row["round2"] == "safe" else ["unsafe flop"])
+    extra = ([] if row["root_safety"] else ["no root gadget"]) + (["unsafe flop"] if row["round2"] == "unsafe" else [])
     return row["method"] + (f" ({', '.join(extra)})" if extra else "")
 
 
-def write_outputs(args, results):
-    path_json = os.path.join(args.out, "results.json")
+def write_outputs(args, results, out=None):
+    out = out or args.out
+    path_json = os.path.join(out, "results.json")
     with open(path_json, "w") as f:
         json.dump(results, f, indent=1)
     names = list(dict.fromkeys(variant_name(r) for r in results["rows"]))
@@ -385,11 +406,11 @@ def write_outputs(args, results):
         for m in results["arena"]["matches"]:
             lines.append(f"| {m['a']} vs {m['b']} | {m['mbb']:+.1f} +- {m['ci95']:.1f} ({2 * m['pairs']} hands) "
                          f"| {m['exact_mbb']:+.1f} |")
-    path_md = os.path.join(args.out, "table.md")
+    path_md = os.path.join(out, "table.md")
     with open(path_md, "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
-    path_png = os.path.join(args.out, "figure1.png")
+    path_png = os.path.join(out, "figure1.png")
     plot(results, path_png)
     print(f"wrote {path_md}, {path_json}, {path_png}")
 
