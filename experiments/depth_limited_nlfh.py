@@ -84,6 +84,9 @@ def main(argv=None) -> int:
     ap.add_argument("--game", default=None, help="nlfh52(...) or nlfh-50-s64: the 52-card engine (main52)")
     ap.add_argument("--max-iters", type=int, default=2000, help="nlfh52: blueprint DCFR iterations at most")
     ap.add_argument("--round2", choices=["none", "unsafe"], default="none", help="nlfh52: the flop after the bet")
+    ap.add_argument("--subgame-target-mbb", type=float, default=0.1,
+                    help="nlfh52: each depth-limited subgame solved by DCFR to this gap (mbb/g of its root's pairs)")
+    ap.add_argument("--subgame-iters", type=int, default=20_000, help="nlfh52: and at most this many iterations")
     ap.add_argument("--blueprint-cache", default=None, metavar="FILE.npz",
                     help="nlfh52: read the blueprint from FILE if it is there (same game), else save it there")
     ap.add_argument("--ranks", type=int, default=8)
@@ -287,7 +290,7 @@ def main52(args) -> int:
     G.problem()  # the solver's layout (the orbit reduction) before the view reads it
     view = View52(G)
     bp_kw = {"target_gap": 2 * args.target_mbb * bb / 1000, "max_iters": args.max_iters}
-    sub_kw = {"target_gap": 1e-4 * bb, "max_iters": 20_000}
+    sub_kw = {"target_gap": args.subgame_target_mbb * bb / 1000, "max_iters": args.subgame_iters}
     rss0 = _rss_mb()
     bp = cached_blueprint52(view, args.blueprint_cache, **bp_kw)
     rss_bp = _rss_mb()
@@ -309,7 +312,8 @@ def main52(args) -> int:
              "blueprint_peak_rss_mb": rss_bp, "rss_before_blueprint_mb": rss0, "bias_table_seconds": t1 - t0,
              "self_generative_table_seconds": t2 - t1,
              "leaf_values_seconds": tables["self-generative"].seconds + tables["bias"].seconds,
-             "leaf_table_bytes_k16": tables["bias"].nbytes, "round2": args.round2}
+             "leaf_table_bytes_k16": tables["bias"].nbytes, "round2": args.round2,
+             "subgame_target_mbb": args.subgame_target_mbb, "subgame_iters": args.subgame_iters}
     for x in sizes:
         out = args.out if len(sizes) == 1 else os.path.join(args.out, f"offtree_{x:g}")
         os.makedirs(out, exist_ok=True)
