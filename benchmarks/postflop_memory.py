@@ -1,8 +1,8 @@
 """Peak memory of a postflop spot's solve, stage by stage, on the default path (the fused
 engine from 5e7 sequences): the public tree, the sequence-form problem, the solver, two
-iterations, a check, the result's average plans (the CLI's; the current
-iterate's only where it is reported), and the starting street's
-strategies and EVs (what ``--out`` and the summary print).
+iterations, a check, the starting street's strategies and EVs (what ``--out`` and the
+summary print: on the fused engine read from the solver's state), and the average plans
+(float64: what reading ``Result.x`` costs).
 
     .venv/bin/python benchmarks/postflop_memory.py --spot FLOP-FAST [--threads 2] [--param compression=16]
 
@@ -52,10 +52,15 @@ def main() -> None:
         stage(f"iteration {i}")
     ev = solver.evaluate_profile("average")
     stage("a check" if ev is not None else "a check (fused only: skipped)")
+    profile = solver.profile("average")
+    if profile is not None:  # the fused engine: the CLI reads the profile from the solver's state
+        game.strategy_dict(None, None, profile=profile)
+        stage("the starting street's strategies and EVs (--out, the summary; from the solver's state)")
     x, y = solver.average()
-    stage("average plans (float64)")
-    game.strategy_dict(x, y)
-    stage("the starting street's strategies and EVs (--out, the summary)")
+    stage("average plans (float64: what reading res.x costs)")
+    if profile is None:
+        game.strategy_dict(x, y)
+        stage("the starting street's strategies and EVs (--out, the summary)")
 
 
 if __name__ == "__main__":

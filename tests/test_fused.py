@@ -338,3 +338,50 @@ def test_fused_true_fits_where_the_sequence_form_does_not():
         with pytest.raises(InputError, match="sequence form of this spot needs about .* fused engine"):
             run()
     assert isinstance(P.__dict__["_X"], DeferredTreeplex)
+
+
+@pytest.mark.parametrize("spot", ["turn", "iso"])
+@pytest.mark.parametrize("storage", ["float64", "float32"])
+def test_a_fused_result_is_saved_from_the_solver_state(spot, storage):
+    """``solve --out`` of a fused run reads the reported profile from the solver's state at
+    the saved nodes (:class:`FusedProfile`): no plan pair and no payoff operator are made,
+    the plans there equal the full plans', and the saved strategies, EVs and equities equal
+    those computed from the full plans by the sequence-form products (the independent path)."""
+    g = _spot(spot)
+    P = g.problem()
+    res = tp.solve(P, "dcfr", max_iters=9, fused=True, storage=storage)
+    x, y, kw = res.profile_args(P)
+    assert x is None and callable(kw["profile"])
+    saved = P.solution(None, None, **kw)
+    assert P.A._op is None and callable(res.plans)  # neither the operator nor the plans were made
+    nodes = g.out_nodes(1)
+    part, full = kw["profile"].plans_at(nodes), (res.x, res.y)
+    for p in (0, 1):
+        for v in nodes:
+            if g.tree.actor[v] == p:
+                assert np.array_equal(g.node_block(p, part[p], v), g.node_block(p, full[p], v))
+    g._fused = None  # the products' path, from the full plans
+    ref = P.solution(*full)
+    tol = 1e-9 if storage == "float64" else 2e-5
+    assert len(saved["nodes"]) == len(ref["nodes"]) > 0
+    for a, b in zip(saved["nodes"], ref["nodes"]):
+        assert a["hands"] == b["hands"] and a["frequencies"] == pytest.approx(b["frequencies"], abs=1e-9)
+        for key in ("ev", "equity"):
+            assert a[key].keys() == b[key].keys()
+            for h in a[key]:
+                assert a[key][h] == pytest.approx(b[key][h], abs=tol * g.pot)
+
+
+def test_the_payoff_operator_is_built_on_first_use():
+    """A multi-street spot's payoff operator is deferred (the fused engine never forms a
+    product); built, its products equal a directly built operator's, and the gradients
+    counted before and after the build are one count."""
+    g = _spot("turn")
+    P = g.problem()
+    assert P.A._op is None and P.A.shape == P.n_seqs and not P.general_sum
+    P.A.charge(2)
+    direct = g._reduced_operator()
+    rng = np.random.default_rng(0)
+    y = rng.random(P.n_seqs[1])
+    np.testing.assert_allclose(P.A.matvec(y), direct.matvec(y), rtol=0, atol=1e-12)
+    assert P.A._op is not None and P.A.gradients == 3 and P.A.nnz == direct.nnz

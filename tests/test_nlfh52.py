@@ -339,6 +339,19 @@ def test_fused_best_response_walk_equals_evaluate(isomorphism):
     assert (res.value, res.gap) == (pytest.approx(ev.value, abs=1e-9), pytest.approx(ev.gap, abs=1e-9))
 
 
+def test_a_fused_result_is_printed_from_the_solver_state():
+    """The summary and ``--out`` of a fused nlfh52 solve read the reported profile at the
+    preflop nodes from the solver's state: no payoff operator and no plan pair are made, and
+    the strategies equal those of the full plans."""
+    P = NLFH52(**FUSED_GAMES["deck5-S4"]).problem()
+    res = tp.solve(P, "dcfr", max_iters=9, fused=True)
+    x, y, kw = res.profile_args(P)
+    saved, text = P.solution(x, y, **kw), P.summary(x, y, **kw)
+    assert P.A._op is None and callable(res.plans)
+    assert saved == P.solution(res.x, res.y) and text == P.summary(res.x, res.y)
+    assert P.A._op is None
+
+
 def test_fused_by_default_and_memory_by_path(monkeypatch):
     """fused=None takes the fused engine from FUSED_MIN_SEQS (2e6) full-layout sequences
     (NLFH-50/S64 has 2.3e8, 10 BB with S8 3.8e6), the sequence form below (5 BB with S4: 6.7e5); the memory estimate is the path's: with a limit

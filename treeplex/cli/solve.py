@@ -229,7 +229,8 @@ def run(args) -> int:
 
         _write(failed, args.out, lambda: save_policy(args.out, game, p, res.x, res.y))
     elif args.out:
-        _write(failed, args.out, lambda: save_solution(args.out, p.solution(res.x, res.y, **out_streets), **meta))
+        x, y, kw = res.profile_args(p)
+        _write(failed, args.out, lambda: save_solution(args.out, p.solution(x, y, **out_streets, **kw), **meta))
     whatif = {k: meta[k] for k in ("baseline", "lock_ev_gain", "rake_ev_cost") if k in meta}
     _print_result(args, game, p, res, {**refined, **notes, **whatif}, compile_seconds, jit.seconds,
                   stop["target_gap"])
@@ -286,7 +287,8 @@ def _print_result(args, game, p, res, refined: dict, compile_seconds: float, jit
 
         out.update(infoset_regret_report(p, res.x, res.y, full=args.infoset_regret))
     if not args.no_strategies:
-        out["strategies"] = p.strategy_dict(res.x, res.y)
+        x, y, kw = res.profile_args(p)
+        out["strategies"] = p.strategy_dict(x, y, **kw)
     if args.json:
         print(json.dumps(out))
         return
@@ -317,7 +319,8 @@ def _print_result(args, game, p, res, refined: dict, compile_seconds: float, jit
     print(f"time            {res.seconds:.3f} s solve, {compile_seconds:.3f} s compile, "
           f"{res.check_seconds:.3f} s gap checks, {out['jit_seconds']:.3f} s JIT (numba)")
     if not args.no_strategies:
-        print("\n" + p.summary(res.x, res.y))
+        x, y, kw = res.profile_args(p)
+        print("\n" + p.summary(x, y, **kw))
 
 
 def _lock_report(p, res) -> dict:

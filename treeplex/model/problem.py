@@ -143,6 +143,54 @@ class GeneralSumPayoff(PayoffOperator):
         return sum(p.nbytes for p in self.parts)
 
 
+class DeferredPayoff(PayoffOperator):
+    """A payoff operator built on first use (``build()``), like :class:`DeferredTreeplex`:
+    the fused postflop engine walks the public tree and never forms a product, so on a
+    flop spot it never pays the structured operator's terminal tables (about 55 MB on
+    FLOP-FAST). Its shape and the flags a solver reads before choosing a path
+    (``general_sum``, ``numpy_products``; ``csr`` is None) are known up front; products and
+    every other attribute build the operator. Gradients are counted here, as for any operator."""
+
+    csr = None
+
+    def __init__(self, shape, build, general_sum: bool = False, numpy_products: bool = False):
+        self.shape = (int(shape[0]), int(shape[1]))
+        self.gradients = 0
+        self.general_sum, self.numpy_products = general_sum, numpy_products
+        self._build, self._op = build, None
+
+    @property
+    def built(self) -> PayoffOperator:
+        if self._op is None:
+            self._op = self._build()
+        return self._op
+
+    def _product(self, own, v, out):
+        return self.built._product(own, v, out)
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.built, name)
+
+    @property
+    def nnz(self) -> int:
+        return self.built.nnz
+
+    def max_abs_entry(self) -> float:
+        return self.built.max_abs_entry()
+
+    def to_sparse(self):
+        return self.built.to_sparse()
+
+    def on_device(self, xp):
+        return self.built.on_device(xp)
+
+    @property
+    def nbytes(self) -> int:
+        return 0 if self._op is None else self._op.nbytes
+
+
 class SparsePayoff(PayoffOperator):
     """Generic operator: A in CSR, plus A.T in CSR for a fast transpose product.
 

@@ -120,10 +120,11 @@ class FusedTree:
         kind[:nD], kind[nD:nD + nC], kind[nD + nC:] = DECISION, CHANCE, TERMINAL
         first = np.array([0, nD, nD + nC], np.int64)  # the first node id of each kind (DECISION, CHANCE, TERMINAL)
         counts = np.concatenate([np.diff(tree.child_ptr), np.diff(tree.chance_ptr), np.zeros(nT, np.int64)])
-        self.cptr = np.zeros(U + 1, np.int64)
+        # per-node indices in int32 (4 bytes a node; storage offsets stay int64)
+        self.cptr = np.zeros(U + 1, np.int32)
         self.cptr[1:] = np.cumsum(counts)
         self.child = np.concatenate([first[tree.child_kind] + tree.child_id,
-                                     first[tree.chance_child_kind] + tree.chance_child_id]).astype(np.int64)
+                                     first[tree.chance_child_kind] + tree.chance_child_id]).astype(np.int32)
         self.kind = kind
         self.n_nodes, self.n_dec, self.n_chance = U, nD, nC
         # hands
@@ -137,9 +138,10 @@ class FusedTree:
         orders = [(ptr, idx.astype(np.uint32), strength) for ptr, idx, strength in game._river_orders()]
         # decision nodes: actor, storage offset, orbits, orbit table, sequence-form base; a table of
         # hand orbits per stabilizer class of the suit reduction (one, the identity, without it)
-        self.actor = np.asarray(tree.actor, dtype=np.int64)
+        self.actor = np.asarray(tree.actor, dtype=np.int32)
         k = np.diff(tree.child_ptr).astype(np.int64)
-        self.off, self.m, self.tab, self.sbase = (np.zeros(nD, np.int64) for _ in range(4))
+        self.off, self.sbase = np.zeros(nD, np.int64), np.zeros(nD, np.int64)
+        self.m, self.tab = np.zeros(nD, np.int32), np.zeros(nD, np.int32)
         red, tables, size = game.reduction, [], []
         for p in (0, 1):
             mine = self.actor == p
@@ -168,7 +170,7 @@ class FusedTree:
         self.tkind = (~fold).astype(np.int8)
         self.tval = np.where(fold, tree.payoff0, tree.stake) * tree.chance
         self.trake = game.terminal_rake() * tree.chance  # chips raked x chance (zeros without rake)
-        self.tboard = np.array(tree.term_board, dtype=np.int64)
+        self.tboard = np.array(tree.term_board, dtype=np.int32)
         self.boards = game._boards()
         # per player: cards, weight, weight / Z, same combo, showdown orders (ptr, idx, strength), then
         # the tables of showdown_values: six as the own player, card lists (cpos, cptr, cstart) as the opponent
@@ -179,7 +181,7 @@ class FusedTree:
         self.kmax = kmax
         # each player's last (node, action) before each node; a node's come before it
         self.last = tuple(np.ascontiguousarray(np.stack([tree.last_node[:, p], tree.last_act[:, p]], axis=1),
-                                               dtype=np.int64) for p in (0, 1))
+                                               dtype=np.int32) for p in (0, 1))
         assert all((lst[:, 0] < np.arange(nD)).all() for lst in self.last)
         self._segments(game)
         self._workers = None
@@ -202,7 +204,8 @@ class FusedTree:
         terms = nodes[is_t] - tb
         seg_tptr = np.zeros(nseg + 1, np.int64)
         seg_tptr[1:] = np.cumsum(np.add.reduceat(is_t.astype(np.int64), seg_ptr[:-1]) if nseg else [])
-        self.G = (seg_ptr, nodes, loc, cidx, seg_tptr, terms.astype(np.int64), seg_cptr, chance_loc, seg_of)
+        loc, cidx, seg_of, nodes, terms = (a.astype(np.int32) for a in (loc, cidx, seg_of, nodes, terms))
+        self.G = (seg_ptr, nodes, loc, cidx, seg_tptr, terms, seg_cptr, chance_loc, seg_of)
         self.levels = int(level.max()) + 1 if nseg else 1
         self.width = int(width.max()) if nseg else 1
         items = [(cidx[u], int(c)) for u in nodes[seg_ptr[0]:seg_ptr[1]] if kind[u] == CHANCE
@@ -298,7 +301,12 @@ class FusedTree:
         ``self.dtype`` (the solver's storage: float32 rounds them to about 6e-8 relative);
         the values are summed in float64. With isomorphism a hand's value is the one of its
         representative-tree hand (the caller averages over orbits)."""
-        rows = self.walk(self._plan_players(x, y), VALUE_AVERAGE, True, True, (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0))
+        return self.values_at(self._plan_players(x, y), VALUE_AVERAGE, nodes)
+
+    def values_at(self, players, mode, nodes) -> dict[int, np.ndarray]:
+        """Per trunk node v of ``nodes``: the acting player's values per hand by one walk
+        (``mode`` VALUE_AVERAGE or VALUE_CURRENT) of the states ``players``."""
+        rows = self.walk(players, mode, True, True, (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0))
         loc = self.G[2]
         return {v: rows[self.actor[v]][loc[v]] for v in nodes}
 
@@ -466,15 +474,45 @@ class FusedEngine:
         """The average profile is asked and both strategy sums hold something (else the current)."""
         return profile == "average" and players[0].root[0] > 0 and players[1].root[0] > 0
 
-    def plans(self, players, which: str) -> tuple[np.ndarray, np.ndarray]:
-        """Sequence-form realization plans (the problem's layout): the average or the current."""
+    def plans(self, players, which: str, nodes=None) -> tuple[np.ndarray, np.ndarray]:
+        """Sequence-form realization plans (the problem's layout): the average or the current;
+        with ``nodes`` (closed under parents) only their entries, the rest zero and untouched
+        (pages never written take no memory)."""
         t, out = self.tree, []
+        want = np.zeros(0, np.bool_)
+        if nodes is not None:
+            want = np.zeros(t.n_dec, np.bool_)
+            want[np.asarray(nodes, dtype=np.int64)] = True
         for p, s in enumerate(players):
-            x = np.empty(self.game.problem().n_seqs[p])
+            x = (np.empty if nodes is None else np.zeros)(self.game.problem().n_seqs[p])
             _plan(t.static, t.sbase, t.last[p], t.orbit[p], t.rep[p], p, s.R, s.P, s.S,
-                  which == "average" and s.root[0] > 0, x, t.kmax, max(t.n))
+                  which == "average" and s.root[0] > 0, want, x, t.kmax, max(t.n))
             out.append(x)
         return tuple(out)
+
+
+class FusedProfile:
+    """A fused solve's reported profile (``which``: the average or the current strategies),
+    kept as the solver's own state. Called, it gives the realization plans
+    (:meth:`FusedEngine.plans`, as a deferred :class:`~treeplex.run.driver.Result` reads
+    them); a postflop result reads it at the nodes it saves or prints instead
+    (:meth:`plans_at`, :meth:`node_values`), so ``solve --out`` on a flop spot makes no
+    plan pair (FLOP-FAST's is 0.8 GB in float64) and no second copy of the strategy sums."""
+
+    def __init__(self, engine: FusedEngine, players, which: str):
+        self.engine, self.players, self.which = engine, players, which
+
+    def __call__(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.engine.plans(self.players, self.which)
+
+    def plans_at(self, nodes) -> tuple[np.ndarray, np.ndarray]:
+        """The plans' entries at ``nodes`` (closed under parents), zero elsewhere."""
+        return self.engine.plans(self.players, self.which, nodes)
+
+    def node_values(self, nodes) -> dict[int, np.ndarray]:
+        """:meth:`FusedTree.node_values` of this profile, by one VALUE walk of the solver's state."""
+        mode = VALUE_AVERAGE if self.engine._average(self.players, self.which) else VALUE_CURRENT
+        return self.engine.tree.values_at(self.players, mode, nodes)
 
 
 # ---------------------------------------------------------------------------- kernels
@@ -1087,17 +1125,19 @@ def _plan_to_fused(T, sbase, p, plan, S):
 
 
 @nb.njit(cache=True)
-def _plan(T, sbase, last, orbit, rep, p, R, P, S, average, x, K, n):
+def _plan(T, sbase, last, orbit, rep, p, R, P, S, average, want, x, K, n):
     """x = player p's realization plan in the sequence form's layout: x[0] = 1 and, node by
     node (a node's parents come first), x[sbase_v + o k_v + i] = x[parent] b_v(i | o), with b
     the average strategy (S normalized per infoset, :func:`_average_strategy`) or the current
-    one, and the parent the sequence of the orbit's first hand at p's last (node, action)."""
+    one, and the parent the sequence of the orbit's first hand at p's last (node, action).
+    ``want``: empty (every node), or the nodes to write (closed under parents)."""
     cptr, actor, off, m, tab = T[1], T[3], T[4], T[5], T[6]
     out = np.zeros((K, n))
     tot = np.zeros(n)
     x[0] = 1.0
+    every = len(want) == 0
     for v in range(len(actor)):
-        if actor[v] == p:
+        if actor[v] == p and (every or want[v]):
             k = cptr[v + 1] - cptr[v]
             if average:
                 _average_strategy(S, off[v], m[v], k, out, tot)

@@ -42,8 +42,8 @@ class HandsProblem(Problem):
     def solution(self, x, y, **kw) -> dict:
         return self.strategy_dict(x, y, **kw)
 
-    def summary(self, x, y) -> str:
-        return self.game.summary(x, y)
+    def summary(self, x, y, **kw) -> str:
+        return self.game.summary(x, y, **kw)
 
 
 class HandsGame(Game):

@@ -59,6 +59,7 @@ import numpy as np
 from ..core.treeplex import DeferredTreeplex
 from ..errors import InputError
 from ..model.game import GameError
+from ..model.problem import DeferredPayoff
 from .cards import HAND_CARDS, card_name, flop_texture, parse_cards
 from .hands_game import HandsProblem, PublicTreeGame, frequency_table
 from .isomorphism import Reduction, SymmetricPayoff, hand_orbits
@@ -485,6 +486,7 @@ class NLFH52(PublicTreeGame):
     """
 
     payoff_unit = "chips"
+    strategy_options = ("profile",)  # a fused solve's profile, read at the preflop nodes
 
     def __init__(self, stack: int = 5000, flops="S64", bets="0.5,1,a", small_blind: int = 50, big_blind: int = 100,
                  deck=None, max_raises: int | None = None, isomorphism: bool = True, off_tree: dict | None = None):
@@ -724,11 +726,10 @@ class NLFH52(PublicTreeGame):
             raise InputError(f"{self.name}: needs about {show(need)} ({sum(self.sizes()['sequences_full_layout']):,} "
                              f"sequences), above {name} ({show(limit)})")
         t0 = time.perf_counter()
-        A = self.operator()
         if len(self.symmetries) > 1:
             self.reduction = Reduction(self)
-            A = SymmetricPayoff(A, self.reduction)
         n = (self.n_seqs(0), self.n_seqs(1)) if self.reduction is None else self.reduction.n_red
+        A = DeferredPayoff(n, self._reduced_operator)  # the fused engine never forms a product
         make = self.treeplex if self.reduction is None else self.reduction.treeplex
         X, Y = (DeferredTreeplex(n[p], partial(make, p)) for p in (0, 1))
         stats = self.stats()
@@ -736,6 +737,11 @@ class NLFH52(PublicTreeGame):
         self._problem = HandsProblem(X, Y, A, name=self.name, stats=stats, payoff_unit="chips",
                                      big_blind=self.big_blind, game=self)
         return self._problem
+
+    def _reduced_operator(self):
+        """:meth:`operator`, on the suit-reduced sequences where the game has symmetries."""
+        A = self.operator()
+        return A if self.reduction is None else SymmetricPayoff(A, self.reduction)
 
     def stats(self) -> dict:
         t = self.tree
@@ -757,12 +763,14 @@ class NLFH52(PublicTreeGame):
 
     # ----------------------------------------------------------- results
 
-    def strategy_dict(self, x: np.ndarray, y: np.ndarray) -> dict:
+    def strategy_dict(self, x: np.ndarray, y: np.ndarray, profile=None) -> dict:
         """Per hand, the strategy at each preflop decision node (169 classes on 52 cards are
-        written as every hand), and each node's range-weighted action frequencies."""
-        plans = (x, y)
+        written as every hand), and each node's range-weighted action frequencies. ``profile``
+        (a fused solve's :class:`.fused.FusedProfile`, instead of x and y): read there only."""
+        preflop = range(len(self.preflop.actor))
+        plans = (x, y) if profile is None else profile.plans_at(preflop)
         nodes = []
-        for v in range(len(self.preflop.actor)):
+        for v in preflop:
             p = int(self.tree.actor[v])
             probs, reach = self.behavioral(p, plans[p], v)
             freq, share = self.frequencies(p, probs, reach)
@@ -773,10 +781,10 @@ class NLFH52(PublicTreeGame):
                                     for i, h in enumerate(self.hands[p]) if reach[i] > 0}})
         return {"game": self.name, "units": "chips; player 0 = small blind", "nodes": nodes}
 
-    def summary(self, x: np.ndarray, y: np.ndarray) -> str:
+    def summary(self, x: np.ndarray, y: np.ndarray, profile=None) -> str:
         """Range-weighted action frequencies at the preflop nodes."""
         return frequency_table(f"{self.name}: {self.tree.n_nodes:,} public decision nodes, {len(self.classes)} flop "
-                               "classes", self.strategy_dict(x, y)["nodes"])
+                               "classes", self.strategy_dict(x, y, profile)["nodes"])
 
     def initial_state(self):
         raise GameError("nlfh52 builds its own sequence form (problem()); for the rules game use nlfh(...)")

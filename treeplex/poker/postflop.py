@@ -47,6 +47,7 @@ from functools import partial
 import numpy as np
 
 from ..core.treeplex import DeferredTreeplex
+from ..model.problem import DeferredPayoff
 from ..errors import InputError
 from ..model.game import RulesState
 from .cards import HAND_CARDS, RANKS, board_mask, card_name, hand_name, hand_strength, parse_board, parse_cards
@@ -72,18 +73,22 @@ SPEC_KEYS = {"game", "board", "pot", "stack", "range0", "range1", "sizes", "bet"
 # and 82.1 (then with an 8 B orbit map per full sequence, since removed: these now overestimate
 # isomorphic spots by about 8 B). Per sequence at one thread, by the solver's storage; more
 # threads add 8 B each (the operator's partial outputs).
-# Fused engine (poker/fused.py, from FUSED_MIN_SEQS sequences by default): FLOP-FAST (116M
-# full, 102M orbit sequences, float32, 2 threads, benchmarks/postflop_memory.py) 2.4 GB peak
-# above the interpreter with --out: 20.7 B per full sequence (R, S, the result's float64 plans,
-# --out's walk copy), 11 B while iterating.
+# Fused engine (poker/fused.py, from FUSED_MIN_SEQS sequences by default): R and S, 4 B each per
+# sequence of the solver's layout in float32 (the orbit layout under isomorphism, counted here as
+# the full one: an upper bound), BYTES_PER_PUBLIC_NODE per node, and per thread a walk stack of
+# about WALK_BYTES_PER_HAND per hand of both players. No plans and no payoff operator are made
+# (--out reads the solver's state: fused.FusedProfile). Checked 2026-11-27 (fifth session; peak RSS
+# minus the 171 MB no-op, 2 threads, a short dcfr-ps solve with --out) in docs/benchmarks.md.
 SOLVER_BYTES_PER_SEQ = {"float64": 82, "float32": 68}
-FUSED_BYTES_PER_SEQ = {"float64": 30, "float32": 22}
+FUSED_BYTES_PER_SEQ = {"float64": 16, "float32": 8}
+WALK_BYTES_PER_HAND = 10_000
 BYTES_PER_THREAD_SEQ = 8
 # fused=None picks the fused engine from here: TURN (4e6) on it since its kernels vectorize (2026-11-27,
 # benchmarks/postflop.py, 2 threads: 5.14 s to 0.5% and 86 MB above the interpreter, against the sequence
 # form's 5.15 s and 391 MB); the sequence form below (river spots: products of a few ms)
 FUSED_MIN_SEQS = 2_000_000
 OUT_BYTES_PER_HAND = 600  # --out: peak bytes per (saved node, hand) of strategy_dict (~510 measured, 3 streets, 20-card deck)
+OUT_BYTES_PER_PAIR = 128  # --out: per (hand, hand) pair, the equities' showdown counts (TURN: 125 B measured)
 BYTES_PER_PUBLIC_NODE = 200  # the public tree's arrays (81 B measured) and the operator's per-terminal arrays
 
 
@@ -170,7 +175,7 @@ class PostflopGame(PublicTreeGame):
     """
 
     payoff_unit = "chips"
-    strategy_options = ("streets",)
+    strategy_options = ("streets", "profile")
 
     def __init__(self, board=None, pot=None, stack=None, range0=None, range1=None, sizes=None, bet=None,
                  donk=None, add_allin_threshold=1.5, force_allin_threshold=0.15, merging_threshold=0.0,
@@ -292,9 +297,11 @@ class PostflopGame(PublicTreeGame):
         estimate :meth:`memory_estimate` gives and the count while building checks."""
         import numba as nb
 
-        per_seq = bytes_per_seq(nb.get_num_threads(), storage, fused)
+        threads = nb.get_num_threads()
+        per_seq = bytes_per_seq(threads, storage, fused)
         node = BYTES_PER_PUBLIC_NODE
-        return 2 * per_seq, (node, node, node, per_seq * self.n_hands[0], per_seq * self.n_hands[1])
+        stacks = threads * WALK_BYTES_PER_HAND * sum(self.n_hands) if fused else 0
+        return 2 * per_seq + stacks, (node, node, node, per_seq * self.n_hands[0], per_seq * self.n_hands[1])
 
     def memory_estimate(self, storage: str | None = None, fused: bool | None = None) -> int:
         """Bytes of a CFR-family solve (:meth:`cost_weights`), before anything large is
@@ -361,7 +368,8 @@ class PostflopGame(PublicTreeGame):
         """(bytes, saved nodes) of :meth:`strategy_dict` for ``--out``: :data:`OUT_BYTES_PER_HAND`
         per saved node and hand of its player, counted before anything is built."""
         nodes = self.out_nodes(streets)
-        return OUT_BYTES_PER_HAND * sum(self.n_hands[self.tree.actor[v]] for v in nodes), len(nodes)
+        pairs = OUT_BYTES_PER_PAIR * self.n_hands[0] * self.n_hands[1]
+        return OUT_BYTES_PER_HAND * sum(self.n_hands[self.tree.actor[v]] for v in nodes) + pairs, len(nodes)
 
     def stats(self) -> dict:
         t = self.tree
@@ -529,19 +537,28 @@ class PostflopGame(PublicTreeGame):
             raise InputError(f"postflop: this spot needs about {show(need)} "
                              f"({self.n_seqs(0) + self.n_seqs(1):,} sequences), above {name} ({show(limit)})")
         t0 = time.perf_counter()
-        A = self.operator()
         locks = lock_sequences(self, self.locks) if self.locks else None
         if len(self.symmetries) == 1:
             X, Y = (DeferredTreeplex(self.n_seqs(p), partial(self.treeplex, p)) for p in (0, 1))
         else:
             self.reduction = Reduction(self)
-            A = A.map(lambda op: SymmetricPayoff(op, self.reduction)) if self.rake else SymmetricPayoff(A, self.reduction)
             X, Y = (DeferredTreeplex(self.reduction.n_red[p], partial(self.reduction.treeplex, p)) for p in (0, 1))
+        if len(self.board) == 5 or self.bunching is not None:
+            A = self._reduced_operator()
+        else:  # the fused engine never forms a product: build the terminal tables on first use
+            A = DeferredPayoff((X.n_seqs, Y.n_seqs), self._reduced_operator, general_sum=bool(self.rake))
         stats = self.stats()
         stats["compile_seconds"] = time.perf_counter() - t0
         self._problem = HandsProblem(X, Y, A, name=self.name, stats=stats, payoff_unit="chips", big_blind=self.big_blind,
                                game=self, locks=locks)
         return self._problem
+
+    def _reduced_operator(self):
+        """:meth:`operator`, on the suit-reduced sequences where the spot has symmetries."""
+        A = self.operator()
+        if self.reduction is None:
+            return A
+        return A.map(lambda op: SymmetricPayoff(op, self.reduction)) if self.rake else SymmetricPayoff(A, self.reduction)
 
     # ----------------------------------------------------------- rules game
 
@@ -572,6 +589,15 @@ class PostflopGame(PublicTreeGame):
         """bool[n_hands]: player p's hands the board at node v leaves."""
         return board_mask(self.tree.boards[self.tree.board[v]])[self.hands[p]]
 
+    @property
+    def coef(self) -> list[np.ndarray]:
+        """Per player, range weight / Z, with Z the weight of every card-disjoint hand pair (a
+        pair's deal probability is coef_p w_q; the payoff operators' ``coef``)."""
+        if "_coef" not in self.__dict__:
+            Z = _normalizer([HAND_CARDS[h] for h in self.hands], self.weight)
+            self._coef = [w / Z for w in self.weight]
+        return self._coef
+
     def opponent_reach(self, p: int, plan_opp: np.ndarray, v: int) -> np.ndarray:
         """The other player's range at node v: weight x own reach x not blocked by v's board."""
         q = 1 - p
@@ -580,7 +606,7 @@ class PostflopGame(PublicTreeGame):
         reach = np.ones(n) if last is None else self.node_block(q, plan_opp, last[0])[:, last[1]]
         return self.weight[q] * reach * self.node_alive(q, v)
 
-    def node_values(self, x: np.ndarray, y: np.ndarray, nodes) -> dict[int, dict]:
+    def node_values(self, x: np.ndarray, y: np.ndarray, nodes, profile=None) -> dict[int, dict]:
         """Per hand at each node v of ``nodes``: ``ev`` and ``equity`` of the acting player.
 
         ev = counterfactual value / probability of (hand, v's runout, the opponent reaching v),
@@ -591,12 +617,18 @@ class PostflopGame(PublicTreeGame):
         Counterfactual values come from one VALUE walk of the fused engine
         (:meth:`.fused.FusedTree.node_values`) when the solve ran on it and every node is on the
         starting board, else from a product per player (:meth:`_counterfactual_values`).
+        ``profile`` (a fused solve's :class:`.fused.FusedProfile`; x and y then its plans at
+        ``nodes``): the walk reads the solver's state itself.
         """
-        prob = self.problem()
         plans = (x, y)
-        A = prob.A if self.reduction is None else prob.A.inner
         on_board = all(len(self.tree.boards[self.tree.board[v]]) == len(self.board) for v in nodes)
-        walked = self._fused.node_values(x, y, nodes) if self._fused is not None and on_board else None
+        if profile is not None and on_board:
+            walked = profile.node_values(nodes)
+        elif profile is not None:  # the products need the whole plans
+            x, y = plans = profile()
+            walked = None
+        else:
+            walked = self._fused.node_values(x, y, nodes) if self._fused is not None and on_board else None
         values = None if walked is not None else self._counterfactual_values(x, y)
         out = {}
         cards = [HAND_CARDS[h] for h in self.hands]
@@ -619,7 +651,7 @@ class PostflopGame(PublicTreeGame):
             compat = compatible(cards[p], cards[1 - p])
             if self.bunching is None:
                 mass = (compat @ opp) * self.node_alive(p, v)  # opponent weight each hand can meet at v
-                norm = A.coef[p] * self.tree.node_chance[v] * mass
+                norm = self.coef[p] * self.tree.node_chance[v] * mass
             else:  # the bunched deal weights at v's board (w_p, w_q and N inside)
                 K = self.board_weights(int(self.tree.board[v]))
                 with np.errstate(invalid="ignore", divide="ignore"):
@@ -651,13 +683,17 @@ class PostflopGame(PublicTreeGame):
             values.append(g)
         return values
 
-    def strategy_dict(self, x: np.ndarray, y: np.ndarray, streets: int = 1) -> dict:
+    def strategy_dict(self, x: np.ndarray, y: np.ndarray, streets: int = 1, profile=None) -> dict:
         """Per-hand strategy, EV, equity and weight at every decision node of the first
         ``streets`` streets, plus each node's range-weighted action frequencies
         (``frequencies``), the range's EV and equity, and the share of the acting player's
         range weight that reaches it (``reach``). ``weight`` = range weight x own reach; range
-        aggregates weight each hand by its probability at v (weight x compatible opponent mass)."""
-        vals = self.node_values(x, y, chosen := self.out_nodes(streets))
+        aggregates weight each hand by its probability at v (weight x compatible opponent mass).
+        ``profile`` (a fused solve's, instead of x and y): read at these nodes only."""
+        chosen = self.out_nodes(streets)
+        if profile is not None:
+            x, y = profile.plans_at(chosen)
+        vals = self.node_values(x, y, chosen, profile)
         plans = (x, y)
         nodes = []
         for v in chosen:
@@ -690,10 +726,11 @@ class PostflopGame(PublicTreeGame):
                           "pot won by checking down"),
                 "nodes": nodes}
 
-    def summary(self, x: np.ndarray, y: np.ndarray) -> str:
+    def summary(self, x: np.ndarray, y: np.ndarray, profile=None) -> str:
         """Aggregate action frequencies at the starting street's nodes."""
         return frequency_table(f"{self.name}: hands {self.n_hands[0]} (OOP) vs {self.n_hands[1]} (IP), "
-                               f"{self.tree.n_nodes:,} public decision nodes", self.strategy_dict(x, y)["nodes"])
+                               f"{self.tree.n_nodes:,} public decision nodes",
+                               self.strategy_dict(x, y, profile=profile)["nodes"])
 
 
 class PostflopState(RulesState):
@@ -808,13 +845,15 @@ def _runout_strengths(board, deck, hands) -> list[np.ndarray]:
     return [st[:, np.searchsorted(union, h)] for h in hands]
 
 
-def _showdown_counts(st, compat, p, chunk: int = 64) -> tuple[np.ndarray, np.ndarray]:
+def _showdown_counts(st, compat, p, cells: int = 1 << 22) -> tuple[np.ndarray, np.ndarray]:
     """(won, dealt) float[n_p, n_q]: over the runouts of ``st`` (:func:`_runout_strengths`)
     that avoid both hands of a compatible pair, the pot shares player p's hand wins (ties
-    half) and their number; ``chunk`` runouts at a time."""
+    half) and their number; as many runouts at a time as keep each temporary near ``cells``
+    (runout, hand, hand) cells (4 MB of booleans: on a flop, 64 runouts at a time were 0.45 GB)."""
     sp_all, sq_all = st[p], st[1 - p]
     won = np.zeros(compat.shape)
     dealt = np.zeros(compat.shape)
+    chunk = max(1, cells // max(1, compat.size))
     for r in range(0, len(sp_all), chunk):
         sp, sq = sp_all[r:r + chunk, :, None], sq_all[r:r + chunk, None, :]
         ok = (sp >= 0) & (sq >= 0)

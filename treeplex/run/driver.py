@@ -70,6 +70,15 @@ class Result:
             self.plans = self.plans()
         return self.plans
 
+    def profile_args(self, problem) -> tuple:
+        """(x, y, keywords) for ``problem.solution``, ``strategy_dict`` and ``summary``: while
+        the plans are deferred and the problem's results read a profile node by node (a
+        postflop spot: :class:`~treeplex.poker.fused.FusedProfile`), no plans and the profile;
+        else the plans."""
+        if callable(self.plans) and "profile" in problem.strategy_options:
+            return None, None, {"profile": self.plans}
+        return self.x, self.y, {}
+
     def __getstate__(self) -> dict:
         self._plans()  # a pickled result (a Ray batch's) carries its plans, not the solver
         return self.__dict__

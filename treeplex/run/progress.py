@@ -81,7 +81,7 @@ class Progress:
         quick = getattr(solver, "evaluate_profile", None)
         cheap = getattr(solver, "cheap_checks", False)
         if report == "average" and cheap and self.best is None:
-            return solver.average, quick(report, value=True), None
+            return solver.profile(report), quick(report, value=True), None
         avg = solver.average()
         cur = None if report == "average" and cheap else solver.current()
         if report == "best":

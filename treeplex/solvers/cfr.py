@@ -192,6 +192,16 @@ class RegretSolver(Solver):
             return self.engine.plans(self.players, "average")
         return tuple(average_plan(self.backend, s.xsum, s.x, T) for s, T in zip(self.players, self.problem.treeplexes))
 
+    def profile(self, which: str = "average"):
+        """On the fused engine, the profile ``which`` kept as this solver's state
+        (:class:`~treeplex.poker.fused.FusedProfile`: the plans when called, or read at the
+        nodes a result saves); None on the sequence form."""
+        if self.engine is None:
+            return None
+        from ..poker.fused import FusedProfile
+
+        return FusedProfile(self.engine, self.players, which)
+
     def current(self) -> tuple[np.ndarray, np.ndarray]:
         """The plans the next iteration will play."""
         if self.engine is not None:
