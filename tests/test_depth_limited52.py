@@ -297,7 +297,6 @@ def test_an_inner_root_with_the_gadget_from_the_cli(capsys):
     (["--bet", "0.5"], "that size is in the abstraction"),
     (["--bet", "1"], "not a raise of its own"),  # stack 300: a pot-size open is all-in
     (["--bet", "0.75", "--searcher", "0"], "the responder, player 1, solves"),
-    (["--bet", "0.75"], "not a flop line"),  # between 0.5 and all-in: its calls have no leaf after all-in
     (["--round2", "unsafe"], "keeps its blueprint in the flop"),
     (["--bet", "0.75", "--round2", "safe"], "safe re-solving is not there yet"),
     (["--at", "zz"], "not a preflop decision node"),
