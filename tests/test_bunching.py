@@ -18,6 +18,7 @@ from treeplex.poker.bunching import _rank, parse_bunching
 from treeplex.poker.cards import HAND_CARDS, card_name, hand_name
 from treeplex.poker.postflop import PostflopGame, PostflopState, parse_deck
 from treeplex.poker.public_tree import CHANCE, DECISION, TERMINAL
+from test_fused import assert_fused_follows
 
 ALL = "22+,A2+,K2+,Q2+,J2+,T2+,92+,82+,72+,62+,52+,42+,32"  # every hand
 
@@ -344,18 +345,9 @@ def test_fused_bunching_equals_the_sequence_form(spot, algorithm):
     (:func:`treeplex.poker.fused.bunched_values`): with simultaneous updates its average and
     current plans equal the sequence form's (:class:`BunchedPayoff`) after each of 6
     iterations, to rounding, on the river, turn and flop starts."""
-    from treeplex.run.driver import make_solver
-
     board, deck, kw, fold = SPOTS[spot]
-    P = PostflopGame(board=board, pot=20, stack=30, deck=deck, bunching=fold, **kw).problem()
-    seq = make_solver(P, algorithm, alternating=False, storage="float64", fused=False)
-    fus = make_solver(P, algorithm, alternating=False, storage="float64", fused=True)
-    assert fus.engine is not None and seq.engine is None
-    for _ in range(6):
-        seq.step()
-        fus.step()
-        for a, b in zip(seq.average() + seq.current(), fus.average() + fus.current()):
-            np.testing.assert_allclose(b, a, rtol=0, atol=1e-10)
+    assert_fused_follows(PostflopGame(board=board, pot=20, stack=30, deck=deck, bunching=fold, **kw).problem(),
+                         algorithm, 1e-10)
 
 
 def test_fused_bunching_reaches_the_bunched_lp():

@@ -22,6 +22,21 @@ def _spot(name, **kw):
     return PostflopGame(pot=20, stack=30, **SPOTS[name], **kw)
 
 
+def assert_fused_follows(P, algorithm, atol, steps=6):
+    """The fused walk's average and current plans equal the sequence form's after each of
+    ``steps`` simultaneous-update iterations in float64, to ``atol``; returns both solvers
+    (shared by the lock, bunching and nlfh52 tests)."""
+    seq = make_solver(P, algorithm, alternating=False, storage="float64", fused=False)
+    fus = make_solver(P, algorithm, alternating=False, storage="float64", fused=True)
+    assert fus.engine is not None and seq.engine is None
+    for _ in range(steps):
+        seq.step()
+        fus.step()
+        for a, b in zip(seq.average() + seq.current(), fus.average() + fus.current()):
+            np.testing.assert_allclose(b, a, rtol=0, atol=atol)
+    return seq, fus
+
+
 @pytest.mark.parametrize("spot", ["river", "turn", "iso"])
 @pytest.mark.parametrize("algorithm", ["cfr+", "dcfr", "pdcfr+"])
 def test_fused_iterates_equal_sequence_form(spot, algorithm):

@@ -15,6 +15,7 @@ from treeplex.run.driver import make_solver
 
 from test_fused import SPOTS
 from test_locks import BASE, CHECK_BACK
+from test_fused import assert_fused_follows
 
 SHOVE_QQ = {"node": "x", "player": 1, "hands": "QQ", "strategy": {"b20": 1}}
 ROOT_MIX = {"node": "", "player": 0, "strategy": {"x": 0.25, "b20": 0.75}}
@@ -37,14 +38,7 @@ def test_fused_locked_iterates_equal_sequence_form(spot, locks, algorithm):
     walk's average and current plans equal the sequence form's (which plays the lock and zeroes
     its regrets between its passes) after each of 6 iterations, to float64 rounding."""
     P = PostflopGame(**spot, locks=locks).problem()
-    seq = make_solver(P, algorithm, alternating=False, storage="float64", fused=False)
-    fus = make_solver(P, algorithm, alternating=False, storage="float64", fused=True)
-    assert fus.engine is not None and seq.engine is None
-    for _ in range(6):
-        seq.step()
-        fus.step()
-        for a, b in zip(seq.average() + seq.current(), fus.average() + fus.current()):
-            np.testing.assert_allclose(b, a, rtol=0, atol=1e-11)
+    _, fus = assert_fused_follows(P, algorithm, 1e-11)
     for q, lk in enumerate(P.locks):  # the plans play the lock, and the locked regrets stayed at 0
         if lk is not None:
             plan = fus.average()[q]
@@ -114,14 +108,7 @@ def test_fused_weighted_locks_equal_sequence_form(spot, locks, algorithm):
     iterations, to rounding; the weighted hands' regrets move, the plans keep the bounds."""
     P = PostflopGame(**spot, locks=locks).problem()
     assert any(lk is not None and lk.partial is not None for lk in P.locks)
-    seq = make_solver(P, algorithm, alternating=False, storage="float64", fused=False)
-    fus = make_solver(P, algorithm, alternating=False, storage="float64", fused=True)
-    assert fus.engine is not None and seq.engine is None
-    for _ in range(6):
-        seq.step()
-        fus.step()
-        for a, b in zip(seq.average() + seq.current(), fus.average() + fus.current()):
-            np.testing.assert_allclose(b, a, rtol=0, atol=1e-10)
+    _, fus = assert_fused_follows(P, algorithm, 1e-10)
     lk = P.locks[1]
     plan = fus.average()[1]
     weighted = np.flatnonzero(lk.partial)

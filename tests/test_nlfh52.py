@@ -13,6 +13,7 @@ from treeplex.model.game import Game, RulesState
 from treeplex.poker.cards import RANKS, card_name, flop_texture, parse_cards
 from treeplex.poker.nlfh import NLFH
 from treeplex.poker.nlfh52 import NLFH52
+from test_fused import assert_fused_follows
 
 DECK4 = "JcJdQcQdKcKdAcAd"  # the rules game NLFH(ranks=4, suits=2): cards J..A of clubs and diamonds
 DECK5 = "TcTdJcJdQcQdKcKdAcAd"  # ranks=5, suits=2: flushes and straights can be made
@@ -264,17 +265,7 @@ def test_fused_iterates_equal_sequence_form(game, isomorphism, algorithm):
     sequence-form path's iterates: with simultaneous updates and float64 storage, the average
     and current plans after each of 6 iterations agree to float64 rounding, with isomorphism
     on (orbit infosets) and off."""
-    from treeplex.run.driver import make_solver
-
-    P = NLFH52(**FUSED_GAMES[game], isomorphism=isomorphism).problem()
-    seq = make_solver(P, algorithm, alternating=False, storage="float64", fused=False)
-    fus = make_solver(P, algorithm, alternating=False, storage="float64", fused=True)
-    assert fus.engine is not None and seq.engine is None
-    for _ in range(6):
-        seq.step()
-        fus.step()
-        for a, b in zip(seq.average() + seq.current(), fus.average() + fus.current()):
-            np.testing.assert_allclose(b, a, rtol=0, atol=1e-10)
+    assert_fused_follows(NLFH52(**FUSED_GAMES[game], isomorphism=isomorphism).problem(), algorithm, 1e-10)
 
 
 def test_fused_on_52_cards_with_and_without_isomorphism():
@@ -283,7 +274,6 @@ def test_fused_on_52_cards_with_and_without_isomorphism():
     sequence form's with isomorphism on and off, and the two layouts give the same value and
     gap (the reduction is exact)."""
     from treeplex.model.metrics import evaluate
-    from treeplex.run.driver import make_solver
 
     out = []
     for iso in (True, False):
@@ -291,13 +281,7 @@ def test_fused_on_52_cards_with_and_without_isomorphism():
         P = g.problem()
         if iso:
             assert [len(g.tree.stabilizer(b)) for b in range(5)] == [24, 2, 2, 1, 2] and g.orbit_counts()[0] == 169
-        seq = make_solver(P, "dcfr", alternating=False, storage="float64", fused=False)
-        fus = make_solver(P, "dcfr", alternating=False, storage="float64", fused=True)
-        for _ in range(4):
-            seq.step()
-            fus.step()
-            for a, b in zip(seq.average() + seq.current(), fus.average() + fus.current()):
-                np.testing.assert_allclose(b, a, rtol=0, atol=1e-10)
+        _, fus = assert_fused_follows(P, "dcfr", 1e-10, steps=4)
         ev, walk = evaluate(P, *fus.average()), fus.evaluate_profile("average", value=True)
         assert walk.value == pytest.approx(ev.value, abs=1e-9) and walk.gap == pytest.approx(ev.gap, abs=1e-9)
         out.append((P.n_seqs, walk.value, walk.gap))
