@@ -1,0 +1,163 @@
+"""Playing (issue 28, stage 4): the real hand engine against phevaluator and the rules, duplicate
+matches (two calling stations: exactly 0), the human agent driven by scripted input, the
+blueprint agent's play against the trainer's exact expected values, action translation
+against the pseudo-harmonic formula, hand histories and the ACPC protocol, and the CLI."""
+
+import io
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from treeplex.errors import InputError
+from treeplex.model.game import GameError
+from treeplex.play.agents import Blueprint, BlueprintAgent, CallingStation, Folder, HumanAgent, RandomAgent
+from treeplex.play.engine import Hand, deal, replay
+from treeplex.play.match import duplicate_match, play_hand
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """A tiny abstraction (one flop class) and a blueprint trained on it in about a second."""
+    from treeplex.abstraction.build import build
+    from treeplex.cli import main
+
+    d = tmp_path_factory.mktemp("play")
+    ab, bp = str(d / "abs.npz"), str(d / "bp.npz")
+    build(ab, (4, 4, 4), flops=1, seed=0, progress=False)
+    assert main(["blueprint", "train", "--abstraction", ab, "-o", bp, "--iterations", "4000", "--quiet"]) == 0
+    return ab, bp
+
+
+def test_hand_engine_follows_the_rules_and_phevaluator():
+    from phevaluator import evaluate_cards
+
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        cards = deal(rng)
+        h = replay(cards, "r300c/cr900c/cc/cc")
+        assert h.done and h.showdown() and h.pot == 1800
+        r0, r1 = (evaluate_cards(*(cards[2 * p:2 * p + 2] + cards[4:])) for p in (0, 1))
+        assert h.payoff() == 900 * int(np.sign(r1 - r0))  # phevaluator: lower is better
+    h = Hand(deal(rng))
+    assert h.to_act == 0 and h.to_call() == 50 and h.raise_range() == (200, 20000)
+    for bad, msg in (("r150", "illegal"), ("r20001", "illegal"), ("x", "unknown")):
+        with pytest.raises(GameError, match=msg):
+            h.apply(bad)
+    h.apply("c")
+    with pytest.raises(GameError, match="fold is illegal"):
+        h.apply("f")  # the big blind's option: nothing to call
+    h.apply("r20000").apply("c")
+    assert h.done and h.betting() == "cr20000c///" and len(h.board()) == 5
+    assert replay(h.cards, "r250f").payoff() == 100  # the big blind folds: the small blind wins 100
+    with pytest.raises(InputError, match="after the round"):
+        replay(h.cards, "cc/cc/cc/ccc")
+
+
+def test_two_calling_stations_break_even_exactly_in_duplicate():
+    r = duplicate_match(CallingStation(), CallingStation(), 300, seed=3)
+    assert r["mbb"] == 0 and r["ci95"] == 0 and r["pairs"] == 300
+    # a folder as the small blind gives up its 50 chips at once
+    assert play_hand(deal(np.random.default_rng(0)), [Folder(), CallingStation()]).payoff() == -50
+    r = duplicate_match(RandomAgent(1), CallingStation(), 300, seed=3)
+    assert np.isfinite(r["mbb"]) and r["ci95"] > 0
+
+
+def test_human_agent_reads_scripted_input_and_plays_legal_actions():
+    script = "zz\nr10\nr400\nc\nc\nc\nc\n" * 40
+    out = io.StringIO()
+    human = HumanAgent(io.StringIO(script), out)
+    seen = []
+
+    class Spy(HumanAgent):
+        def act(self, hand, seat):
+            tok = super().act(hand, seat)
+            assert hand.legal(tok)
+            seen.append(tok)
+            return tok
+
+    spy = Spy(human.inp, out)
+    h = play_hand(deal(np.random.default_rng(0)), [spy, CallingStation()])
+    text = out.getvalue()
+    assert "illegal action 'zz'" in text and "illegal action 'r10'" in text and "legal: f (fold)" in text
+    assert seen[0] == "r400" and h.done and "hand over" in text
+    with pytest.raises(InputError, match="input ended"):
+        play_hand(deal(np.random.default_rng(0)), [HumanAgent(io.StringIO(""), io.StringIO()), CallingStation()])
+
+
+def test_blueprint_agent_matches_the_trainers_exact_values(tiny):
+    """Against a calling station every action stays on the blueprint's tree, so the real-game
+    match estimates what the trainer's kernel computes exactly on the abstract tree with the
+    station as a strategy (:func:`head_to_head`, another code path)."""
+    from treeplex.blueprint.game import DECISION
+    from treeplex.blueprint.train import RealDeals, head_to_head, read_checkpoint
+    from treeplex.abstraction.build import load
+
+    ab, path = tiny
+    bp = Blueprint(path, ab)
+    t = bp.tree
+    station = np.zeros(t.n_slots, dtype=np.float32)
+    for v in np.flatnonzero(t.kind == DECISION):
+        k = t.n_act[v]
+        a = t.labels[v].index("c" if "c" in t.labels[v] else "x")
+        station[t.offset[v] + a:t.offset[v] + k * t.buckets[t.street[v]]:k] = 1
+    _, arrays = read_checkpoint(path)
+    exact = head_to_head(t, RealDeals(load(ab)), arrays["S"], station, 20000, seed=5)
+    agent = BlueprintAgent(bp, seed=2)
+    r = duplicate_match(agent, CallingStation(), 400, seed=7, table=bp.table, flops=bp.flops)
+    assert agent.stats["off_tree"] == 0 and agent.stats["unreached"] == 0
+    assert abs(r["mbb"] - exact["mbb"]) < 1.3 * np.hypot(r["ci95"], exact["ci95"]), (r, exact)
+
+
+def test_translation_is_exact_on_tree_and_pseudo_harmonic_between(tiny):
+    from treeplex.depth_limited.translation import rpat_probability
+
+    bp = Blueprint(tiny[1], tiny[0])
+    h = Hand(deal(np.random.default_rng(0)), bp.table)
+    rng = np.random.default_rng(0)
+    labels = bp.tree.labels[0]
+    assert labels == ("f", "c", "p0.5", "p1", "a")
+    for lab in labels[2:]:
+        assert bp.map_action(0, h, bp.real_token(lab, h), rng) == lab
+    assert bp.real_token("p1", h) == "r300" and bp.real_token("p0.5", h) == "r200"
+    # a raise to 250 (0.75 pot after calling) lies between p0.5 (to 200) and p1 (to 300)
+    f = rpat_probability(h.node.fraction_of(250), h.node.fraction_of(200), h.node.fraction_of(300))
+    n = 4000
+    low = sum(bp.map_action(0, h, "r250", rng) == "p0.5" for _ in range(n)) / n
+    assert abs(low - f) < 4 * np.sqrt(f * (1 - f) / n) and 0.3 < f < 0.7
+    assert bp.map_action(0, h, "r19000", rng) in ("p1", "a")
+    assert bp.map_action(0, h, "f", rng) == "f" and bp.map_action(0, h, "c", rng) == "c"
+
+
+def _cli(*args, stdin=None):
+    env = dict(os.environ, PYTHONPATH=os.getcwd())
+    return subprocess.run([sys.executable, "-m", "treeplex.cli", *args], capture_output=True, text=True, env=env,
+                          input=stdin)
+
+
+def test_cli_play_history_and_bad_inputs(tiny, tmp_path, capsys):
+    from treeplex.cli import main
+    from treeplex.play.history import parse_state
+
+    ab, bp = tiny
+    hist = str(tmp_path / "h.txt")
+    assert main(["play", "--agent", bp, "--abstraction", ab, "--vs", "random", "--hands", "30",
+                 "--history", hist]) == 0
+    out = capsys.readouterr().out
+    assert "mbb/g for blueprint" in out and "95% CI" in out
+    lines = open(hist).read().splitlines()
+    assert len(lines) == 60
+    for i, line in enumerate(lines):
+        s = parse_state(line)
+        assert s["number"] == i and s["hand"].done and s["outcome"] == [-s["hand"].payoff(), s["hand"].payoff()]
+    r = _cli("play", "--agent", "human", "--vs", "call", "--hands", "1", stdin="c\n" * 8)
+    assert r.returncode == 0 and "legal:" in r.stdout, r.stderr
+    for args, msg in ((["--agent", "call"], "--vs"), (["--agent", "nobody", "--vs", "call"], "agent 'nobody'"),
+                      (["--agent", bp, "--vs", "call"], "--abstraction"),
+                      (["--agent", "call", "--vs", "call", "--hands", "0"], "--hands"),
+                      (["--agent", "call", "--vs", "call", "--history", str(tmp_path / "no" / "h")], "no such")):
+        assert main(["play", *args]) == 2, args
+        err = capsys.readouterr().err
+        assert msg in err and len(err.strip().splitlines()) == 1, (args, err)
