@@ -161,3 +161,98 @@ def test_cli_play_history_and_bad_inputs(tiny, tmp_path, capsys):
         assert main(["play", *args]) == 2, args
         err = capsys.readouterr().err
         assert msg in err and len(err.strip().splitlines()) == 1, (args, err)
+
+
+# ACPC protocol document's no-limit examples (holdem.nolimit.2p.reverse_blinds: 20000 stacks, blinds 50/100)
+ACPC_EXAMPLES = [
+    "MATCHSTATE:0:30::9s8h|",
+    "MATCHSTATE:0:30:c:9s8h|",
+    "MATCHSTATE:0:30:cc/:9s8h|/8c8d5c",
+    "MATCHSTATE:0:30:cc/r250:9s8h|/8c8d5c",
+    "MATCHSTATE:0:30:cc/r250c/:9s8h|/8c8d5c/6s",
+    "MATCHSTATE:1:31:r300r900c/r1800r3600r9000c/:|JdTc/6dJc9c/Kh",
+    "MATCHSTATE:1:31:r300r900c/r1800r3600r9000c/r20000:|JdTc/6dJc9c/Kh",
+    "MATCHSTATE:1:31:r300r900c/r1800r3600r9000c/r20000c/:KsJs|JdTc/6dJc9c/Kh/Qc",
+]
+
+
+def test_acpc_states_round_trip_through_the_parser():
+    from treeplex.play.acpc import matchstate, parse_matchstate
+
+    for s in ACPC_EXAMPLES:
+        m = parse_matchstate(s)
+        assert matchstate(m["hand"], m["position"], m["number"]) == s
+    m = parse_matchstate(ACPC_EXAMPLES[-1])
+    from phevaluator import evaluate_cards
+
+    h = m["hand"]  # position 1 (the small blind, player 0) has JdTc, position 0 KsJs; all-in called on the turn
+    r0, r1 = (evaluate_cards(*(h.hole(p) + h.cards[4:])) for p in (0, 1))
+    assert h.done and h.pot == 40000 and h.payoff() == 20000 * np.sign(r1 - r0) != 0
+    assert parse_matchstate(ACPC_EXAMPLES[1] + ":c")["action"] == "c"
+    assert parse_matchstate(ACPC_EXAMPLES[3])["hand"].to_act == 0  # position 0 (the big blind, player 1) bet r250...
+    for bad, msg in (("MATCHSTATE:2:0::|", "position 2"), ("MATCHSTATE:0:0:r50:9s8h|", "illegal"),
+                     ("MATCHSTATE:0:0::9s9s|", "twice"), ("STATE:0:0::", "not MATCHSTATE")):
+        with pytest.raises(InputError, match=msg):
+            parse_matchstate(bad)
+
+
+def test_acpc_server_and_client_over_loopback(tiny):
+    """A dealer thread and a client in this thread on localhost: every hand the client plays,
+    the dealer scores the same, with opposite signs."""
+    import threading
+
+    from treeplex.play.acpc import connect, serve
+
+    ab, path = tiny
+    bp = Blueprint(path, ab)
+    port, result, lines = [], {}, []
+
+    class Sink:
+        def write(self, s):
+            lines.append(s)
+
+    ready = threading.Event()
+
+    def dealer():
+        result["r"] = serve(0, BlueprintAgent(bp, seed=1), 25, seed=4, table=bp.table, flops=bp.flops,
+                            history=Sink(), ready=lambda p: (port.append(p), ready.set()), timeout=60)
+
+    th = threading.Thread(target=dealer)
+    th.start()
+    assert ready.wait(60)
+    client = connect("127.0.0.1", port[0], RandomAgent(3), bp.table, timeout=60)
+    th.join(60)
+    r = result["r"]
+    assert client["hands"] == 50 and len(lines) == 50
+    assert client["chips"] == -r["mbb"] * r["pairs"] * 2 * bp.table.big_blind / 1000
+    from treeplex.play.history import parse_state
+
+    assert sum(parse_state(x)["outcome"][0 if "client|" in x.split(":")[-1] else 1] for x in lines) == client["chips"]
+
+
+def test_cli_serve_and_connect():
+    """``treeplex play --serve`` and ``--connect`` as two processes on localhost."""
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    env = dict(os.environ, PYTHONPATH=os.getcwd())
+    server = subprocess.Popen([sys.executable, "-m", "treeplex.cli", "play", "--agent", "call", "--serve", str(port),
+                               "--hands", "20"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        for _ in range(100):  # until the dealer listens
+            r = _cli("play", "--agent", "random", "--connect", f"localhost:{port}")
+            if r.returncode == 0 or "refused" not in r.stderr:
+                break
+            import time
+            time.sleep(0.2)
+        out, err = server.communicate(timeout=120)
+    finally:
+        server.kill()
+    assert r.returncode == 0 and "40 hands" in r.stdout, r.stderr
+    assert server.returncode == 0 and "call vs client" in out, err
+    chips = int(r.stdout.split("hands, ")[1].split(" chips")[0].replace(",", ""))
+    mbb = float(out.split("client: ")[1].split(" ")[0])
+    assert abs(mbb * 40 * 100 / 1000 + chips) <= 0.05 * 40 * 100 / 1000 + 1e-9  # mbb printed to 0.1
