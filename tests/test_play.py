@@ -256,3 +256,107 @@ def test_cli_serve_and_connect():
     chips = int(r.stdout.split("hands, ")[1].split(" chips")[0].replace(",", ""))
     mbb = float(out.split("client: ")[1].split(" ")[0])
     assert abs(mbb * 40 * 100 / 1000 + chips) <= 0.05 * 40 * 100 / 1000 + 1e-9  # mbb printed to 0.1
+
+
+# ------------------------------------------------------------------ LBR (stage 5)
+
+
+def test_lbr_equity_matches_phevaluator():
+    """Exact equity against a weighted range on the river and the turn (all runouts), from a
+    direct loop over phevaluator; preflop the sampled equity of AA against every hand is near
+    its known 85.2%."""
+    from phevaluator import evaluate_cards
+
+    from treeplex.blueprint.kernels import seed_state
+    from treeplex.play.lbr import _HOLES, equity
+
+    rng = np.random.default_rng(0)
+    for n_board in (5, 4):
+        cards = [int(c) for c in rng.permutation(52)[:2 + n_board]]
+        hole, board = cards[:2], cards[2:]
+        w = rng.random(1326) * (rng.random(1326) < 0.02)
+        w[np.isin(_HOLES, cards).any(axis=1)] = 0
+        num = den = 0.0
+        rivers = [c for c in range(52) if c not in cards] if n_board == 4 else [None]
+        for r in rivers:
+            full = board + ([r] if r is not None else [])
+            mine = evaluate_cards(*(hole + full))
+            for h in np.flatnonzero(w):
+                x, y = map(int, _HOLES[h])
+                if r in (x, y):
+                    continue
+                other = evaluate_cards(x, y, *full)
+                den += w[h]
+                num += w[h] * (1.0 if mine < other else 0.5 if mine == other else 0.0)
+        got = equity(np.array(hole), np.array(board), w, _HOLES, 100, seed_state(1))
+        assert got == pytest.approx(num / den, abs=1e-12)
+    aa = np.array([51, 50])
+    w = np.ones(1326)
+    w[np.isin(_HOLES, aa).any(axis=1)] = 0
+    assert abs(equity(aa, np.zeros(0, dtype=np.int64), w, _HOLES, 3000, seed_state(2)) - 0.852) < 0.02
+
+
+def test_lbr_against_a_folder_wins_the_blinds_exactly(capsys):
+    """Against an agent that folds to any bet, LBR raises as the small blind (the fold
+    certain, its utility is the pot) and wins 100; as the big blind the folder gives up 50:
+    (100 + 50) / 2 = 75 chips = 750 mbb/g on every pair."""
+    from treeplex.cli import main
+
+    assert main(["lbr", "--opponent", "fold", "--hands", "20"]) == 0
+    assert "+750.0 ± 0.0 mbb/g for LBR" in capsys.readouterr().out
+
+
+def test_lbr_tracks_the_blueprints_range_by_bayes(tiny):
+    """After the blueprint's first action as the small blind, LBR's weight of each hand is the
+    probability of that action in the hand's preflop class, read here from the strategy sums
+    by the trainer's layout (slot = offset + class * actions + action)."""
+    from treeplex.abstraction.indexer import Indexer
+    from treeplex.blueprint.train import read_checkpoint
+    from treeplex.play.lbr import _HOLES, BlueprintModel, LBRAgent
+
+    ab, path = tiny
+    bp = Blueprint(path, ab)
+    _, arrays = read_checkpoint(path)
+    S = arrays["S"].astype(np.float64)
+    t = bp.tree
+    k = t.n_act[0]
+    sums = S[t.offset[0]:t.offset[0] + k * 169].reshape(169, k)
+    classes = Indexer("preflop").index(_HOLES)
+    lbr = LBRAgent(BlueprintModel(bp), rollouts=20, seed=1)
+    checked = 0
+    for seed in range(8):
+        cards = deal(np.random.default_rng(seed), bp.flops)
+        h = Hand(cards, bp.table)
+        lbr.begin(1, h.view(1))
+        agent = BlueprintAgent(bp, seed=seed)
+        agent.begin(0, h.view(0))
+        tok = agent.act(h.view(0), 0)
+        a = t.labels[0].index({"f": "f", "c": "c"}.get(tok) or next(
+            lab for lab in t.labels[0][2:] if bp.real_token(lab, h) == tok))
+        h.apply(tok)
+        if h.done:
+            continue
+        lbr.utilities(h.view(1), 1)
+        want = sums[classes, a] / sums[classes].sum(1)
+        want[np.isin(_HOLES, h.hole(1)).any(axis=1)] = 0
+        assert np.allclose(lbr.w, want)
+        checked += 1
+    assert checked >= 2
+
+
+def test_cli_lbr_against_the_blueprint(tiny, tmp_path, capsys):
+    from treeplex.cli import main
+    from treeplex.play.history import parse_state
+
+    ab, bp = tiny
+    hist = str(tmp_path / "lbr.txt")
+    assert main(["lbr", "--blueprint", bp, "--abstraction", ab, "--hands", "40", "--rollouts", "30",
+                 "--history", hist]) == 0
+    out = capsys.readouterr().out
+    assert "mbb/g for LBR (95% CI" in out and "lower bound" in out
+    assert all(parse_state(x)["hand"].done for x in open(hist).read().splitlines())
+    for args, msg in ((["--blueprint", bp], "--abstraction"), (["--opponent", "fold", "--hands", "1"], "--hands"),
+                      (["--opponent", "call", "--rollouts", "0"], "--rollouts")):
+        assert main(["lbr", *args]) == 2, args
+        err = capsys.readouterr().err
+        assert msg in err and len(err.strip().splitlines()) == 1, (args, err)
