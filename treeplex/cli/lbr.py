@@ -27,6 +27,7 @@ def run(args) -> int:
     from ..play.engine import Table
     from ..play.lbr import AgentModel, BlueprintModel, LBRAgent
     from ..play.match import duplicate_match
+    from .play import _adjusted
 
     if args.hands < 2:
         raise InputError(f"--hands must be >= 2, got {args.hands}")
@@ -49,9 +50,11 @@ def run(args) -> int:
         def write(self, s):
             lines.append(s)
 
-    r = duplicate_match(lbr, opp, args.hands, args.seed, table, flops, _Sink() if args.history else None)
+    r = duplicate_match(lbr, opp, args.hands, args.seed, table, flops, _Sink() if args.history else None,
+                        allin_ev=True)
     if args.history:
         atomic_write(args.history, lambda f: f.write("".join(lines).encode()))
     print(f"LBR vs {opp.name}: {r['mbb']:+.1f} ± {r['ci95']:.1f} mbb/g for LBR (95% CI, normal over {r['pairs']:,} "
           f"duplicate pairs); a lower bound on {opp.name}'s exploitability (= gap/2) in mbb/g")
+    _adjusted(r)
     return 0

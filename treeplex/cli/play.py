@@ -64,7 +64,7 @@ def _table(agent):
 def _match(a, b, args, table, flops, hist):
     from ..play.match import duplicate_match
 
-    return duplicate_match(a, b, args.hands, args.seed, table, flops, hist)
+    return duplicate_match(a, b, args.hands, args.seed, table, flops, hist, allin_ev=True)
 
 
 def _report(args, a, b_name_or_agent, table, play) -> int:
@@ -83,12 +83,20 @@ def _report(args, a, b_name_or_agent, table, play) -> int:
     print(f"{a.name} vs {b}: {r['mbb']:+.1f} ± {r['ci95']:.1f} mbb/g for {a.name} (95% CI, normal over "
           f"{r['pairs']:,} duplicate pairs = {2 * r['pairs']:,} hands; blinds {table.small_blind}/{table.big_blind})"
           + (f"; wrote {args.history}" if args.history else ""))
+    if "adjusted" in r:
+        _adjusted(r)
     for ag in (a,) if isinstance(b_name_or_agent, str) else (a, b_name_or_agent):
         st = getattr(ag, "stats", None)
         if st and (st["off_tree"] or st["unreached"]):
             print(f"  {ag.name}: {st['off_tree']:,} of {st['decisions']:,} decisions off its tree, "
                   f"{st['unreached']:,} in classes its abstraction did not reach (checked or called)")
     return 0
+
+
+def _adjusted(r) -> None:
+    a = r["adjusted"]
+    print(f"  all-in adjusted (called all-ins score their equity over the cards to come): {a['mbb']:+.1f} ± "
+          f"{a['ci95']:.1f} mbb/g")
 
 
 def _serve(args, a, table, flops) -> int:

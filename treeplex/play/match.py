@@ -29,6 +29,24 @@ def play_hand(cards, agents, table: Table = Table()) -> Hand:
     return h
 
 
+def allin_value(h: Hand, rollouts: int, rng) -> float:
+    """Player 0's expected chips of a finished hand given the cards seen when its all-in was
+    called (module doc); the payoff itself for other hands."""
+    from .equity import HOLES, equity
+
+    last = max(i for i, r in enumerate(h.rounds) if r)
+    if not h.showdown() or last == 3:
+        return float(h.payoff())
+    from ..poker.cards import HAND_INDEX
+    from .engine import BOARD_SEEN
+
+    w = np.zeros(len(HOLES))
+    w[HAND_INDEX[h.cards[2], h.cards[3]]] = 1
+    e = equity(np.array(h.hole(0), dtype=np.int64), np.array(h.cards[4:4 + BOARD_SEEN[last]], dtype=np.int64), w,
+               HOLES, rollouts, rng)
+    return h.node.contrib[0] * (2 * e - 1)
+
+
 def summary(values, big_blind: int) -> dict:
     """mbb/g and the 95% half-width of per-pair chip results."""
     v = np.asarray(values, dtype=np.float64)
@@ -38,25 +56,33 @@ def summary(values, big_blind: int) -> dict:
 
 
 def duplicate_match(a, b, n: int, seed: int = 0, table: Table = Table(), flops=None, history=None,
-                    on_hand=None) -> dict:
-    """``n`` duplicate pairs of ``a`` against ``b`` (module doc); ``history(hand, number,
-    names)`` is called after each hand with the names by player (0 = small blind)."""
+                    allin_ev: bool = False, rollouts: int = 1000) -> dict:
+    """``n`` duplicate pairs of ``a`` against ``b`` (module doc); ``history.write`` gets each
+    hand's STATE line. With ``allin_ev`` the result has ``adjusted``, the summary of the
+    all-in-adjusted pairs."""
+    from ..blueprint.kernels import seed_state
     from .history import state_line
 
     rng = np.random.default_rng(seed)
-    pairs = []
+    eq_rng = seed_state(seed)
+    pairs, adjusted = [], []
     number = 0
     for _ in range(n):
         cards = deal(rng, flops)
-        u = 0
+        u = adj = 0
         for seats in ((a, b), (b, a)):
             h = play_hand(cards, seats, table)
             r = h.payoff()
             u += r if seats[0] is a else -r
+            if allin_ev:
+                x = allin_value(h, rollouts, eq_rng)
+                adj += x if seats[0] is a else -x
             if history is not None:
                 history.write(state_line(h, number, [s.name for s in seats]) + "\n")
             number += 1
         pairs.append(u / 2)
-        if on_hand is not None:
-            on_hand(len(pairs))
-    return summary(pairs, table.big_blind)
+        adjusted.append(adj / 2)
+    out = summary(pairs, table.big_blind)
+    if allin_ev:
+        out["adjusted"] = summary(adjusted, table.big_blind)
+    return out
