@@ -67,7 +67,8 @@ def _match(a, b, args, table, flops, hist):
     return duplicate_match(a, b, args.hands, args.seed, table, flops, hist, allin_ev=True)
 
 
-def _report(args, a, b_name_or_agent, table, play) -> int:
+def _report(args, a, b, table, play) -> int:
+    """Run ``play(history sink)`` and print A's result; ``b`` is B's agent or its name."""
     from ..io.files import atomic_write
 
     lines = []
@@ -79,13 +80,13 @@ def _report(args, a, b_name_or_agent, table, play) -> int:
     r = play(_Sink() if args.history else None)
     if args.history:
         atomic_write(args.history, lambda f: f.write("".join(lines).encode()))
-    b = b_name_or_agent if isinstance(b_name_or_agent, str) else b_name_or_agent.name
-    print(f"{a.name} vs {b}: {r['mbb']:+.1f} ± {r['ci95']:.1f} mbb/g for {a.name} (95% CI, normal over "
+    agents = (a,) if isinstance(b, str) else (a, b)
+    print(f"{a.name} vs {getattr(b, 'name', b)}: {r['mbb']:+.1f} ± {r['ci95']:.1f} mbb/g for {a.name} (95% CI, normal over "
           f"{r['pairs']:,} duplicate pairs = {2 * r['pairs']:,} hands; blinds {table.small_blind}/{table.big_blind})"
           + (f"; wrote {args.history}" if args.history else ""))
     if "adjusted" in r:
         _adjusted(r)
-    for ag in (a,) if isinstance(b_name_or_agent, str) else (a, b_name_or_agent):
+    for ag in agents:
         st = getattr(ag, "stats", None)
         if st and (st["off_tree"] or st["unreached"]):
             print(f"  {ag.name}: {st['off_tree']:,} of {st['decisions']:,} decisions off its tree, "

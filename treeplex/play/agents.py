@@ -24,7 +24,7 @@ import sys
 import numpy as np
 
 from ..errors import InputError
-from .engine import Hand, cards_text
+from .engine import Hand, Table, cards_text
 
 STREETS = ("preflop", "flop", "turn", "river")
 
@@ -161,7 +161,6 @@ class Blueprint:
         self.flops = deals.flops
         self.indexers = [Indexer(s) for s in STREETS]
         c = self.tree.config
-        from .engine import Table
         self.table = Table(c.stack, c.small_blind, c.big_blind)
         self.path = path
 
