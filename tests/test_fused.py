@@ -260,8 +260,8 @@ def test_memory_refusal_follows_the_path(monkeypatch):
     import treeplex.poker.postflop as postflop
     from treeplex.core.treeplex import DeferredTreeplex
 
-    monkeypatch.setattr(postflop, "FUSED_MIN_SEQS", 0)  # the river spot on the fused path by default
-    g = _spot("river")
+    monkeypatch.setattr(postflop, "FUSED_MIN_SEQS", 0)  # the toy turn spot on the fused path by default
+    g = _spot("turn")
     lean, full = g.memory_estimate(fused=True), g.memory_estimate(fused=False)
     assert lean < full and g.memory_estimate() == lean
     P = g.problem(max_memory=(lean + full) // 2)
@@ -273,7 +273,7 @@ def test_memory_refusal_follows_the_path(monkeypatch):
             make_solver(P, algorithm, **params).step()
     assert isinstance(P.__dict__["_X"], DeferredTreeplex)
     with pytest.raises(InputError, match="above --max-memory"):  # below even the fused path: refused while counted
-        _spot("river").problem(max_memory=lean // 2)
+        _spot("turn").problem(max_memory=lean // 2)
 
 
 @pytest.mark.parametrize("spot", ["river", "iso"])

@@ -76,8 +76,8 @@ SPEC_KEYS = {"game", "board", "pot", "stack", "range0", "range1", "sizes", "bet"
 # Fused engine (poker/fused.py, from FUSED_MIN_SEQS sequences by default): R and S, 4 B each per
 # sequence of the solver's layout in float32 (the orbit layout under isomorphism, counted here as
 # the full one: an upper bound), BYTES_PER_PUBLIC_NODE per node, and per thread a walk stack of
-# about WALK_BYTES_PER_HAND per hand of both players. No plans and no payoff operator are made
-# (--out reads the solver's state: fused.FusedProfile). Checked 2026-11-27 (fifth session; peak RSS
+# about WALK_BYTES_PER_HAND per hand of both players (TURN's, measured; a toy spot's are smaller).
+# No plans and no payoff operator are made (--out reads the solver's state: fused.FusedProfile). Checked 2026-11-27 (fifth session; peak RSS
 # minus the 171 MB no-op, 2 threads, a short dcfr-ps solve with --out) in docs/benchmarks.md.
 SOLVER_BYTES_PER_SEQ = {"float64": 82, "float32": 68}
 FUSED_BYTES_PER_SEQ = {"float64": 16, "float32": 8}
