@@ -5,6 +5,7 @@ against the pseudo-harmonic formula, hand histories and the ACPC protocol, and t
 
 import io
 import os
+from itertools import combinations
 import subprocess
 import sys
 
@@ -382,6 +383,19 @@ def test_allin_adjustment_is_the_exact_equity_and_keeps_the_mean():
         assert allin_value(h, 1000, seed_state(0)) == pytest.approx(20000 * (2 * e - 1), abs=1e-6)
         river = replay(cards, "r300c/cc/cc/cc")
         assert allin_value(river, 1000, seed_state(0)) == river.payoff()  # a river showdown keeps its chips
+    # a preflop all-in when the dealer's flops are a few (a partial abstraction's): the mean
+    # over those flops that miss the hole cards, each with every turn and river
+    cards = deal(rng)
+    flops = np.array([sorted(rng.choice(np.setdiff1d(np.arange(52), cards[:4]), 3, replace=False)) for _ in range(3)]
+                     + [[cards[0], cards[5], cards[6]]])  # the last one is blocked by a hole card
+    h = replay(cards, "r20000c///")
+    e, n = 0.0, 0
+    for f in flops[:3].tolist():
+        for t, r in combinations([c for c in range(52) if c not in cards[:4] + f], 2):
+            a, b = (evaluate_cards(*(cards[2 * p:2 * p + 2] + f + [t, r])) for p in (0, 1))
+            e += 1.0 if a < b else 0.5 if a == b else 0.0
+            n += 1
+    assert allin_value(h, 1000, seed_state(0), flops) == pytest.approx(20000 * (2 * e / n - 1), abs=1e-6)
     r = duplicate_match(RandomAgent(2), CallingStation(), 400, seed=9, allin_ev=True)
     adj = r["adjusted"]
     assert abs(r["mbb"] - adj["mbb"]) < 1.96 * max(r["ci95"], adj["ci95"])

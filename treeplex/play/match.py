@@ -29,21 +29,29 @@ def play_hand(cards, agents, table: Table = Table()) -> Hand:
     return h
 
 
-def allin_value(h: Hand, rollouts: int, rng) -> float:
+def allin_value(h: Hand, rollouts: int, rng, flops=None) -> float:
     """Player 0's expected chips of a finished hand given the cards seen when its all-in was
-    called (module doc); the payoff itself for other hands."""
+    called (module doc); the payoff itself for other hands. With ``flops`` (the dealer's flops,
+    uniform; a partial abstraction's) a preflop all-in averages over those flops that miss the
+    four hole cards (all of them, or ``rollouts // 10`` sampled), each with every turn and river."""
+    from ..blueprint.kernels import uniform
+    from ..poker.cards import HAND_INDEX
+    from .engine import BOARD_SEEN
     from .equity import HOLES, equity
 
     last = max(i for i, r in enumerate(h.rounds) if r)
     if not h.showdown() or last == 3:
         return float(h.payoff())
-    from ..poker.cards import HAND_INDEX
-    from .engine import BOARD_SEEN
-
     w = np.zeros(len(HOLES))
     w[HAND_INDEX[h.cards[2], h.cards[3]]] = 1
-    e = equity(np.array(h.hole(0), dtype=np.int64), np.array(h.cards[4:4 + BOARD_SEEN[last]], dtype=np.int64), w,
-               HOLES, rollouts, rng)
+    hole = np.array(h.hole(0), dtype=np.int64)
+    if last == 0 and flops is not None:
+        ok = flops[~np.isin(flops, h.cards[:4]).any(axis=1)]
+        n = max(1, rollouts // 10)
+        pick = ok if len(ok) <= n else ok[[int(uniform(rng) * len(ok)) for _ in range(n)]]
+        e = float(np.mean([equity(hole, np.asarray(f, dtype=np.int64), w, HOLES, 1081, rng) for f in pick]))
+    else:
+        e = equity(hole, np.array(h.cards[4:4 + BOARD_SEEN[last]], dtype=np.int64), w, HOLES, rollouts, rng)
     return h.node.contrib[0] * (2 * e - 1)
 
 
@@ -75,7 +83,7 @@ def duplicate_match(a, b, n: int, seed: int = 0, table: Table = Table(), flops=N
             r = h.payoff()
             u += r if seats[0] is a else -r
             if allin_ev:
-                x = allin_value(h, rollouts, eq_rng)
+                x = allin_value(h, rollouts, eq_rng, flops)
                 adj += x if seats[0] is a else -x
             if history is not None:
                 history.write(state_line(h, number, [s.name for s in seats]) + "\n")
