@@ -291,6 +291,27 @@ def test_lbr_equity_matches_phevaluator():
                 num += w[h] * (1.0 if mine < other else 0.5 if mine == other else 0.0)
         got = equity(np.array(hole), np.array(board), w, _HOLES, 100, seed_state(1))
         assert got == pytest.approx(num / den, abs=1e-12)
+    # preflop over a dealer's few flops (a partial abstraction's): pairs (flop, hand) weighted as dealt
+    from treeplex.play.lbr import AgentModel, LBRAgent
+
+    hole = [int(c) for c in rng.permutation(52)[:2]]
+    flops = np.array([sorted(rng.choice(np.setdiff1d(np.arange(52), hole), 3, replace=False)) for _ in range(2)])
+    w = np.zeros(1326)
+    for h in rng.choice(np.flatnonzero(~np.isin(_HOLES, hole).any(axis=1)), 5, replace=False):
+        w[h] = rng.random()
+    num = den = 0.0
+    for f in flops.tolist():
+        for t, r in combinations([c for c in range(52) if c not in hole + f], 2):
+            mine = evaluate_cards(*(hole + f + [t, r]))
+            for h in np.flatnonzero(w):
+                x, y = map(int, _HOLES[h])
+                if {x, y} & set(f + [t, r]):
+                    continue
+                other = evaluate_cards(x, y, *f, t, r)
+                den += w[h]
+                num += w[h] * (1.0 if mine < other else 0.5 if mine == other else 0.0)
+    lbr = LBRAgent(AgentModel(CallingStation()), rollouts=100, flops=flops)
+    assert lbr._preflop_equity(np.array(hole), w, per_flop=1081) == pytest.approx(num / den, abs=1e-12)
     aa = np.array([51, 50])
     w = np.ones(1326)
     w[np.isin(_HOLES, aa).any(axis=1)] = 0

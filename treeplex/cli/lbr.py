@@ -43,7 +43,7 @@ def run(args) -> int:
     else:
         opp = CallingStation() if args.opponent == "call" else Folder()
         model, table, flops = AgentModel(opp), Table(), None
-    lbr = LBRAgent(model, args.rollouts, args.seed)
+    lbr = LBRAgent(model, args.rollouts, args.seed, flops)
     lines = []
 
     class _Sink:

@@ -14,9 +14,16 @@ HOLES = HAND_CARDS.astype(np.int64)  # row h: the cards of hand h
 
 @nb.njit(cache=True)
 def equity(hole, board, w, holes, rollouts, rng):
-    """LBR's equity (win + tie/2) against range ``w`` (per row of ``holes``) over the
+    """Equity (win + tie/2) of ``hole`` against range ``w`` (per row of ``holes``) over the
     runouts of the board: all of them when there are at most ``rollouts``, else ``rollouts``
     sampled uniformly. Hands sharing a card with a runout are left out of that runout."""
+    num, den = equity_sums(hole, board, w, holes, rollouts, rng)
+    return num / den if den > 0 else 0.5
+
+
+@nb.njit(cache=True)
+def equity_sums(hole, board, w, holes, rollouts, rng):
+    """(sum of w x (win + tie/2), sum of w) over the runouts and hands of :func:`equity`."""
     used = np.zeros(52, dtype=np.bool_)
     used[hole[0]] = True
     used[hole[1]] = True
@@ -93,4 +100,4 @@ def equity(hole, board, w, holes, rollouts, rng):
                 num += w[h]
             elif mine == r:
                 num += 0.5 * w[h]
-    return num / den if den > 0 else 0.5
+    return num, den

@@ -13,7 +13,8 @@ and all-in:
     U(raise to T) = fp * pot + (1 - fp) * (wp * 2T - (T - c_me))
 
 ``wp`` is LBR's equity (win + tie/2) against the range over the remaining board cards (all
-runouts on the turn and river, ``rollouts`` sampled ones before), ``fp`` the range's
+runouts on the turn and river, ``rollouts`` sampled ones before; with ``flops``, the dealer's
+flops of a partial abstraction, a preflop equity samples its flops from them), ``fp`` the range's
 probability of folding to the raise, ``c_me`` what LBR has in. LBR plays the best action if
 its utility is positive, else folds (checks when nothing is to call). Against a blueprint LBR
 raises only to sizes its tree has (its pot and all-in where the tree offers them; at the tree's
@@ -24,11 +25,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..blueprint.kernels import seed_state
+from ..blueprint.kernels import seed_state, uniform
 from ..poker.cards import N_HANDS
 from .agents import Agent, Blueprint, Follower
 from .engine import Hand, replay
-from .equity import HOLES as _HOLES, equity
+from .equity import HOLES as _HOLES, equity, equity_sums
 
 
 class BlueprintModel:
@@ -81,8 +82,8 @@ class LBRAgent(Agent):
 
     name = "lbr"
 
-    def __init__(self, model, rollouts: int = 200, seed: int = 0):
-        self.model, self.rollouts = model, int(rollouts)
+    def __init__(self, model, rollouts: int = 200, seed: int = 0, flops=None):
+        self.model, self.rollouts, self.flops = model, int(rollouts), flops
         self.rng = seed_state(seed)
 
     def begin(self, seat, hand):
@@ -111,7 +112,11 @@ class LBRAgent(Agent):
         w = self.w.copy()
         if len(board):
             w[np.isin(_HOLES, board).any(axis=1)] = 0
-        wp = equity(np.array(hand.hole(seat), dtype=np.int64), board, w, _HOLES, self.rollouts, self.rng)
+        hole = np.array(hand.hole(seat), dtype=np.int64)
+        if hand.street == 0 and self.flops is not None:
+            wp = self._preflop_equity(hole, w)
+        else:
+            wp = equity(hole, board, w, _HOLES, self.rollouts, self.rng)
         pot, ask = hand.pot, hand.to_call()
         c_me = hand.node.contrib[seat]
         U = {"c": wp * pot - (1 - wp) * ask}
@@ -123,6 +128,22 @@ class LBRAgent(Agent):
             fp = float(fold @ w[alive] / w[alive].sum()) if fold is not None and w[alive].sum() > 0 else 0.0
             U[tok] = fp * pot + (1 - fp) * (wp * 2 * T - (T - c_me))
         return U
+
+    def _preflop_equity(self, hole, w, per_flop: int = 10) -> float:
+        """Equity over the dealer's flops (uniform among those that miss ``hole``; ``rollouts //
+        10`` of them sampled, or all), ``per_flop`` sampled turns and rivers each (all of them from 1,081): the ratio of the sums
+        weights each (flop, hand) pair as the deal does."""
+        ok = self.flops[~np.isin(self.flops, hole).any(axis=1)]
+        k = max(1, self.rollouts // 10)
+        pick = ok if len(ok) <= k else ok[[int(uniform(self.rng) * len(ok)) for _ in range(k)]]
+        num = den = 0.0
+        for f in pick:
+            f = np.asarray(f, dtype=np.int64)
+            wf = np.where(np.isin(_HOLES, f).any(axis=1), 0.0, w)
+            a, b = equity_sums(hole, f, wf, _HOLES, per_flop, self.rng)
+            num += a
+            den += b
+        return num / den if den > 0 else 0.5
 
     def act(self, hand, seat):
         U = self.utilities(hand, seat)
