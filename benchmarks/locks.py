@@ -13,7 +13,7 @@ b20 30%, spread from the unlocked spot's DCFR solution to 0.5% of the pot, solve
 rounds). Prints iterations, solver seconds and seconds per iteration, each ratio to the
 unlocked spot's seconds per iteration, and the medians of the per-round ratios (solver seconds
 to 0.5% and seconds per iteration). Each spot runs where ``fused=None`` puts it (TURN: the
-fused engine, which plays plain locks; weighted locks: the sequence form), as printed.
+fused engine, which plays plain and weighted locks), as printed.
 ``--memory`` adds one CLI process per spot (``benchmarks/postflop.py``'s peak RSS; the locked
 one with ``--lock ... --baseline none``) and the bytes of the fused engine's lock blocks.
 ``--mixed`` locks both nodes to mixtures of all three actions instead: the plain locks leave

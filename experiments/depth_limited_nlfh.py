@@ -2,6 +2,14 @@
 
     .venv/bin/python experiments/depth_limited_nlfh.py            # about 5 minutes on 2 busy cores (--arena-pairs 0)
     .venv/bin/python experiments/depth_limited_nlfh.py --ranks 13 --arena-pairs 0 --out out/dl_r13  # 8 min
+    .venv/bin/python experiments/depth_limited_nlfh.py --game "nlfh52(stack=1000, flops=S8)" --out out/dl52
+
+``--game nlfh52(...)`` (or ``nlfh-50-s64``, the issue's NLFH-50/S64) runs the figure on the
+52-card public tree x hands engine (:func:`main52`): two hole cards, a three-card flop, five-card
+showdowns. There the blueprint is DCFR to ``--target-mbb`` (at most ``--max-iters``), the
+subgames are solved by DCFR (the LP refuses 52-card payoffs), the flop after the bet is played
+by the bracketing sizes' translated blueprints half and half (``--round2 none``; ``unsafe``
+re-solves it, one locked solve of the whole game per point), and there is no arena.
 
 The blueprint is CFR+ on the abstraction {0.5, 1} x pot + all-in (both rounds), run to below
 1 mbb/g. Player 0 (P1, the small blind) then opens with an off-tree bet of ``--offtree`` x pot
@@ -73,6 +81,14 @@ def offtree_size(G: NLFH, Gx: NLFH, size: float) -> float:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--game", default=None, help="nlfh52(...) or nlfh-50-s64: the 52-card engine (main52)")
+    ap.add_argument("--max-iters", type=int, default=2000, help="nlfh52: blueprint DCFR iterations at most")
+    ap.add_argument("--round2", choices=["none", "unsafe"], default="none", help="nlfh52: the flop after the bet")
+    ap.add_argument("--subgame-target-mbb", type=float, default=0.1,
+                    help="nlfh52: each depth-limited subgame solved by DCFR to this gap (mbb/g of its root's pairs)")
+    ap.add_argument("--subgame-iters", type=int, default=20_000, help="nlfh52: and at most this many iterations")
+    ap.add_argument("--blueprint-cache", default=None, metavar="FILE.npz",
+                    help="nlfh52: read the blueprint from FILE if it is there (same game), else save it there")
     ap.add_argument("--ranks", type=int, default=8)
     ap.add_argument("--suits", type=int, default=2)
     ap.add_argument("--hole", type=int, default=1)
@@ -80,6 +96,8 @@ def main(argv=None) -> int:
     ap.add_argument("--stack", type=int, default=5000, help="chips; blinds are 50/100")
     ap.add_argument("--bets", default="0.5,1,allin", help="the abstraction, pot fractions")
     ap.add_argument("--offtree", type=float, default=0.75, help="player 0's off-tree opening bet, x pot")
+    ap.add_argument("--also", type=float, nargs="+", default=None,
+                    help="nlfh52: more off-tree sizes (held out) with the same blueprint and leaf tables")
     ap.add_argument("--k", type=int, nargs="+", default=[1, 2, 4, 8, 16])
     ap.add_argument("--min-iters", type=int, default=1000, help="CFR+ iterations at least (the paper: 1000)")
     ap.add_argument("--target-mbb", type=float, default=1.0, help="and until this exploitability")
@@ -93,6 +111,12 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default="out/depth_limited_nlfh")
     args = ap.parse_args(argv)
+    if args.game is not None:
+        try:
+            return main52(args)
+        except InputError as e:
+            print(f"depth_limited_nlfh: error: {e}", file=sys.stderr)
+            return 2
     t_all = time.perf_counter()
     params = dict(ranks=args.ranks, suits=args.suits, hole=args.hole, flop=args.flop, stack=args.stack, bets=args.bets)
     try:
@@ -207,14 +231,158 @@ def run_arena(args, G, Gx, Px, idx_x, bp, ev, table_p0, x_bp, y_rpat, after, lb,
             "own_solve_seconds": sum(c["build_seconds"] + c["solve_seconds"] for c in costs)}
 
 
+GAME_ALIASES = {"nlfh-50-s64": "nlfh52(stack=5000, flops=S64)"}  # the issue's NLFH-50/S64
+
+
+def _rss_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def cached_blueprint52(view, path: str | None, **bp_kw):
+    """The DCFR blueprint of ``view``'s game, read from / saved to ``path`` (npz: the game's name,
+    both plans, value, gap, iterations and seconds), so the held-out sizes share one blueprint."""
+    import numpy as np
+
+    from treeplex.depth_limited.nlfh52 import Blueprint52, compute_blueprint52
+
+    if path and os.path.exists(path):
+        z = np.load(path)
+        if str(z["game"]) != view.game.name:
+            raise InputError(f"--blueprint-cache {path}: the blueprint of {z['game']}, not of {view.game.name}")
+        plans = (z["x"], z["y"])
+        return Blueprint52(view, plans, [view.full_behavioral(p, x) for p, x in enumerate(plans)], float(z["value"]),
+                           float(z["gap"]), int(z["iterations"]), float(z["seconds"]))
+    bp = compute_blueprint52(view, "dcfr", **bp_kw)
+    if path:
+        np.savez(path, game=view.game.name, x=bp.plans[0], y=bp.plans[1], value=bp.value, gap=bp.gap,
+                 iterations=bp.iterations, seconds=bp.seconds)
+    return bp
+
+
+def main52(args) -> int:
+    """Figure 1 on nlfh52: the blueprint, RPAT, the lower bound and the depth-limited response
+    for every k and set, each as the exact exploitability (gap / 2 of the profile in the game
+    with the bet, full best responses) in mbb/g; plus the costs (blueprint time and peak memory,
+    leaf tables, one depth-limited solve, the subgame's size against solving to the end).
+    ``--also X ...``: more off-tree sizes with the same blueprint and leaf tables (the tables
+    are the abstraction's, independent of the size), each written under ``OUT/offtree_X``."""
+    from treeplex.errors import check_params, defaults_of
+    from treeplex.games import parse_game_name
+    from treeplex.model.metrics import to_mbb
+    from treeplex.poker.nlfh52 import NLFH52
+    from treeplex.depth_limited.nlfh52 import LeafValues52, View52, bias_table52, self_generative_table52
+    from treeplex.depth_limited.offtree52 import offtree_game
+
+    spec = GAME_ALIASES.get(args.game, args.game)
+    name, params = parse_game_name(spec)
+    if name != "nlfh52":
+        raise InputError(f"--game {args.game!r}: the 52-card figure runs on nlfh52(...) or nlfh-50-s64")
+    check_params(defaults_of(NLFH52), params, "nlfh52")
+    t_all = time.perf_counter()
+    log = lambda *a: print(f"[{time.perf_counter() - t_all:7.1f} s]", *a, flush=True)  # noqa: E731
+    G = NLFH52(**params)
+    sizes = [args.offtree] + list(args.also or [])
+    games = {x: offtree_game(G, params, "", x) for x in sizes}  # refuse a bad size before any solving
+    bb = G.big_blind
+    mbb = lambda chips: to_mbb(chips, bb)  # noqa: E731
+    G.problem()  # the solver's layout (the orbit reduction) before the view reads it
+    view = View52(G)
+    bp_kw = {"target_gap": 2 * args.target_mbb * bb / 1000, "max_iters": args.max_iters}
+    sub_kw = {"target_gap": args.subgame_target_mbb * bb / 1000, "max_iters": args.subgame_iters}
+    rss0 = _rss_mb()
+    bp = cached_blueprint52(view, args.blueprint_cache, **bp_kw)
+    rss_bp = _rss_mb()
+    seqs = [int(n) for n in G.problem().n_seqs]
+    log(f"game {G.name}: {seqs} sequences; blueprint DCFR {bp.iterations} iterations, {bp.seconds:.1f} s, peak RSS "
+        f"{rss_bp:.0f} MB ({rss_bp - rss0:+.0f} MB), exploitability {mbb(bp.gap / 2):.3f} mbb/g in the abstraction")
+    bettor = int(G.tree.actor[0])  # the first action's player makes the off-tree raise; it chooses at the leaves
+    lv = LeafValues52(view, bp.b)
+    kmax = max(args.k)
+    t0 = time.perf_counter()
+    tables = {"bias": bias_table52(lv, bettor, min(kmax, 16))}
+    t1 = time.perf_counter()
+    tables["self-generative"], sg_log = self_generative_table52(lv, bettor, kmax, solver="dcfr", **sub_kw)
+    t2 = time.perf_counter()
+    log(f"leaf tables, k = {kmax}: bias {t1 - t0:.1f} s, self-generative {t2 - t1:.1f} s (leaf values "
+        f"{tables['self-generative'].seconds:.1f} s of it); {tables['bias'].nbytes / 2**20:.1f} MiB each "
+        f"({len(view.lines)} leaves x {view.O}^2 hand orbits x k)")
+    costs = {"sequences": seqs, "blueprint_seconds": bp.seconds, "blueprint_iterations": bp.iterations,
+             "blueprint_peak_rss_mb": rss_bp, "rss_before_blueprint_mb": rss0, "bias_table_seconds": t1 - t0,
+             "self_generative_table_seconds": t2 - t1,
+             "leaf_values_seconds": tables["self-generative"].seconds + tables["bias"].seconds,
+             "leaf_table_bytes_k16": tables["bias"].nbytes, "round2": args.round2,
+             "subgame_target_mbb": args.subgame_target_mbb, "subgame_iters": args.subgame_iters}
+    for x in sizes:
+        out = args.out if len(sizes) == 1 else os.path.join(args.out, f"offtree_{x:g}")
+        os.makedirs(out, exist_ok=True)
+        res = offtree_rows52(args, x, games[x], view, bp, lv, tables, bp_kw, sub_kw, mbb, log)
+        res.update({"game": G.name, "blueprint_mbb": mbb(bp.gap / 2), "blueprint_iterations": bp.iterations,
+                    "blueprint_solver": "DCFR", "solve_to_end_mbb": None, "self_generative_log": sg_log,
+                    "arena": None, "seconds": time.perf_counter() - t_all})
+        res["costs"].update(costs, peak_rss_mb=_rss_mb())
+        write_outputs(args, res, out)
+    return 0
+
+
+def offtree_rows52(args, x, game_x, view, bp, lv, tables, bp_kw, sub_kw, mbb, log) -> dict:
+    """One off-tree size on nlfh52: RPAT, the lower bound and the depth-limited rows."""
+    from treeplex.model.metrics import evaluate
+    from treeplex.depth_limited.nlfh52 import View52, compute_blueprint52, evaluate_full
+    from treeplex.depth_limited.offtree52 import Translator, dl_response, rpat_response
+    from treeplex.depth_limited.run52 import sequences_below
+
+    gx, bet, after = game_x
+    gx.problem()  # the solver's layout before the view reads it
+    vx = View52(gx)
+    tr = Translator(view, vx, bet)
+    responder = 1 - int(gx.tree.actor[bet])
+    bx = [tr.behavioral(p, bp.b[p]) for p in (0, 1)]
+    plan, rinfo = rpat_response(tr, responder, bp.b[responder], after)
+    plans = [vx.plan(0, bx[0]), vx.plan(1, bx[1])]
+    plans[responder] = vx.reduced(responder, plan)
+    rpat = mbb(evaluate(gx.problem(), *plans).exploitability)
+    log(f"{x:g} pot: RPAT {rpat:.3f} mbb/g (f = {rinfo['f']:.4f} to {rinfo['below']}, else {rinfo['above']})")
+    lower = compute_blueprint52(vx, "dcfr", **bp_kw)
+    lb = mbb(lower.gap / 2)
+    log(f"{x:g} pot: lower bound ({x:g} in the abstraction) {lb:.3f} mbb/g, {lower.iterations} iterations, "
+        f"{lower.seconds:.1f} s")
+    rows = []
+    for method, table in tables.items():
+        for k in args.k:
+            if k > table.k:
+                continue
+            t3 = time.perf_counter()
+            b_resp, info = dl_response(tr, table.first(k), lv, bx, bet, after, safe=True, round2=args.round2,
+                                       solver="dcfr", **sub_kw)
+            seconds = time.perf_counter() - t3
+            prof = list(bx)
+            prof[responder] = b_resp
+            m = mbb(evaluate_full(vx, prof).exploitability)
+            sub = info["subgame"]
+            rows.append({"method": method, "k": k, "round2": args.round2, "root_safety": True,
+                         "exploitability_mbb": m, "response_seconds": seconds,
+                         "subgame_solve_seconds": info["solution"].seconds,
+                         "subgame_iterations": info["solution"].iterations,
+                         "subgame_sequences": [int(n) for n in sub.problem.n_seqs]})
+            log(f"{x:g} pot: {method:16s} k={k:2d}: {m:8.3f} mbb/g   response {seconds:.2f} s (subgame "
+                f"{info['solution'].seconds:.2f} s, {info['solution'].iterations} iterations, "
+                f"{rows[-1]['subgame_sequences']} sequences)")
+    return {"offtree": x, "lower_bound_mbb": lb, "rpat_mbb": rpat, "rpat": dict(rinfo), "rows": rows,
+            "costs": {"lower_bound_seconds": lower.seconds, "lower_bound_iterations": lower.iterations,
+                      "subgame_to_the_end_sequences": [int(n) for n in sequences_below(vx, after)]}}
+
+
 def variant_name(row) -> str:
     """``self-generative`` for the main variant (root gadget, safe flop solving), else with a suffix."""
-    extra = ([] if row["root_safety"] else ["no root gadget"]) + ([] if row["round2"] == "safe" else ["unsafe flop"])
+    extra = ([] if row["root_safety"] else ["no root gadget"]) + (["unsafe flop"] if row["round2"] == "unsafe" else [])
     return row["method"] + (f" ({', '.join(extra)})" if extra else "")
 
 
-def write_outputs(args, results):
-    path_json = os.path.join(args.out, "results.json")
+def write_outputs(args, results, out=None):
+    out = out or args.out
+    path_json = os.path.join(out, "results.json")
     with open(path_json, "w") as f:
         json.dump(results, f, indent=1)
     names = list(dict.fromkeys(variant_name(r) for r in results["rows"]))
@@ -222,24 +390,31 @@ def write_outputs(args, results):
              "", "| k | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     for k in sorted({r["k"] for r in results["rows"]}):
         vals = {variant_name(r): r["exploitability_mbb"] for r in results["rows"] if r["k"] == k}
-        lines.append(f"| {k} | " + " | ".join(f"{vals[n]:.2f}" for n in names) + " |")
-    lines += ["", f"- RPAT: {results['rpat_mbb']:.2f}",
-              f"- lower bound ({results['offtree']:g} in the abstraction): {results['lower_bound_mbb']:.2f}",
+        lines.append(f"| {k} | " + " | ".join(f"{vals[n]:.3f}" for n in names) + " |")
+    lines += ["", f"- RPAT: {results['rpat_mbb']:.3f}",
+              f"- lower bound ({results['offtree']:g} in the abstraction): {results['lower_bound_mbb']:.3f}",
               "- safe subgame solved to the end after the bet: " + ("not run" if results["solve_to_end_mbb"] is None
                                                                       else f"{results['solve_to_end_mbb']:.2f}"),
               f"- blueprint in its own abstraction: {results['blueprint_mbb']:.3f} "
-              f"({results['blueprint_iterations']} CFR+ iterations)"]
+              f"({results['blueprint_iterations']} {results.get('blueprint_solver', 'CFR+')} iterations)"]
+    c = results.get("costs")
+    if c:
+        sub = next(r["subgame_sequences"] for r in results["rows"]) if results["rows"] else None
+        lines += [f"- costs: blueprint {c['blueprint_seconds']:.0f} s, peak RSS {c['blueprint_peak_rss_mb']:.0f} MB "
+                  f"({c['sequences'][0]:,} + {c['sequences'][1]:,} sequences); leaf values {c['leaf_values_seconds']:.0f} s "
+                  f"in all; the depth-limited subgame {sub} sequences against {c['subgame_to_the_end_sequences']} "
+                  f"solved to the end; the flop after the bet: {c['round2']}"]
     if results["arena"]:
         lines += ["", f"Arena (k = {results['arena']['k']}), duplicate hands, row agent's winnings in mbb/g:", "",
                   "| match | sampled (95% CI) | exact |", "|---|---|---|"]
         for m in results["arena"]["matches"]:
             lines.append(f"| {m['a']} vs {m['b']} | {m['mbb']:+.1f} +- {m['ci95']:.1f} ({2 * m['pairs']} hands) "
                          f"| {m['exact_mbb']:+.1f} |")
-    path_md = os.path.join(args.out, "table.md")
+    path_md = os.path.join(out, "table.md")
     with open(path_md, "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
-    path_png = os.path.join(args.out, "figure1.png")
+    path_png = os.path.join(out, "figure1.png")
     plot(results, path_png)
     print(f"wrote {path_md}, {path_json}, {path_png}")
 
@@ -269,7 +444,7 @@ def plot(results, path):
     ax.set_xticks(ks, [str(k) for k in ks])
     ax.set_xlabel("number of values per leaf state (k)")
     ax.set_ylabel("exploitability (mbb/g)")
-    ax.set_title(f"Response to an off-tree {results['offtree']:g}-pot opening bet, small NLFH")
+    ax.set_title(f"Response to an off-tree {results['offtree']:g}-pot opening bet, {results['game']}", fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     fig.savefig(path, dpi=150)

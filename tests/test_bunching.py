@@ -252,15 +252,14 @@ def test_iterative_solver_and_range_ev_on_a_bunched_spot():
     assert root["frequencies"] == pytest.approx(list(w0 @ g.behavioral(0, lp.x, 0)[0]), abs=1e-12)
 
 
-def test_fused_engine_sampling_and_split_are_refused():
-    """The paths whose sweeps take products of two ranges refuse a bunched spot in one line."""
+def test_sampling_and_split_are_refused():
+    """The paths whose sweeps take products of two ranges refuse a bunched spot in one line;
+    the fused engine runs it only when asked (``fused=true``)."""
     from treeplex.poker.split import check_splittable
 
     board, deck, kw, fold = SPOTS[1]
     g = PostflopGame(board=board, pot=20, stack=30, deck=deck, bunching=fold, isomorphism=False, **kw)
     assert not g.fused_by_default()
-    with pytest.raises(InputError, match="bunching runs on the sequence form"):
-        tp.solve(g.problem(), "dcfr", max_iters=2, fused=True)
     with pytest.raises(InputError, match="mccfr-pcs: a bunched spot"):
         tp.solve(g.problem(), "mccfr-pcs", max_iters=2)
     with pytest.raises(InputError, match="split: a bunched spot"):
@@ -322,3 +321,61 @@ def test_memory_estimate_counts_the_bunched_operator():
     assert g.memory_estimate() - plain.memory_estimate(fused=False) == g.bunching_bytes() > 0
     used = g.problem().A.nbytes + sum(t.nbytes for t in g.bunching.N.values())
     assert g.bunching_bytes() >= used
+    assert g.memory_estimate(fused=True) - plain.memory_estimate(fused=True) == g.bunching_bytes()
+    T = g.fused_tree().static  # the fused walk's weight matrices and signs (T[16], T[17])
+    assert 0 < T[16].nbytes + T[17].nbytes <= g.bunching_bytes()
+
+
+def test_memory_limit_refuses_a_bunched_spot_before_allocating():
+    """``problem(max_memory)`` checks the fused estimate with the weight matrices in it before
+    anything large is made: a limit just under it is refused in one line, one at it passes."""
+    board, deck, kw, fold = SPOTS[1]
+    make = lambda: PostflopGame(board=board, pot=20, stack=30, deck=deck, bunching=fold, isomorphism=False, **kw)  # noqa: E731
+    need = make().memory_estimate(fused=True)
+    with pytest.raises(InputError, match="postflop: this spot needs about"):
+        make().problem(max_memory=need - 1)
+    assert make().problem(max_memory=need) is not None
+
+
+@pytest.mark.parametrize("spot", [0, 1, 2])
+@pytest.mark.parametrize("algorithm", ["cfr+", "dcfr"])
+def test_fused_bunching_equals_the_sequence_form(spot, algorithm):
+    """The fused walk's terminals weigh every hand pair by the bunched deal weights
+    (:func:`treeplex.poker.fused.bunched_values`): with simultaneous updates its average and
+    current plans equal the sequence form's (:class:`BunchedPayoff`) after each of 6
+    iterations, to rounding, on the river, turn and flop starts."""
+    from treeplex.run.driver import make_solver
+
+    board, deck, kw, fold = SPOTS[spot]
+    P = PostflopGame(board=board, pot=20, stack=30, deck=deck, bunching=fold, **kw).problem()
+    seq = make_solver(P, algorithm, alternating=False, storage="float64", fused=False)
+    fus = make_solver(P, algorithm, alternating=False, storage="float64", fused=True)
+    assert fus.engine is not None and seq.engine is None
+    for _ in range(6):
+        seq.step()
+        fus.step()
+        for a, b in zip(seq.average() + seq.current(), fus.average() + fus.current()):
+            np.testing.assert_allclose(b, a, rtol=0, atol=1e-10)
+
+
+def test_fused_bunching_reaches_the_bunched_lp():
+    """Fused DCFR (alternating, float32) on the bunched turn start reaches the bunched LP's value
+    (which the brute-force game checks above) within its gap, and the walk's gap is the
+    sequence form's best responses' (:func:`treeplex.model.metrics.evaluate`) on its plans."""
+    from treeplex.model.metrics import evaluate
+
+    board, deck, kw, fold = SPOTS[1]
+    p = PostflopGame(board=board, pot=20, stack=30, deck=deck, bunching=fold, **kw).problem()
+    lp = tp.solve_lp(p).value
+    res = tp.solve(p, "dcfr", target_gap=1e-3, fused=True)
+    assert abs(res.value - lp) <= res.gap + 1e-9
+    assert evaluate(p, res.x, res.y).gap == pytest.approx(res.gap, abs=1e-6)
+    plain = tp.solve_lp(PostflopGame(board=board, pot=20, stack=30, deck=deck, isomorphism=False, **kw).problem())
+    assert abs(lp - plain.value) > 10 * res.gap  # the folders' cards matter here
+
+
+def test_fused_bunching_with_rake_is_refused():
+    board, deck, kw, fold = SPOTS[1]
+    p = PostflopGame(board=board, pot=20, stack=30, deck=deck, bunching=fold, rake=0.05, **kw).problem()
+    with pytest.raises(InputError, match="a raked spot with bunching runs on the sequence form"):
+        tp.solve(p, "dcfr", max_iters=2, fused=True)

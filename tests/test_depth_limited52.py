@@ -11,9 +11,9 @@ import pytest
 
 import treeplex as tp
 from treeplex.depth_limited.index import renormalize
-from treeplex.depth_limited.nlfh52 import (LeafValues52, View52, bias_table52, build_subgame, check_table_memory,
-                                           compose, compute_blueprint52, evaluate_full, self_generative_table52,
-                                           solve_subgame52, subgame_plans_of, subtree)
+from treeplex.depth_limited.nlfh52 import (LeafValues52, View52, bias_table52, biased52, build_subgame,
+                                           check_table_memory, compose, compute_blueprint52, evaluate_full,
+                                           self_generative_table52, solve_subgame52, subgame_plans_of, subtree)
 from treeplex.depth_limited.subgame import DepthLimitedGame
 from treeplex.errors import InputError
 from treeplex.poker.cards import HAND_INDEX
@@ -55,6 +55,48 @@ def test_one_value_of_a_profile_is_its_full_game_value(name, chooser):
     assert sub.weight == pytest.approx(1.0, abs=1e-12)
     assert float(x @ sub.problem.A.matvec(y)) == pytest.approx(full, abs=1e-9)
     assert abs(full) > 1e-3
+
+
+def dense_line_block(view, end, b):
+    """The leaf block of line ``end`` by dense hands x hands products (the independent method):
+    per flop class, the pairs' masks (compatible and alive on the board; showdown: the sign of
+    the strength difference, recomputed here by phevaluator), P0 diag(w) P1^T per terminal kind
+    masked, summed, then reduced to orbit blocks, / Z."""
+    from phevaluator import evaluate_cards
+
+    from treeplex.depth_limited.nlfh52 import FOLD
+    from treeplex.poker.cards import HAND_CARDS, card_name
+
+    t, H = view.tree, view.H
+    hc = HAND_CARDS[view.game.hands[0]]
+    names = [[card_name(int(c)) for c in h] for h in hc]
+    out = np.zeros((H, H))
+    for _, root in t.chance_children[end["id"]]:
+        board = [int(c) for c in t.boards[int(t.board[root])]]
+        alive = ~np.isin(hc, board).any(axis=1)
+        bn = [card_name(c) for c in board]
+        rank = np.array([-evaluate_cards(*names[h], *bn) if alive[h] else 0 for h in range(H)])  # larger: better
+        fold = view.compat & alive[:, None] & alive[None, :]
+        sign = np.sign(rank[:, None] - rank[None, :]) * fold
+        for kz, (r0, r1, w) in view.terminal_reaches(root, b).items():
+            out += ((r0.T * w) @ r1) * (fold if kz == FOLD else sign)
+    return view.R.T @ out @ view.R / view.Z
+
+
+@pytest.mark.parametrize("name", list(GAMES) + ["52-S2"])
+def test_leaf_blocks_equal_dense_products(name):
+    """:meth:`View52.line_block` (orbit blocks first, inclusion-exclusion on shared cards) equals
+    the dense hands x hands products reduced afterwards, to 1e-9 relative to the block's scale,
+    on every line; and the flop-averaged fold block sums to 1 (every pair sees a flop)."""
+    spec = GAMES[name] if name in GAMES else dict(stack=300, flops="S2")
+    game = NLFH52(**spec)
+    view, _, b = random_profile(game, seed=5)
+    for e in view.lines:
+        ref = dense_line_block(view, e, b)
+        assert np.abs(ref).max() > 0
+        np.testing.assert_allclose(view.line_block(e, b), ref, rtol=0, atol=1e-9 * np.abs(ref).max())
+    assert view.flop_blocks[0].sum() == pytest.approx(1.0, abs=1e-12)
+    assert len(view.lines) >= 2
 
 
 def _rules_card(c: int, ranks: int, suits: int) -> int:
@@ -255,7 +297,6 @@ def test_an_inner_root_with_the_gadget_from_the_cli(capsys):
     (["--bet", "0.5"], "that size is in the abstraction"),
     (["--bet", "1"], "not a raise of its own"),  # stack 300: a pot-size open is all-in
     (["--bet", "0.75", "--searcher", "0"], "the responder, player 1, solves"),
-    (["--bet", "0.75"], "not a flop line"),  # between 0.5 and all-in: its calls have no leaf after all-in
     (["--round2", "unsafe"], "keeps its blueprint in the flop"),
     (["--bet", "0.75", "--round2", "safe"], "safe re-solving is not there yet"),
     (["--at", "zz"], "not a preflop decision node"),
@@ -299,7 +340,7 @@ def test_leaf_values_per_pair_equal_the_history_tree_evaluator():
     checked = 0
     for l, e in enumerate(view.lines):
         r = ev.row[next(n.id for n in ev.leaves if n.hist_str == e["history"])]
-        ours = view.reduce_pairs(view.line_pairs(e, b))[np.ix_(ours_of_toy, ours_of_toy)]
+        ours = view.line_block(e, b)[np.ix_(ours_of_toy, ours_of_toy)]
         live = mass > 0
         np.testing.assert_allclose(ours[live] / mass[live], toy[r][live], rtol=0, atol=1e-9)
         checked += int(live.sum())
@@ -468,3 +509,56 @@ def test_flop_resolve_keeps_the_locks_and_the_bracket_range():
         for v in np.flatnonzero(~free & (gx.tree.actor == p)):
             sl = slice(vx.bases[p][v], vx.bases[p][v] + H * int(gx.tree.n_actions[v]))
             np.testing.assert_allclose(both[p][sl][reached[sl]], lock[sl][reached[sl]], atol=1e-9)
+
+
+def test_a_held_out_size_bracketed_by_all_in():
+    """1.8 pot (between 1 pot and all-in at 5 BB): each flop line after it gets half the 1-pot
+    line's values and half the called all-in's showdown block, each scaled by the pot ratio;
+    the all-in half is the same for every continuation, so the continuations differ by half
+    the 1-pot line's differences. The ratios here are from the chips by hand: after 1.8 pot
+    called, 460 in; after 1 pot called, 300; all-in, 500."""
+    from treeplex.depth_limited.offtree52 import Translator, offtree_game, offtree_table
+
+    game = NLFH52(**OFF_PARAMS)
+    view, _, b = random_profile(game, seed=13)
+    gx, bet, after = offtree_game(game, OFF_PARAMS, "", 1.8)
+    vx = View52(gx)
+    tr = Translator(view, vx, bet)
+    lv = LeafValues52(view, b)
+    table_g = lv.table(0, [b[0], biased52(view, 0, b[0], {"call": 10.0})], ["own", "call x10"])
+    bx = [tr.behavioral(p, b[p]) for p in (0, 1)]
+    table, picks = offtree_table(tr, table_g, LeafValues52(vx, bx), after)
+    assert sorted(lab for lab, _ in picks) == ["a", "p1"] and all(w == 0.5 for _, w in picks)
+    lx = next(l for l, e in enumerate(vx.lines) if e["history"] == "p1.8,c")
+    lg = next(l for l, e in enumerate(view.lines) if e["history"] == "p1,c")
+    allin = next(i for i, e in enumerate(view.ends) if e["history"] == "a,c")
+    for j in range(2):
+        expect = 0.5 * table_g.values[j, lg] * 460 / 300 + 0.5 * lv.terminals[allin] * 460 / 500
+        np.testing.assert_allclose(table.values[j, lx], expect, rtol=0, atol=1e-12)
+    assert np.abs(table.values[1, lx] - table.values[0, lx]).max() > 1e-6
+
+
+def test_the_figure_on_nlfh52_agrees_with_the_cli(tmp_path):
+    """``experiments/depth_limited_nlfh.py --game "nlfh52(...)"`` (the README's Figure 1 at 52
+    cards, here on a short deck): with the same blueprint (30 DCFR iterations, the target out of
+    reach) its RPAT, lower bound and self-generative k = 2 rows equal ``treeplex depth-limited
+    --bet 0.75``'s (another entry point, one process each); k = 1 is the same for both sets (the
+    blueprint's continuation alone); it writes the table, the JSON and the figure."""
+    spec = "nlfh52(stack=500, flops=all, bets=0.5,1,a, deck=JcJdQcQdKcKdAcAd)"
+    env = dict(os.environ, PYTHONPATH=os.getcwd())
+    r = subprocess.run([sys.executable, "experiments/depth_limited_nlfh.py", "--game", spec, "--k", "1", "2",
+                        "--max-iters", "30", "--target-mbb", "1e-9", "--out", str(tmp_path)], capture_output=True,
+                       text=True, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert (tmp_path / "table.md").exists() and (tmp_path / "figure1.png").exists()
+    rows = {(row["method"], row["k"]): row["exploitability_mbb"] for row in res["rows"]}
+    assert rows[("bias", 1)] == pytest.approx(rows[("self-generative", 1)], abs=1e-9)
+    p = _cli("--game", spec, "--bet", "0.75", "--method", "self-generative", "--k", "2", "--solver", "dcfr",
+             "--round2", "none", "--blueprint", "dcfr:30", "--json")
+    assert p.returncode == 0, p.stderr[-2000:]
+    cli = json.loads(p.stdout)
+    assert res["blueprint_iterations"] == 30
+    assert res["rpat_mbb"] == pytest.approx(cli["rpat_exploitability_mbb"], abs=1e-9)
+    assert res["lower_bound_mbb"] == pytest.approx(cli["lower_bound_exploitability_mbb"], abs=1e-9)
+    assert rows[("self-generative", 2)] == pytest.approx(cli["dl_exploitability_mbb"], abs=1e-9)

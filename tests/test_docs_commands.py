@@ -1,7 +1,8 @@
 """Every command shown in a code block of README.md and docs/ runs and exits 0.
 
 Code blocks are fenced (```) or indented by four spaces. A line that starts with ``treeplex `` is
-a command (a trailing ``\\`` joins the next line); commands of one block run in order in one
+a command (a trailing ``\\`` joins the next line), and so is ``.venv/bin/python experiments/...``
+(run by this interpreter); commands of one block run in order in one
 temporary folder, so a block's ``solve --out turn.json`` feeds its ``show turn.json``. A command
 that ends in ``# test: VARIANT`` runs VARIANT instead: the same command at a small size (smaller
 ranges, a looser target), written next to the documented one. ``python`` blocks run as scripts.
@@ -190,6 +191,12 @@ def _run_block(cmds, cwd):
             continue
         for part in run.split(" && "):
             argv = shlex.split(part)
+            if argv[0] == ".venv/bin/python" and argv[1].startswith("experiments/"):  # a script, run at its test size
+                env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+                r = subprocess.run([sys.executable, str(ROOT / argv[1]), *argv[2:]], cwd=cwd, env=env,
+                                   capture_output=True, text=True, timeout=600)
+                assert r.returncode == 0, f"{part}\nexit {r.returncode}\n{r.stderr[-2000:]}"
+                continue
             assert argv[0] == "treeplex", f"{documented!r}: not a treeplex command and not in NOT_RUN"
             if any(a.startswith("openspiel:") for a in argv):
                 pytest.importorskip("pyspiel", reason="OpenSpiel commands need open_spiel (extra 'openspiel')")

@@ -100,28 +100,84 @@ def test_fused_locked_turn_reaches_the_locked_lp(kw, target):
     assert np.allclose(res.y[lk.seqs], lk.probs * res.y[p.Y.seq_parent[lk.seqs]], atol=1e-6)
 
 
-def test_weighted_locks_stay_on_the_sequence_form():
-    """A weighted lock (lower bounds) is refused by fused=true in one line and runs on the
-    sequence form when the engine is chosen automatically."""
-    p = PostflopGame(**BASE, locks=[{**SHOVE_QQ, "hands": "QQ:0.5"}]).problem()
-    with pytest.raises(InputError, match="weighted locks .* need the sequence form"):
-        make_solver(p, "cfr+", fused=True)
-    assert make_solver(p, "cfr+").engine is None
+WEIGHTED = {"node": "x", "player": 1, "hands": "QQ:0.5,AA:0.25", "strategy": {"b20": 0.6, "x": 0.4}}
+TURN_WEIGHTED = {**TURN_LOCK, "hands": "AcAd:0.4,9s9h"}  # one weighted hand, one locked outright
+CHECK_HALF = {"node": "x", "player": 1, "hands": "AcAd:0.5,9s9h:0.5,KdQs:0.5,JsTs:0.5,Jc9c", "strategy": {"x": 1}}
 
 
-def test_lock_gains_by_walks_equal_the_products():
+@pytest.mark.parametrize("spot, locks", [(BASE, [WEIGHTED, ROOT_MIX]), (TURN, [TURN_WEIGHTED])])
+@pytest.mark.parametrize("algorithm", ["cfr+", "dcfr", "pdcfr+"])
+def test_fused_weighted_locks_equal_sequence_form(spot, locks, algorithm):
+    """Weighted locks (lower bounds w p: the hand plays w p + (1 - w) sigma) on the fused walk:
+    with simultaneous updates its average and current plans equal the sequence form's
+    (lower-bounded regret matching, :mod:`treeplex.backends.numba_regret`) after each of 6
+    iterations, to rounding; the weighted hands' regrets move, the plans keep the bounds."""
+    P = PostflopGame(**spot, locks=locks).problem()
+    assert any(lk is not None and lk.partial is not None for lk in P.locks)
+    seq = make_solver(P, algorithm, alternating=False, storage="float64", fused=False)
+    fus = make_solver(P, algorithm, alternating=False, storage="float64", fused=True)
+    assert fus.engine is not None and seq.engine is None
+    for _ in range(6):
+        seq.step()
+        fus.step()
+        for a, b in zip(seq.average() + seq.current(), fus.average() + fus.current()):
+            np.testing.assert_allclose(b, a, rtol=0, atol=1e-10)
+    lk = P.locks[1]
+    plan = fus.average()[1]
+    weighted = np.flatnonzero(lk.partial)
+    parent = plan[P.Y.seq_parent[weighted]]
+    assert (plan[weighted] >= lk.partial[weighted] * parent - 1e-12).all()  # q_s >= w p_s q_parent
+    assert (plan[weighted] > lk.partial[weighted] * parent + 1e-6).any()  # and the free part plays
+    t = fus.engine.tree
+    lko, LK = t.static[14], t.static[15]
+    R = np.asarray(fus.players[1].R)
+    moved = False
+    for v in np.flatnonzero(lko >= 0):
+        k, m = int(t.cptr[v + 1] - t.cptr[v]), int(t.m[v])
+        L = LK[lko[v] + k * m:lko[v] + (k + 1) * m]
+        block = R[t.off[v]:t.off[v] + k * m].reshape(k, m) if t.actor[v] == 1 else None
+        if block is not None:
+            assert (block[:, L == 1.0] == 0).all()
+            moved |= bool(np.abs(block[:, (L > 0) & (L < 1)]).max(initial=0) > 0)
+    assert moved
+
+
+@pytest.mark.parametrize("kw, target", [({}, 2e-3), ({"compression": 16}, 1e-2)])
+def test_fused_weighted_locks_reach_the_locked_lp(kw, target):
+    """The turn spot with IP checking back half of four hands and all of Jc9c after OOP's
+    check (and the river lock above): fused DCFR (and with 16-bit storage) reaches the LP value
+    of the lower-bounded game (its inequality rows, :mod:`treeplex.model.lp`) within its gap,
+    the walk's gap is the sequence form's (best responses over Q^l,
+    :func:`treeplex.model.metrics.evaluate`), and the value lies strictly between the
+    unlocked game's and the game with those hands locked outright."""
+    locks = [CHECK_HALF, TURN_WEIGHTED]
+    p = PostflopGame(**TURN, locks=locks).problem()
+    lp = tp.solve_lp(p)
+    res = tp.solve(p, "dcfr", target_gap=target, fused=True, **kw)
+    assert abs(res.value - lp.value) <= res.gap + 1e-9
+    assert evaluate(p, res.x, res.y).gap == pytest.approx(res.gap, abs=1e-6)
+    free = tp.solve_lp(PostflopGame(**TURN).problem()).value
+    full = tp.solve_lp(PostflopGame(**TURN, locks=[{**CHECK_HALF, "hands": "AcAd,9s9h,KdQs,JsTs,Jc9c"}]).problem()).value
+    assert free + 10 * target < lp.value < full - 10 * target
+
+
+@pytest.mark.parametrize("lock1", [[TURN_LOCK], [TURN_WEIGHTED, CHECK_HALF]])
+def test_lock_gains_by_walks_equal_the_products(lock1):
     """Each player's gain by a best response ignoring the locks (two walks of the fused tree)
     equals :func:`lock_gains` by the sequence form's products, on a DCFR profile of the
-    locked turn spot; the locked infosets counted from the lock blocks equal the treeplex's."""
+    locked turn spot (plain locks, and weighted ones); the locked infosets counted from the
+    lock blocks equal the treeplex's (those with a lower bound)."""
     from treeplex.model.metrics import lock_gains
 
-    p = PostflopGame(**TURN, locks=[TURN_LOCK, {**ROOT_MIX, "strategy": {"x": 0.25, "b10": 0.75}}]).problem()
+    p = PostflopGame(**TURN, locks=[*lock1, {**ROOT_MIX, "strategy": {"x": 0.25, "b10": 0.75}}]).problem()
     res = tp.solve(p, "dcfr", max_iters=40, fused=False)
     tree = p.game.fused_tree()
     tree.set_locks(p.locks)
+    tree.dtype = np.dtype(np.float64)  # the plans in float64 (float32 rounds weighted hands' average to 4e-9 here)
     want = lock_gains(p, res.x, res.y)
     assert tree.lock_gains(res.x, res.y) == pytest.approx(want, abs=1e-9) and want[1] > 1e-3 and want[0] > 1e-3
-    assert tree.locked_infosets() == [len(np.unique(T.seq_infoset[lk.seqs])) for T, lk in zip(p.treeplexes, p.locks)]
+    assert tree.locked_infosets() == [len(np.unique(T.seq_infoset[np.flatnonzero(lk.lower)]))
+                                      for T, lk in zip(p.treeplexes, p.locks)]
 
 
 def test_cli_on_the_fused_engine_reports_the_lock_gains_by_walks(tmp_path, monkeypatch):

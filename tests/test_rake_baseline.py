@@ -130,3 +130,17 @@ def test_viewer_and_report_show_the_rake_cost(tmp_path):
     with open(tmp_path / "out" / "textures.csv") as f:
         groups = [g for g in csv.DictReader(f) if g["group_by"] == "texture"]
     assert groups and all(float(g["rake_cost_oop"]) == pytest.approx(5, abs=1e-3) for g in groups)
+
+
+def test_python_api_records_the_rake_cost_as_the_cli(tmp_path):
+    """``tp.solve(problem, ..., whatif=True)`` on the raked AA-KK spot: the CLI's baseline and
+    cost, from the same solver and stop rule (the same iterates: equal to rounding), and the
+    hand-computed 5 chips."""
+    cli = _solve(_spec(tmp_path, "raked.json", **AA_KK, **RAKE), "--algorithm", "dcfr", "--max-iters", "300")
+    res = tp.solve(PostflopGame(**AA_KK, **RAKE).problem(), "dcfr", max_iters=300, whatif=True)
+    c = res.whatif["rake_ev_cost"]
+    assert res.whatif["baseline"]["iterations"] == 300 and res.whatif["baseline"]["algorithm"] == "dcfr"
+    assert res.whatif["baseline"]["value"] == pytest.approx(cli["baseline"]["value"], abs=1e-12)
+    assert c["chips"] == pytest.approx(cli["rake_ev_cost"]["chips"], abs=1e-12)
+    assert c["error_bound_chips"] == pytest.approx(cli["rake_ev_cost"]["error_bound_chips"], abs=1e-12)
+    assert c["chips"] == pytest.approx([5, 0], abs=1e-3)

@@ -167,3 +167,34 @@ def test_the_page_draws_the_ev_gain(files):
     gain = json.loads((d / "locked_out.json").read_text())["lock_ev_gain"]["chips"][0]
     assert [float(x) for x in rows[1:]] == pytest.approx([gain, gain], abs=1e-12)
     assert f"+{gain:.4g} chips" in text and "player 1 at x" in text
+
+
+def test_python_api_records_the_what_if_as_the_cli(files):
+    """``tp.solve(spot, ..., whatif=True)`` solves the baseline first, as ``treeplex solve``
+    does: on the frequency-locked spot (passed as the game: its problem needs the baseline) the
+    exact LPs give the CLI's gain, and it is the two separate LPs' difference; ``whatif=FILE``
+    reads the CLI's saved baseline; without ``whatif`` the result carries none."""
+    d, base, locked, exact = files
+    res = tp.solve(PostflopGame(**SPOT, locks=[LOCK]), "lp", whatif=True)
+    gain = res.whatif["lock_ev_gain"]
+    assert res.value == pytest.approx(locked["value"], abs=1e-9)
+    assert res.whatif["baseline"]["value"] == pytest.approx(base["value"], abs=1e-9)
+    assert gain["chips"] == pytest.approx(locked["lock_ev_gain"]["chips"], abs=1e-9)
+    assert gain["chips"][0] == pytest.approx(exact["locked"] - exact["base"], abs=1e-8)
+    assert gain["mbb_per_game"] == pytest.approx(locked["lock_ev_gain"]["mbb_per_game"], abs=1e-6)
+    from_file = tp.solve(PostflopGame(**SPOT, locks=[LOCK]), "dcfr", max_iters=50, whatif=str(d / "base_out.json"))
+    cli = _solve_cli(d / "locked.json", "--baseline", d / "base_out.json", "--algorithm", "dcfr", "--max-iters", "50")
+    assert from_file.whatif["baseline"]["file"] == str(d / "base_out.json")
+    assert from_file.whatif["lock_ev_gain"]["chips"] == pytest.approx(cli["lock_ev_gain"]["chips"], abs=1e-9)
+    assert tp.solve(PostflopGame(**SPOT).problem(), "dcfr", max_iters=5).whatif is None
+
+
+@pytest.mark.parametrize("game, kw, msg", [
+    (lambda: PostflopGame(**SPOT).problem(), {"whatif": True}, "applies to postflop spots with locks or rake"),
+    (lambda: tp.load_game("kuhn").problem(), {"whatif": True}, "applies to postflop spots with locks or rake"),
+    (lambda: PostflopGame(**SPOT, rake=0.05), {"whatif": 1}, "whatif must be True, False or a solve --out file"),
+    (lambda: PostflopGame(**SPOT, rake=0.05), {"whatif": True, "checkpoint": "c.npz"}, "need whatif=FILE"),
+])
+def test_python_api_bad_what_ifs(game, kw, msg):
+    with pytest.raises(tp.InputError, match=re.escape(msg)):
+        tp.solve(game(), "dcfr", max_iters=5, **kw)

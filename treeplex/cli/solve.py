@@ -158,7 +158,7 @@ def run(args) -> int:
         if not args.game.endswith((".json", ".toml")):
             raise InputError("--lock applies to postflop spec files (.json, .toml)")
         extra["locks"] = [parse_lock_text(t) for t in args.lock]
-    from ..run.whatif import baseline_from_file, baseline_game, is_locked, is_raked, record, solve_baseline
+    from ..run.whatif import baseline_for, baseline_game, is_locked, is_raked, record
 
     with JitClock() as jit:
         game = load_game(args.game, **overrides(args), **extra)
@@ -168,7 +168,7 @@ def run(args) -> int:
             raise InputError("--baseline applies to postflop spots with locks or rake")
         baseline = None
         if whatif and args.baseline not in (None, "none"):
-            baseline = baseline_from_file(game, args.baseline, args.max_memory)
+            baseline = baseline_for(game, args.baseline, max_memory=args.max_memory)
         unsolved = whatif and args.baseline is None  # the baseline is solved below, without the locks (rake)
         p = problem_for(baseline_game(game) if unsolved else game, args.game, args.max_memory)
     compile_seconds = time.perf_counter() - t0 - jit.seconds
@@ -196,8 +196,9 @@ def run(args) -> int:
         raise InputError("--checkpoint and --resume with locks or rake need --baseline FILE or --baseline none "
                          "(they would save the baseline's run)")
     if unsolved:  # the spot without locks (rake) first, with the same solver and stop rule: the baseline
-        baseline = solve_baseline(game, p, lambda q: solve(q, params["algorithm"], **stop,
-                                                           **{k: v for k, v in params.items() if k != "algorithm"}))
+        baseline = baseline_for(game, None, lambda q: solve(q, params["algorithm"], **stop,
+                                                            **{k: v for k, v in params.items() if k != "algorithm"}),
+                                problem=p)
         t1 = time.perf_counter()
         with JitClock() as jit2:
             p = game.problem(args.max_memory)
@@ -329,7 +330,7 @@ def _lock_report(p, res) -> dict:
     from ..model.metrics import lock_gains
 
     game = p.game
-    if game.fused_by_default() and all(lk is None or lk.partial is None for lk in p.locks):
+    if game.fused_by_default():
         tree = game.fused_tree()  # a spot the fused engine runs: two walks, not the sequence form's products
         tree.set_locks(p.locks)
         gains, counts = tree.lock_gains(res.x, res.y), tree.locked_infosets()

@@ -117,38 +117,97 @@ class View52:
                             "history": _end_history(t, v, a)})
         return out
 
-    # ------------------------------------------------------------- pair matrices
+    # ------------------------------------------------------------- orbit blocks
 
-    MASK_CACHE_BYTES = 1 << 29  # the int8 masks of every class are kept below this (S64 on 52 cards: 225 MB)
+    @cached_property
+    def card_hands(self) -> np.ndarray:
+        """int[cards, n - 1]: per card of the deck, the hands that hold it."""
+        hc = HAND_CARDS[self.game.hands[0]]
+        return np.stack([np.flatnonzero((hc == c).any(axis=1)) for c in np.unique(hc)])
 
-    def board_masks(self, b: int) -> tuple[np.ndarray, np.ndarray]:
-        """(Fold_b, Sign_b): the compatible pairs board b leaves (0/1) and their showdown sign
-        for player 0 on b (+1, 0, -1), as int8 [H, H]; kept for every board when all of them
-        fit in :attr:`MASK_CACHE_BYTES`."""
-        cache = self.__dict__.setdefault("_masks", {})
+    @cached_property
+    def _card_flat(self) -> np.ndarray:
+        """int[cards, n - 1, n - 1]: the flat orbit-block index o0 O + o1 of each pair of hands
+        sharing a card (rows: player 0's hand)."""
+        o = self.orbit[self.card_hands]
+        return o[:, :, None] * self.O + o[:, None, :]
+
+    def board_groups(self, b: int) -> dict:
+        """Board b's hands, grouped for :meth:`pair_blocks` (kept per board): ``alive`` (bool[H]:
+        the board leaves the hand); per kind the live hands ``perm`` sorted by group and their
+        groups' ``starts`` (fold: the hand orbits; showdown: (orbit, strength) classes, orbit
+        first), the groups' ``ostarts`` per orbit and those orbits ``present``, and at showdown
+        the groups' pairwise strength ``sign``; ``off`` the cards off the board and ``sign``
+        of the pairs of hands sharing each (int8, for the showdown)."""
+        cache = self.__dict__.setdefault("_groups", {})
         if b in cache:
             return cache[b]
         s = self.strength[b]
         alive = s >= 0
-        fold = self.compat & alive[:, None] & alive[None, :]
-        sign = ((s[:, None] > s[None, :]).astype(np.int8) - (s[:, None] < s[None, :]).astype(np.int8)) * fold
-        out = (fold.astype(np.int8), sign.astype(np.int8))
-        if 2 * self.H ** 2 * (len(self.tree.boards) - 1) <= self.MASK_CACHE_BYTES:
-            cache[b] = out
+        live = np.flatnonzero(alive)
+        out = {"alive": alive}
+        for kind, key in ((FOLD, self.orbit[live]), (SHOWDOWN, self.orbit[live] * (int(s.max()) + 1) + s[live])):
+            order = np.argsort(key, kind="stable")
+            perm, key = live[order], key[order]
+            starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+            og, sg = self.orbit[perm[starts]], s[perm[starts]]
+            ostarts = np.flatnonzero(np.r_[True, og[1:] != og[:-1]])
+            out[kind] = {"perm": perm, "starts": starts, "ostarts": ostarts, "present": og[ostarts],
+                         "sign": np.sign(sg[:, None] - sg[None, :]).astype(np.int8) if kind == SHOWDOWN else None}
+        off = np.flatnonzero(alive[self.card_hands].any(axis=1))
+        sc = s[self.card_hands[off]]
+        out["off"] = off
+        out["sign"] = np.sign(sc[:, :, None] - sc[:, None, :]).astype(np.int8).ravel()
+        cache[b] = out
         return out
+
+    def pair_blocks(self, b: int, kind: int, r0: np.ndarray, r1: np.ndarray, w: np.ndarray,
+                    out: np.ndarray) -> None:
+        """Add sum_z w_z sum over compatible pairs (h0, h1) both alive on board b of
+        r0[z, h0] r1[z, h1] f(h0, h1), summed per orbit block (o0, o1), into ``out`` [O, O];
+        f = 1 (``kind`` FOLD) or the showdown sign on b (SHOWDOWN). r0, r1: [T, H] reaches.
+
+        Inclusion-exclusion on the shared cards, as the fused engine's terminal sweeps
+        (:mod:`treeplex.poker.fused`) block cards, but reduced to orbit blocks first:
+        [h0, h1 disjoint] = 1 - sum_c [c in h0][c in h1] + [h0 = h1], so the block sum is
+        (over all pairs: one product groups x terminals x groups, f constant on a pair of
+        groups) - (per card c, one product of the n - 1 hands holding c) + (the diagonal, fold
+        only: f(h, h) = 0 at showdown). O((G^2 + n^3) T) per board instead of O(H^2 T)."""
+        g = self.board_groups(b)
+        r0 = r0 * g["alive"]
+        r1 = r1 * g["alive"]
+        r0w = r0 * w[:, None]
+        grp = g[kind]
+        a0 = np.add.reduceat(r0w[:, grp["perm"]], grp["starts"], axis=1)
+        a1 = np.add.reduceat(r1[:, grp["perm"]], grp["starts"], axis=1)
+        whole = a0.T @ a1
+        if kind == SHOWDOWN:
+            whole *= grp["sign"]
+            whole = np.add.reduceat(np.add.reduceat(whole, grp["ostarts"], axis=0), grp["ostarts"], axis=1)
+        out[np.ix_(grp["present"], grp["present"])] += whole
+        n2 = self.O * self.O
+        flat = out.reshape(n2)
+        ch = self.card_hands[g["off"]]
+        shared = np.matmul(r0w.T[ch], r1.T[ch].transpose(0, 2, 1)).ravel()
+        if kind == SHOWDOWN:
+            shared *= g["sign"]
+        flat -= np.bincount(self._card_flat[g["off"]].ravel(), shared, minlength=n2)
+        if kind == FOLD:
+            flat += np.bincount(self.orbit * (self.O + 1), (r0w * r1).sum(axis=0), minlength=n2)
 
     @cached_property
     def flop_blocks(self) -> tuple[np.ndarray, np.ndarray]:
         """[O, O] x 2: over the dealt flop classes c with their chance w_c (the same below every
-        end of the preflop round), R^T (sum_c w_c Fold_c) R / Z and R^T (sum_c w_c Sign_c) R / Z:
-        a pair block's chance to see a flop, and its showdown equity per chip at stake."""
-        t = self.tree
-        fold, sign = np.zeros((self.H, self.H)), np.zeros((self.H, self.H))
-        for b in range(1, len(t.boards)):
-            f, g = self.board_masks(b)
-            fold += self.class_chance[b - 1] * f
-            sign += self.class_chance[b - 1] * g
-        return self.reduce_pairs(fold), self.reduce_pairs(sign)
+        end of the preflop round), R^T (sum_c w_c Fold_c) R / Z and R^T (sum_c w_c Sign_c) R / Z
+        (Fold_c: the compatible pairs flop c leaves, 0/1; Sign_c: their showdown sign for
+        player 0): a pair block's chance to see a flop, and its showdown equity per chip at stake."""
+        one = np.ones((1, self.H))
+        fold, sign = np.zeros((self.O, self.O)), np.zeros((self.O, self.O))
+        for b in range(1, len(self.tree.boards)):
+            w = self.class_chance[b - 1:b]
+            self.pair_blocks(b, FOLD, one, one, w, fold)
+            self.pair_blocks(b, SHOWDOWN, one, one, w, sign)
+        return fold / self.Z, sign / self.Z
 
     @cached_property
     def pair_block(self) -> np.ndarray:
@@ -179,21 +238,10 @@ class View52:
         tid = tids[0]
         return float(t.payoff0[tid]) * fold if t.kinds[tid] == FOLD else float(t.stake[tid]) * sign
 
-    def line_pairs(self, end: dict, b: list[np.ndarray]) -> np.ndarray:
-        """[H, H] sum over flop classes of val_c (module docstring) below line ``end``, with
-        both players' full-layout behavioral strategies ``b`` in the flop round."""
-        t = self.tree
-        out = np.zeros((self.H, self.H))
-        for _, root in t.chance_children[end["id"]]:
-            self.class_pairs(root, b, *self.board_masks(int(t.board[root])), out=out)
-        return out
-
-    def class_pairs(self, root: int, b: list[np.ndarray], fold: np.ndarray, sign: np.ndarray,
-                    out: np.ndarray | None = None) -> np.ndarray:
-        """[H, H] val_c of the flop round at decision node ``root`` (one class of one line),
-        added into ``out`` if given: one walk with both players' own reaches per hand, then per
-        terminal kind one product hands x terminals x hands, masked by the class's ``fold`` or
-        ``sign`` pairs."""
+    def terminal_reaches(self, root: int, b: list[np.ndarray]) -> dict[int, tuple]:
+        """The flop round at decision node ``root`` (one class of one line) walked once with both
+        players' own reaches per hand under full-layout behaviorals ``b``: per terminal kind,
+        (r0 [T, H], r1 [T, H], w [T]) with w = chance x (payoff0 at a fold, stake at a showdown)."""
         t = self.tree
         cols = {FOLD: ([], [], []), SHOWDOWN: ([], [], [])}
         stack = [(root, np.ones(self.H), np.ones(self.H))]
@@ -210,24 +258,26 @@ class View52:
                     stack.append((cid, n0, n1))
                     continue
                 kz = int(t.kinds[cid])
-                w = t.chance[cid] * (t.payoff0[cid] if kz == FOLD else t.stake[cid])
                 cols[kz][0].append(n0)
                 cols[kz][1].append(n1)
-                cols[kz][2].append(w)
-        if out is None:
-            out = np.zeros((self.H, self.H))
-        for kz, mask in ((FOLD, fold), (SHOWDOWN, sign)):
-            r0s, r1s, ws = cols[kz]
-            if ws:
-                prod = (np.array(r0s).T * np.array(ws)) @ np.array(r1s)
-                np.multiply(prod, mask, out=prod)
-                out += prod
-        return out
+                cols[kz][2].append(t.chance[cid] * (t.payoff0[cid] if kz == FOLD else t.stake[cid]))
+        return {kz: (np.array(r0s), np.array(r1s), np.array(ws)) for kz, (r0s, r1s, ws) in cols.items() if ws}
+
+    def line_block(self, end: dict, b: list[np.ndarray]) -> np.ndarray:
+        """[O, O] R^T (sum over flop classes c of val_c) R / Z below line ``end`` (module
+        docstring), with both players' full-layout behavioral strategies ``b`` in the flop round:
+        per class one walk (:meth:`terminal_reaches`) and :meth:`pair_blocks` per terminal kind."""
+        t = self.tree
+        out = np.zeros((self.O, self.O))
+        for _, root in t.chance_children[end["id"]]:
+            board = int(t.board[root])
+            for kz, (r0, r1, w) in self.terminal_reaches(root, b).items():
+                self.pair_blocks(board, kz, r0, r1, w, out)
+        return out / self.Z
 
     def line_blocks(self, b: list[np.ndarray]) -> np.ndarray:
-        """[lines, O, O] ``reduce_pairs(line_pairs(line, b))`` of every line (the classes summed
-        as H x H, one orbit reduction per line)."""
-        return np.stack([self.reduce_pairs(self.line_pairs(e, b)) for e in self.lines]) if self.lines else \
+        """[lines, O, O] :meth:`line_block` of every line."""
+        return np.stack([self.line_block(e, b) for e in self.lines]) if self.lines else \
             np.zeros((0, self.O, self.O))
 
     def reduce_pairs(self, m: np.ndarray) -> np.ndarray:
@@ -324,13 +374,13 @@ def _end_history(t, v: int, a: int) -> str:
 
 
 def table_bytes(view: View52, k: int, leaves: int | None = None) -> int:
-    """Bytes of a leaf table (k x leaves x O x O float64), the work arrays of one line (4 H x H
-    float64: its sum over classes, a product, the flop-averaged masks) and the classes' int8
-    masks where :meth:`View52.board_masks` keeps them (2 H x H bytes per class)."""
+    """Bytes of a leaf table (k x leaves x O x O float64) and the work arrays of one class's
+    walk (:meth:`View52.pair_blocks`: 6 [T, H] reaches and 2 per-card [cards, T, n - 1] gathers
+    in float64, T at most twice the flop nodes of a class, plus 1)."""
     leaves = len(view.lines) if leaves is None else leaves
-    masks = 2 * view.H ** 2 * (len(view.tree.boards) - 1)
-    return 8 * (k * leaves * view.O ** 2 + 4 * view.H ** 2) + (masks if masks <= View52.MASK_CACHE_BYTES else 0)
-
+    t = view.tree
+    T = 2 * (t.n_nodes - view.P) // max(1, len(t.boards) - 1) + 1  # a bound: all lines' flop nodes of a class
+    return 8 * (k * leaves * view.O ** 2 + 6 * T * view.H + 2 * T * view.card_hands.size + 2 * view.O ** 2)
 
 def check_table_memory(view: View52, k: int, max_memory: str | None = None) -> int:
     """Refuse (InputError) a leaf table that would not fit, before anything is allocated."""
@@ -371,6 +421,11 @@ class LeafTable52:
     @property
     def nbytes(self) -> int:
         return self.values.nbytes
+
+    def first(self, k: int) -> "LeafTable52":
+        """The table of its first ``k`` continuations (a set built for k_max gives every k <= k_max)."""
+        return replace(self, values=self.values[:k], names=self.names[:k], continuations=self.continuations[:k],
+                       shifts=self.shifts[:k])
 
 
 class LeafValues52:

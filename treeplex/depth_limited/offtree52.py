@@ -10,7 +10,9 @@ The bettor makes it; the responder answers with
 - **depth-limited solving** after the bet: the subgame of Gx rooted after it (:mod:`.nlfh52`),
   the bettor choosing among k continuations at the flop; a leaf's values are the average of
   the two leaves with the same later actions after the bracketing sizes, each scaled by the pot
-  ratio (§6.1; :func:`.leaves.bracket`), its folds and called all-ins exact in Gx; with the
+  ratio (§6.1; :func:`.leaves.bracket`; where the size above is all-in, that leaf is the
+  called all-in's showdown, the same for every continuation), its folds and called all-ins
+  exact in Gx; with the
   resolve gadget (the bettor's alt: its best-response value at the node where it bet, in G,
   against the responder's blueprint: the off-tree bet must not gain over the sizes already
   there). After the flop both players' play below the bet is solved again with the
@@ -31,6 +33,7 @@ import numpy as np
 from ..errors import InputError
 from ..poker.nlfh import frac_label
 from ..poker.nlfh52 import NLFH52, flop_text
+from ..poker.public_tree import CHANCE
 from .leaves import bracket
 from .nlfh52 import LeafTable52, LeafValues52, View52, build_subgame, compose, root_alt, solve_subgame52
 from .translation import nearest_label, rpat_bracket, rpat_probability, translate
@@ -62,11 +65,10 @@ def offtree_game(game: NLFH52, params: dict, at: str, size: float) -> tuple[NLFH
             continue
         for lab, _ in bracket(node, x, "average"):
             dst = translate(end, game.betting, substitute=(xnode, lab))
-            if dst.kind != "deal" or dst.allin:
-                what = "an all-in" if dst.kind == "deal" else f"a {dst.kind}"
+            if dst.kind != "deal":
                 raise InputError(f"--bet {size:g}: the flop line {end.hist_str!r} after it translates to "
-                                 f"{dst.hist_str!r} after {lab}, {what} of the abstraction, not a flop line: no leaf "
-                                 "values for it")
+                                 f"{dst.hist_str!r} after {lab}, a {dst.kind} of the abstraction, not a flop deal: "
+                                 "no leaf values for it")
     hist = {gx.tree.history[v]: v for v in range(len(gx.preflop.actor))}
     return gx, hist[at], hist[f"{at},{label}" if at else label]
 
@@ -148,6 +150,7 @@ def offtree_table(tr: Translator, table_g: LeafTable52, lv_x: LeafValues52, afte
     x = x_pub.parent.fraction_of(x_pub.parent.raise_to_of(x_pub.label))
     picks = bracket(parent_g, x, "average")
     g_line = {e["history"]: l for l, e in enumerate(vg.lines)}
+    g_allin = {e["history"]: i for i, e in enumerate(vg.ends) if e["kind"] == CHANCE and not e["line"]}
     vals = np.zeros((table_g.k, len(vx.lines), vx.O, vx.O))
     for l, e in enumerate(vx.lines):
         leaf = vx.game.betting.node(e["history"])
@@ -155,10 +158,14 @@ def offtree_table(tr: Translator, table_g: LeafTable52, lv_x: LeafValues52, afte
             continue
         for lab, w in picks:
             dst = translate(leaf, vg.game.betting, substitute=(x_pub.parent, lab))
-            if dst.kind != "deal" or dst.hist_str not in g_line:
+            if dst.kind == "deal" and dst.hist_str in g_line:
+                block = table_g.values[:, g_line[dst.hist_str]]
+            elif dst.kind == "deal" and dst.hist_str in g_allin:  # a called all-in: its showdown, every continuation
+                block = table_g.terminals[g_allin[dst.hist_str]][None]
+            else:
                 raise InputError(f"leaf {e['history']!r} translates to a {dst.kind} node {dst.hist_str!r} of the "
-                                 "abstraction, not to a flop line")
-            vals[:, l] += w * table_g.values[:, g_line[dst.hist_str]] * (leaf.contrib[0] / dst.contrib[0])
+                                 "abstraction, not to a flop deal")
+            vals[:, l] += w * block * (leaf.contrib[0] / dst.contrib[0])
     return LeafTable52(vx, table_g.chooser, vals, list(table_g.names), [], dict(lv_x.terminals)), picks
 
 

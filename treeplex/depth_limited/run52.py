@@ -195,7 +195,7 @@ def _offtree(args, params, game, view, bp, bp_spec, lv, table, table_seconds, su
     ev_dl = evaluate_full(vx, prof)
     bp_solver, bp_kw = bp_spec
     lower = compute_blueprint52(vx, bp_solver, **bp_kw)
-    to_end = _sequences_below(vx, after)
+    to_end = sequences_below(vx, after)
     return {
         "game": game.name,
         "off_tree_bet": f"{frac_label(args.bet)} at {args.at or '(start)'} by player {bettor}",
@@ -229,7 +229,7 @@ def _offtree(args, params, game, view, bp, bp_spec, lv, table, table_seconds, su
     }
 
 
-def _sequences_below(view, node: int) -> list[int]:
+def sequences_below(view, node: int) -> list[int]:
     """Per player, the solver-layout sequences of the nodes below ``node`` to the end of the
     game (the subgame solved to the end instead of to the flop)."""
     t, g = view.tree, view.game

@@ -45,7 +45,10 @@ of :mod:`.streets_operator` and the fused engine (:mod:`.fused`) do not apply: a
 runs on the sequence form with :class:`BunchedPayoff` (per board a dense hands x hands weight
 matrix; the folds, or the showdowns, of a board are one matrix product over their input
 sequences, O(n0 n1) per input sequence as postflop-solver's ``evaluate_internal_bunching``; the
-boards run on a thread pool, BLAS releasing the GIL), and ``fused=true`` is refused.
+boards run on a thread pool, BLAS releasing the GIL). With ``fused=true`` the fused walk keeps
+the same matrices and evaluates each terminal as one dense product with the opponent's reach,
+O(n0 n1) per terminal (:func:`.fused.bunched_values`; not with rake); ``fused=None`` keeps a
+bunched spot on the sequence form.
 """
 
 from __future__ import annotations
@@ -432,7 +435,8 @@ class BunchedPayoff(PayoffOperator):
     ``value[t]`` (the fold payoff or showdown stake times the tree's chance), times
     sign(s0 - s1) at a showdown. Per board, the terminals' input vectors are gathered into one
     matrix and multiplied by K (or K o sign) at once; the outputs are scattered by one bincount.
-    ``strength[b]`` (a river board): (s0, s1) per hand, -1 where blocked."""
+    ``sign[b]`` (a river board): int8[n0, n1], sign(s0 - s1)
+    (:meth:`.postflop.PostflopGame.showdown_signs`)."""
 
     red = None
 
@@ -440,7 +444,7 @@ class BunchedPayoff(PayoffOperator):
     def inner(self) -> "BunchedPayoff":
         return self
 
-    def __init__(self, n_seqs, K: dict, strength: dict, kind, value, board, base, stride):
+    def __init__(self, n_seqs, K: dict, sign: dict, kind, value, board, base, stride):
         self.shape = (int(n_seqs[0]), int(n_seqs[1]))
         self.gradients = 0
         self.K = K
@@ -449,7 +453,7 @@ class BunchedPayoff(PayoffOperator):
         self.base = [np.asarray(b, dtype=np.int64) for b in base]
         self.stride = [np.asarray(s, dtype=np.int64) for s in stride]
         n = [next(iter(K.values())).shape[p] for p in (0, 1)]
-        self.sign = {b: np.sign(s[0][:, None] - s[1][None, :]).astype(np.int8) for b, s in strength.items()}
+        self.sign = sign
         self.plan = []  # per (board, kind): (terminals, per input player (index matrix, column of each terminal))
         for b in np.unique(self.board):
             for kd in (0, 1):

@@ -74,8 +74,15 @@ of regret matching or the average (:func:`_lock_strategy`, on the way down): an 
 the lock times the reach to the strategy sum, so the average plan is the lock, and the
 regrets stay at 0 (:func:`_lock_regrets`, after the update); a best response plays the lock
 there (the best response in the locked game, Q^lock), so the walk's gap is the locked game's,
-as the sequence form's (:func:`treeplex.model.metrics.evaluate`). Weighted locks (lower
-bounds) run on the sequence form.
+as the sequence form's (:func:`treeplex.model.metrics.evaluate`).
+
+Weighted locks (a hand locked with weight w < 1: lower bounds l = w p, L = w; Farina, Kroer &
+Sandholm 2017, as the sequence form's :func:`treeplex.backends.numba_regret._rm_run`): the
+walks play b = l + (1 - L) sigma with sigma regret matching's strategy (the average's as it
+is: a mean of such b); the update takes the regrets of the free part, r = v - <sigma, v>
+(:func:`_lock_free` turns b back into sigma before ``rm_block``), and passes up the value
+played, <l, v> + (1 - L) <sigma, v> (:func:`_lock_regrets`); a best response plays
+l + (1 - L) on the best action (Q^l's).
 """
 
 from __future__ import annotations
@@ -215,40 +222,66 @@ class FusedTree:
         self.work = np.array([work[seg_of[c]] for _, c in items], dtype=np.float64)
         # the kernels' T: 0 kind, 1-2 children (CSR), 3 actor, 4 storage offset, 5 orbits, 6 orbit table,
         # 7-9 terminal kind, value, board, 10 boards' cards, 11 chance index in its segment, 12 first terminal id,
-        # 13 terminal rake, 14-15 node locks (:meth:`set_locks`: none here)
+        # 13 terminal rake, 14-15 node locks (:meth:`set_locks`: none here), 16-18 bunching (:meth:`_bunching`)
         self.static = (self.kind, self.cptr, self.child, self.actor, self.off, self.m, self.tab, self.tkind,
                        self.tval, self.tboard, self.boards, cidx, np.array([tb], dtype=np.int64), self.trake,
-                       np.full(self.n_dec, -1, np.int64), np.zeros(0))
+                       np.full(self.n_dec, -1, np.int64), np.zeros(0), *self._bunching(game))
+
+    def _bunching(self, game) -> tuple:
+        """A bunched spot's deal weights (:mod:`.bunching`), for :func:`bunched_values`: T[16]
+        the float64 matrices K_b[h0, h1] (:meth:`.postflop.PostflopGame.board_weights`, relative
+        to the tree's chance) of the boards with terminals, row-major one after the other, T[17]
+        the int8 signs sign(s0 - s1) of those with showdowns, T[18] per tree board the offsets of
+        both (-1: none). Empty without bunching (the same compiled walk)."""
+        B = getattr(game, "bunching", None)
+        off = np.full((len(game.tree.boards), 2), -1, np.int64)
+        if B is None:
+            return np.zeros(0), np.zeros(0, np.int8), off
+        n0, n1 = self.n
+        boards = np.unique(self.tboard)
+        show = set(np.unique(self.tboard[self.tkind == 1]).tolist())
+        K, S = np.empty(len(boards) * n0 * n1), np.zeros(len(show) * n0 * n1, np.int8)
+        ns = 0
+        for j, b in enumerate(boards):  # (each board's K made here, not kept in the game's cache)
+            K[j * n0 * n1:(j + 1) * n0 * n1] = B.board_weights(game.tree.boards[b][len(game.board):]).ravel()
+            off[b, 0] = j * n0 * n1
+            if int(b) in show:
+                S[ns * n0 * n1:(ns + 1) * n0 * n1] = game.showdown_signs(int(b)).ravel()
+                off[b, 1] = ns * n0 * n1
+                ns += 1
+        return K, S, off
 
     def set_locks(self, locks) -> None:
-        """Node locks (``problem.locks``: per player None or a :class:`~treeplex.core.locks.Locks`
-        of fully locked infosets, in the sequence form's layout, no isomorphism) in this layout:
-        T[14][v] = -1 at a node without locks, else the offset in T[15] of its block of (k_v + 1)
-        m_v floats, rows 0..k-1 the lock's probabilities action-major (as R: ``i m_v + o``), row
-        k 1.0 at the locked hands and 0.0 at the free ones (:func:`_lock_strategy`). Without
-        locks the arrays are empty, of the same types: one compiled walk either way."""
+        """Node locks (``problem.locks``: per player None or a :class:`~treeplex.core.locks.Locks`,
+        in the sequence form's layout, no isomorphism) in this layout: T[14][v] = -1 at a node
+        without locks, else the offset in T[15] of its block of (k_v + 1) m_v floats, rows
+        0..k-1 the lower bounds l action-major (as R: ``i m_v + o``; the lock's probabilities p
+        at a locked hand, w p at a weighted one), row k L: 1.0 at the locked hands, w at the
+        weighted ones (the sum of their l), 0.0 at the free ones (:func:`_lock_strategy`).
+        Without locks the arrays are empty, of the same types: one compiled walk either way."""
         lko, blocks, size = np.full(self.n_dec, -1, np.int64), [], 0
         for p, lk in enumerate(locks or (None, None)):
-            if lk is None or not len(lk.seqs):
+            if lk is None:
                 continue
-            if lk.partial is not None:
-                raise ValueError("weighted locks run on the sequence form")
+            low, full = lk.lower, np.zeros(lk.n_seqs, bool)
+            full[lk.seqs] = True
+            hit = np.union1d(lk.seqs, np.flatnonzero(low))
+            if not len(hit):
+                continue
             nodes = np.flatnonzero(self.actor == p)
             order = np.argsort(self.sbase[nodes], kind="stable")
             nodes, bases = nodes[order], self.sbase[nodes[order]]
-            where = nodes[np.searchsorted(bases, lk.seqs, side="right") - 1]
+            where = nodes[np.searchsorted(bases, hit, side="right") - 1]
             for v in np.unique(where):
-                k, mv = int(self.cptr[v + 1] - self.cptr[v]), int(self.m[v])
-                mine = where == v
-                rel = lk.seqs[mine] - self.sbase[v]
-                o, i = rel // k, rel % k
-                blk = np.zeros((k + 1) * mv)
-                blk[i * mv + o] = lk.probs[mine]
-                blk[k * mv + o] = 1.0
+                k, mv, b = int(self.cptr[v + 1] - self.cptr[v]), int(self.m[v]), int(self.sbase[v])
+                seg = low[b:b + mv * k].reshape(mv, k)  # [hand, action]
+                L = seg.sum(axis=1)
+                L[full[b:b + mv * k].reshape(mv, k).any(axis=1)] = 1.0
+                blk = np.concatenate((seg.T.ravel(), L))
                 lko[v] = size
                 size += len(blk)
                 blocks.append(blk)
-        self.static = (*self.static[:14], lko, np.concatenate(blocks) if blocks else np.zeros(0))
+        self.static = (*self.static[:14], lko, np.concatenate(blocks) if blocks else np.zeros(0), *self.static[16:])
 
     def walk(self, players, mode, upd0, upd1, sc):
         """One walk (mode UPDATE, BR_*, VALUE_*) of both players' states ``players``; returns
@@ -328,7 +361,7 @@ class FusedTree:
         sc = (1.0, 0.0, (1.0, 1.0, 0.0), 1.0, 0.0)
         v0, v1 = (r[0].sum() for r in self.walk(players, VALUE_AVERAGE, True, True, sc))
         locked = self.static
-        self.static = (*locked[:14], np.full(self.n_dec, -1, np.int64), np.zeros(0))
+        self.static = (*locked[:14], np.full(self.n_dec, -1, np.int64), np.zeros(0), *locked[16:])
         try:
             b0, b1 = (r[0].sum() for r in self.walk(players, BR_AVERAGE, True, True, sc))
         finally:
@@ -609,27 +642,50 @@ def _average_strategy(S, off, m, k, out, tot):
 
 
 @nb.njit(cache=True)
-def _lock_strategy(LK, lo, m, k, out):
-    """out[i, o] <- the lock's probability at the locked hands o of a node whose lock block
-    starts at LK[lo] (:meth:`FusedTree.set_locks`): b = p there, whatever the regrets say."""
+def _lock_strategy(LK, lo, m, k, out, average):
+    """out[i, o] <- l_i + (1 - L) out[i, o] at the locked hands o of a node whose lock block
+    starts at LK[lo] (:meth:`FusedTree.set_locks`): b = p at a locked hand (L = 1), whatever
+    the regrets say; at a weighted one (0 < L < 1) the lower bound plus the rest played as
+    ``out`` (regret matching's), except for an ``average`` strategy, already such a mixture."""
     mask = LK[lo + k * m:lo + (k + 1) * m]
     for i in range(k):
         Li, row = LK[lo + i * m:lo + (i + 1) * m], out[i]
         for o in range(m):
-            if mask[o] != 0.0:
+            if mask[o] == 1.0:
                 row[o] = Li[o]
+            elif mask[o] != 0.0 and not average:
+                row[o] = Li[o] + (1.0 - mask[o]) * row[o]
 
 
 @nb.njit(cache=True)
-def _lock_regrets(LK, lo, m, k, R, off):
-    """R[off + i m + o] <- 0 at the locked hands o (frozen: the sequence form's
-    :func:`~treeplex.core.locks.apply_locks`)."""
+def _lock_free(LK, lo, m, k, b):
+    """b[i, o] <- (b[i, o] - l_i) / (1 - L) at the weighted hands o (0 < L < 1): the free part
+    sigma of the strategy played, whose regrets the update takes (r = v - <sigma, v>)."""
+    mask = LK[lo + k * m:lo + (k + 1) * m]
+    for i in range(k):
+        Li, row = LK[lo + i * m:lo + (i + 1) * m], b[i]
+        for o in range(m):
+            if mask[o] != 0.0 and mask[o] != 1.0:
+                row[o] = (row[o] - Li[o]) / (1.0 - mask[o])
+
+
+@nb.njit(cache=True)
+def _lock_regrets(LK, lo, m, k, R, off, v, rows, value):
+    """After the update: R[off + i m + o] <- 0 at the locked hands o (frozen: the sequence
+    form's :func:`~treeplex.core.locks.apply_locks`); at the weighted ones ``value[o]`` (the
+    update's <sigma, v>) <- the value played, <l, v> + (1 - L) <sigma, v>."""
     mask = LK[lo + k * m:lo + (k + 1) * m]
     for i in range(k):
         Ri = R[off + i * m:off + (i + 1) * m]
         for o in range(m):
-            if mask[o] != 0.0:
+            if mask[o] == 1.0:
                 Ri[o] = 0
+    for o in range(m):
+        if mask[o] != 0.0 and mask[o] != 1.0:
+            acc = 0.0
+            for i in range(k):
+                acc += LK[lo + i * m + o] * v[rows[i], o]
+            value[o] = acc + (1.0 - mask[o]) * value[o]
 
 
 @nb.njit(cache=True)
@@ -676,7 +732,7 @@ def _down(L, s, in0, in1, T, G, O, st, sc, mode, upd0, upd1, cut, collect, fr, f
         else:
             _strategy(R, P, ov, mv, k, sa, tot)
         if T[14][u] >= 0:  # locked hands play the lock, in every mode (so the strategy sum is the lock's)
-            _lock_strategy(T[15], T[14][u], mv, k, sa)
+            _lock_strategy(T[15], T[14][u], mv, k, sa, mode == BR_AVERAGE or mode == VALUE_AVERAGE)
         if mode == UPDATE and not collect and (upd0 if a == 0 else upd1):  # the played plan into the sum
             rho, omega = sc[3], sc[4]
             if scale.shape[1] > 0:  # 16-bit: decode, add, encode with the node's new scale
@@ -730,6 +786,10 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
                 continue
             hp, hq = H[p], H[1 - p]
             sign = 1.0 if p == 0 else -1.0  # a fold's value is player 0's payoff; a showdown's, the stake
+            if T[18][tboard[terms[t0]], 0] >= 0:  # bunching: every hand pair, the segment's terminals at once
+                bunched_values(p, terms[t0:t1], loc, T[12][0], tkind, tval, T[16], T[17], T[18][tboard[terms[t0]]],
+                               RS[1 - p][L], B[8][1 - p][L], VS[p][L])
+                continue
             for g in range(t0, t1):
                 t = terms[g]
                 e = loc[t + T[12][0]]
@@ -786,9 +846,11 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
             vals, vrows = ovals, seq
         if not br:
             if mode == UPDATE and ident and scale.shape[1] == 0:  # rm_block's values played are out's
+                if T[14][u] >= 0:
+                    _lock_free(T[15], T[14][u], mv, k, sa)
                 rm_block(R, P, ov, mv, k, vals, vrows, sa, sc[0], sc[1], sc[2], tot)
                 if T[14][u] >= 0:
-                    _lock_regrets(T[15], T[14][u], mv, k, R, ov)
+                    _lock_regrets(T[15], T[14][u], mv, k, R, ov, vals, vrows, tot)
                 out[:] = tot[:na]
                 continue
             out[:] = 0.0  # the values played, per hand, before the update overwrites the strategy
@@ -804,14 +866,18 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
                 tmp, was, Rv = B[7], scale[0, u], R[ov:ov + k * mv]
                 for x in range(k * mv):
                     tmp[x] = Rv[x] * was
+                if T[14][u] >= 0:
+                    _lock_free(T[15], T[14][u], mv, k, sa)
                 rm_block(tmp, P, 0, mv, k, vals, vrows, sa, sc[0], sc[1], sc[2], tot)
                 if T[14][u] >= 0:
-                    _lock_regrets(T[15], T[14][u], mv, k, tmp, 0)
+                    _lock_regrets(T[15], T[14][u], mv, k, tmp, 0, vals, vrows, tot)
                 scale[0, u] = _encode(tmp, k * mv, R, ov, 32767.0)
             elif mode == UPDATE:
+                if T[14][u] >= 0:
+                    _lock_free(T[15], T[14][u], mv, k, sa)
                 rm_block(R, P, ov, mv, k, vals, vrows, sa, sc[0], sc[1], sc[2], tot)
                 if T[14][u] >= 0:
-                    _lock_regrets(T[15], T[14][u], mv, k, R, ov)
+                    _lock_regrets(T[15], T[14][u], mv, k, R, ov, vals, vrows, tot)
         else:  # best response: the first best action of each infoset
             for o in range(mv):
                 best, bv = 0, vals[vrows[0], o]
@@ -822,15 +888,66 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
             for h in range(na):
                 out[h] = V[lcs[np.int64(tot[orb[h]])], h]
             lo = T[14][u]
-            if lo >= 0:  # a locked hand's best response is the lock (sa: the way down's, the lock there)
-                mask = T[15][lo + k * mv:lo + (k + 1) * mv]
+            if lo >= 0:  # a locked hand's best response is the lock: l + (1 - L) on the best action (Q^l's)
+                LK = T[15]
+                mask = LK[lo + k * mv:lo + (k + 1) * mv]
                 for h in range(na):
                     o = orb[h]
                     if mask[o] != 0.0:
                         acc = 0.0
                         for i in range(k):
-                            acc += sa[i, o] * V[lcs[i], h]
-                        out[h] = acc
+                            acc += LK[lo + i * mv + o] * V[lcs[i], h]
+                        out[h] = acc + (1.0 - mask[o]) * out[h]
+
+
+@nb.njit(cache=True, fastmath={"reassoc", "contract", "nsz"})  # reassociated sums: vectorized (rounding only)
+def bunched_values(p, terms, loc, tb, tkind, tval, K, S, koff, R, rrow, V):
+    """Player p's values per own hand at the terminals ``terms`` of one segment (one board) of a
+    bunched spot: V[e_t, h] = val_t x the sum over the opponent's hands h' of K_b[h0, h1]
+    R[rrow[e_t], h'] (times sign(s_p - s_q) at a showdown), val_t the fold payoff (p's sign)
+    or the showdown stake times the tree's chance; K_b at K[koff[0]:] and the signs
+    sign(s0 - s1) at S[koff[1]:] (row-major, n0 x n1). The sequence form's
+    :class:`~.bunching.BunchedPayoff`, O(n0 n1) per terminal; one pass over K_b for all the
+    segment's terminals (a row of K_b is read once, not once per terminal)."""
+    ko, so = koff[0], koff[1]
+    n0, n1 = (V.shape[1], R.shape[1]) if p == 0 else (R.shape[1], V.shape[1])
+    nt = len(terms)
+    rows, vals = np.empty(nt, np.int64), np.empty(nt)
+    for g in range(nt):
+        t = terms[g]
+        rows[g] = loc[t + tb]
+        vals[g] = tval[t] if tkind[t] or p == 0 else -tval[t]
+    if p == 0:
+        for h in range(n0):
+            Kh = K[ko + h * n1:ko + (h + 1) * n1]
+            for g in range(nt):
+                r = R[rrow[rows[g]]]
+                acc = 0.0
+                if tkind[terms[g]]:
+                    Sh = S[so + h * n1:so + (h + 1) * n1]
+                    for x in range(n1):
+                        acc += Kh[x] * Sh[x] * r[x]
+                else:
+                    for x in range(n1):
+                        acc += Kh[x] * r[x]
+                V[rows[g], h] = vals[g] * acc
+    else:
+        for g in range(nt):
+            V[rows[g], :] = 0.0
+        for x in range(n0):
+            Kx = K[ko + x * n1:ko + (x + 1) * n1]
+            for g in range(nt):
+                c = R[rrow[rows[g]], x] * vals[g]
+                if c == 0.0:
+                    continue
+                out = V[rows[g]]
+                if tkind[terms[g]]:  # p's sign is sign(s1 - s0)
+                    Sx = S[so + x * n1:so + (x + 1) * n1]
+                    for h in range(n1):
+                        out[h] -= c * Kx[h] * Sx[h]
+                else:
+                    for h in range(n1):
+                        out[h] += c * Kx[h]
 
 
 @nb.njit(cache=True)
@@ -1144,7 +1261,7 @@ def _plan(T, sbase, last, orbit, rep, p, R, P, S, average, want, x, K, n):
             else:
                 _strategy(R, P, off[v], m[v], k, out, tot)
             if T[14][v] >= 0:
-                _lock_strategy(T[15], T[14][v], m[v], k, out)
+                _lock_strategy(T[15], T[14][v], m[v], k, out, average)
             u, a = last[v, 0], last[v, 1]
             for o in range(m[v]):
                 par = 1.0 if u < 0 else x[sbase[u] + orbit[tab[u], rep[tab[v], o]] * (cptr[u + 1] - cptr[u]) + a]

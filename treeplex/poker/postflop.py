@@ -309,9 +309,7 @@ class PostflopGame(PublicTreeGame):
         the solvers choose) in float32, else on the sequence form in float64 (``storage``
         overrides either)."""
         t = self.tree
-        if self.bunching is not None:
-            fused = False  # the only path of a bunched spot
-        elif fused is None:
+        if fused is None:
             fused = self.fused_by_default()
         k = t.n_actions
         fixed, w = self.cost_weights(storage or ("float32" if fused else "float64"), fused)
@@ -320,8 +318,9 @@ class PostflopGame(PublicTreeGame):
 
     def bunching_bytes(self) -> int:
         """Bytes of :class:`.bunching.BunchedPayoff`'s per-board matrices (9 B per hand pair and
-        terminal board: float64 weights, int8 showdown signs) and per-terminal indices
-        (8 B per hand), plus the tables (8 B per set of 4 to 6 cards); 0 without bunching."""
+        terminal board: float64 weights, int8 showdown signs; the fused engine's are the same,
+        :meth:`.fused.FusedTree._bunching`) and per-terminal indices (8 B per hand), plus the
+        tables (8 B per set of 4 to 6 cards); 0 without bunching."""
         if self.bunching is None:
             return 0
         from math import comb
@@ -334,15 +333,17 @@ class PostflopGame(PublicTreeGame):
 
     def fused_by_default(self) -> bool:
         """Whether ``fused=None`` runs this spot on the fused engine: from ``FUSED_MIN_SEQS``
-        sequences (where the solver applies; see :class:`~treeplex.solvers.cfr.RegretSolver`)."""
+        sequences (where the solver applies; see :class:`~treeplex.solvers.cfr.RegretSolver`),
+        without bunching (a bunched spot's fused walk evaluates every hand pair at each terminal:
+        ``fused=true`` only)."""
         return self.n_seqs(0) + self.n_seqs(1) >= FUSED_MIN_SEQS and self.bunching is None
 
     def fused_tree(self):
-        """The fused engine's tree (:meth:`.hands_game.PublicTreeGame.fused_tree`); refused with
-        bunching, whose per-(pair, board) weights its terminal sweep cannot take."""
-        if self.bunching is not None:
-            raise InputError("postflop: bunching runs on the sequence form (its deal weights are not a product "
-                             "of two ranges, which the fused engine's terminal sweep needs); use fused=false")
+        """The fused engine's tree (:meth:`.hands_game.PublicTreeGame.fused_tree`); with bunching
+        its terminals weigh every hand pair (:func:`.fused.bunched_values`); refused with bunching
+        and rake together."""
+        if self.bunching is not None and self.rake:
+            raise InputError("postflop: a raked spot with bunching runs on the sequence form (fused=false)")
         return super().fused_tree()
 
     def check_sequence_form_memory(self) -> None:
@@ -442,13 +443,8 @@ class PostflopGame(PublicTreeGame):
         if self.bunching is not None:
             boards = np.unique(term_board)
             K = {int(b): self.board_weights(int(b)) for b in boards}
-            show = {int(b) for b in np.unique(term_board[kind == 1])}
-            union = np.union1d(self.hands[0], self.hands[1])
-            strength = {}
-            for b in show:
-                st = river_strengths([self.tree.boards[b]], union)[0]
-                strength[b] = [st[np.searchsorted(union, h)] for h in self.hands]
-            return BunchedPayoff(n_seqs, K, strength, kind, value, term_board, base, stride)
+            sign = {int(b): self.showdown_signs(int(b)) for b in np.unique(term_board[kind == 1])}
+            return BunchedPayoff(n_seqs, K, sign, kind, value, term_board, base, stride)
         cards = [HAND_CARDS[h] for h in self.hands]
         if len(self.board) == 5:
             return RiverPayoff(n_seqs, cards, self.weight, self.strength, kind, value, base, stride)
@@ -472,6 +468,14 @@ class PostflopGame(PublicTreeGame):
                 m = np.where(plain > 0, bunched / np.where(plain > 0, plain, 1.0), 0.0) * self.weight[p]
             cache[p] = m * (self.weight[p].sum() / m.sum())
         return cache[p]
+
+    def showdown_signs(self, b: int) -> np.ndarray:
+        """int8[n0, n1]: sign(s0 - s1) of the hands' strengths on river board ``b`` of the tree
+        (a bunched spot's showdowns: :class:`.bunching.BunchedPayoff`, :func:`.fused.bunched_values`)."""
+        union = np.union1d(self.hands[0], self.hands[1])
+        st = river_strengths([self.tree.boards[b]], union)[0]
+        s0, s1 = (st[np.searchsorted(union, h)] for h in self.hands)
+        return np.sign(s0[:, None] - s1[None, :]).astype(np.int8)
 
     def board_weights(self, b: int) -> np.ndarray:
         """float[n0, n1] (bunching): the deal weights on board ``b`` of the tree relative to its

@@ -52,6 +52,7 @@ class Result:
     trace: list[dict] = field(default_factory=list)
     current: tuple[np.ndarray, np.ndarray] | None = None  # the last iterate (None: not computed, see Progress.final)
     stopped_by: str = ""
+    whatif: dict | None = None  # a locked or raked solve's baseline and EV change (solve's ``whatif``)
 
     @property
     def x(self) -> np.ndarray:
@@ -153,6 +154,7 @@ def solve(
     restart: bool = False,
     report: str = "average",
     backend: str | None = None,
+    whatif: bool | str = False,
     **params,
 ) -> Result:
     """Run ``algorithm`` (a registered name or a ready :class:`Solver`) until a stop rule fires.
@@ -182,8 +184,20 @@ def solve(
     a problem that has none yet, is "auto": a small game starts on NumPy and moves onto numba
     once this process's small runs have spent ``TIER_UP`` solver seconds there
     (``NUMPY_BUDGET``; :func:`treeplex.backends.starts_on_numpy`).
+
+    ``whatif`` (a locked or raked postflop spot, :mod:`treeplex.run.whatif`): True solves the
+    baseline (the spot without locks, or without rake) first with the same algorithm, stop rule
+    and parameters, a path reads it from a ``solve --out`` file of it, as ``treeplex solve``
+    does; ``Result.whatif`` then holds ``baseline`` and ``lock_ev_gain`` (locked) or
+    ``rake_ev_cost`` (raked). ``problem`` may then be the spot itself (a ``PostflopGame``;
+    range-wide frequency locks have a problem only once the baseline is known).
     """
     global NUMPY_BUDGET
+    if whatif is not False:
+        return _solve_whatif(problem, whatif, dict(
+            algorithm=algorithm, target_gap=target_gap, max_iters=max_iters, time_limit=time_limit,
+            check_every=check_every, progress=progress, on_check=on_check, report=report, backend=backend,
+            restart=restart, **params), dict(checkpoint=checkpoint, resume=resume))
     tier_at = math.inf
     if backend is not None:
         problem.use_backend(backend)
@@ -250,6 +264,27 @@ def solve(
         return Result(algorithm=solver.name, plans=plans, evaluation=evaluation, iterations=solver.iteration,
                       gradients=solver.gradients, seconds=run.seconds, check_seconds=run.check_seconds,
                       jit_seconds=jit.seconds, trace=run.trace, current=current, stopped_by=stopped_by)
+
+
+def _solve_whatif(problem, source, kw: dict, saving: dict) -> Result:
+    """:func:`solve` with ``whatif``: the baseline by :func:`treeplex.run.whatif.baseline_for`
+    (the one ``treeplex solve`` and ``batch`` use), then the spot, then the record."""
+    from .whatif import baseline_for, record
+
+    if source is True:
+        source = None
+    elif not isinstance(source, str):
+        raise InputError(f"whatif must be True, False or a solve --out file of the baseline, got {source!r}")
+    if source is None and not isinstance(kw["algorithm"], str):
+        raise InputError("whatif=True needs an algorithm by name (the baseline is solved with it too)")
+    if source is None and any(saving.values()):
+        raise InputError("checkpoint and resume with whatif=True need whatif=FILE (they would save the baseline's run)")
+    game = getattr(problem, "game", None) if isinstance(problem, Problem) else problem
+    baseline = baseline_for(game, source, lambda q: solve(q, **kw))
+    problem = game.problem()
+    res = solve(problem, **kw, **saving)
+    res.whatif = record(problem, res, baseline)
+    return res
 
 
 def _onto_numba(problem: Problem, solver: Solver, algorithm, params: dict, jit: JitClock) -> Solver:

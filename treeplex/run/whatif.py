@@ -81,6 +81,21 @@ def baseline_from_file(game, path: str, max_memory: str | None = None) -> dict:
     return {"file": path, **{k: data.get(k) for k in RECORD}}
 
 
+def baseline_for(game, source, run=None, max_memory: str | None = None, problem=None) -> dict | None:
+    """The baseline record of a locked or raked ``game``, as ``treeplex solve --baseline`` and
+    ``treeplex.solve(..., whatif=...)`` take it: ``source`` None (solve :func:`baseline_game`'s
+    problem, ``problem`` if already built, by ``run(problem) -> Result``: the caller's solver and
+    stop rule), a path (a ``solve --out`` file of it, :func:`baseline_from_file`) or ``"none"``
+    (no baseline: None). Refuses a spot that is neither locked nor raked."""
+    if not hasattr(game, "unraked") or not (is_locked(game) or is_raked(game)):
+        raise InputError(f"a baseline applies to postflop spots with locks or rake; {getattr(game, 'name', 'this problem')!r} has neither")
+    if source == "none":
+        return None
+    if source is not None:
+        return baseline_from_file(game, source, max_memory)
+    return solve_baseline(game, baseline_game(game).problem(max_memory) if problem is None else problem, run)
+
+
 def solve_baseline(game, problem, solve) -> dict:
     """Solve ``problem`` (:func:`baseline_game`'s) by ``solve(problem) -> Result``, make it
     ``game``'s baseline (locks: frequency locks spread from it), and return its record."""

@@ -155,7 +155,7 @@ def _solve(spec: dict, base: str, threads: int) -> dict:
     from ..core.memory import lp_default
     from ..model.strategy import solution_record
     from ..run.targets import target_gap
-    from ..run.whatif import baseline_game, is_locked, is_raked, record, solve_baseline
+    from ..run.whatif import baseline_for, baseline_game, is_locked, is_raked, record
 
     numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
     overrides = {k: spec[k] for k in ("range0", "range1") if k in spec}
@@ -178,7 +178,7 @@ def _solve(spec: dict, base: str, threads: int) -> dict:
     run = lambda q: solve(q, algorithm, target_gap=target_gap(spec.get("target"), q), **stops,  # noqa: E731
                           **spec.get("params", {}))
     if whatif:
-        baseline = solve_baseline(game, p, run)
+        baseline = baseline_for(game, None, run, problem=p)
         p = game.problem()
     res = run(p)
     meta = {"algorithm": res.algorithm, "value": res.value, "gap": res.gap, "exploitability": res.exploitability,

@@ -24,6 +24,7 @@ import numbers
 import os
 import re
 from collections.abc import Mapping
+from functools import cached_property
 
 import numpy as np
 
@@ -125,9 +126,13 @@ class Solver:
                 raise InputError(f"{self.name} cannot run on a perturbed treeplex (--refine efpe)")
             self.lower = tuple(np.asarray(l, dtype=np.float64) for l in lower)
             self.name = f"{self.name}/efpe"
-        # what the backend's passes take as lower (nothing to move without bounds: the backend,
-        # and the treeplexes it reads, are built on first use; the fused engine never uses them)
-        self.bounds = (None, None) if self.lower is None else self.backend.bounds(self.lower)
+
+    @cached_property
+    def bounds(self) -> tuple:
+        """What the backend's passes take as ``lower`` (None per player without bounds), made
+        on first use: it builds the backend and the treeplexes it reads, which the fused engine
+        (weighted locks included) never uses."""
+        return (None, None) if self.lower is None else self.backend.bounds(self.lower)
 
     @property
     def backend(self):

@@ -63,8 +63,8 @@ class RegretSolver(Solver):
       (:mod:`treeplex.poker.fused`: one walk of the public tree per player and iteration,
       8 bytes per sequence in float32, checks by one best-response walk, the same iterates
       to rounding), which needs the numba backend, regret matching (no Hedge), no prior, no
-      lower bounds (nor weighted locks) and the class's own ``step``; node locks are played
-      by its walks. None picks it for postflop
+      lower bounds and the class's own ``step``; node locks, weighted ones included, are
+      played by its walks. None picks it for postflop
       spots of at least ``poker.postflop.FUSED_MIN_SEQS`` sequences where it applies (the
       sequence form otherwise); False never. Measured (ARCHITECTURE.md, docs/benchmarks.md): on TURN (4e6
       sequences) a fused iteration took about 1.6x the sequence form's; on FLOP-FAST (1e8)
@@ -142,10 +142,7 @@ class RegretSolver(Solver):
             why = "the problem is not a public-tree poker game (postflop, nlfh52)"
         elif self.problem.backend_name != "numba":
             why = f"the {self.problem.backend_name} backend is chosen"
-        elif self.problem.locks is not None and any(lk is not None and lk.partial is not None
-                                                      for lk in self.problem.locks):
-            why = "weighted locks (hands with a weight below 1) need the sequence form"
-        elif self.lower is not None or prior is not None:
+        elif (self.lower is not None and self.problem.locks is None) or prior is not None:  # (weighted locks: fused)
             why = "a prior or lower bounds need the sequence form"
         elif self.regrets(1)[5] > 0.0:
             why = "Hedge is not regret matching"
