@@ -37,6 +37,8 @@ def run(args) -> int:
     if args.connect:
         if args.vs:
             raise InputError("--vs: with --connect the dealer chooses the opponent")
+        if args.history:
+            raise InputError("--history: with --connect the dealer writes the log")
         return _connect(args, a, table)
     if args.serve is None and not args.vs:
         raise InputError("give --vs B (or --serve PORT / --connect HOST:PORT)")

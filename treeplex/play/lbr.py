@@ -1,4 +1,4 @@
-"""Local best response (LBR; Lisý & Bowling, "Eqilibrium approximation quality of current
+"""Local best response (LBR; Lisý & Bowling, "Equilibrium approximation quality of current
 no-limit poker bots", AAAI-17 workshops 2017): a lower bound on an agent's exploitability.
 
 LBR knows the opponent's strategy (a *model*: per opponent hand, the probability of each of
