@@ -39,6 +39,12 @@ NOT_RUN = {
         "needs Ray (extra 'distributed', not in the test extra); tests/test_ray.py and tests/test_batch.py run "
         "the Ray engine where it is installed",
     ".venv/bin/python experiments/depth_limited_nlfh.py": "about 3 minutes (figure 1 of the depth-limited paper)",
+    "treeplex play --agent human --vs bp.npz --abstraction abs.npz --hands 20":
+        "reads a person's actions from the terminal; tests/test_play.py drives the human agent with scripted input",
+    "treeplex play --agent bp.npz --abstraction abs.npz --serve 48777 --hands 1000":
+        "waits for a client; tests/test_play.py runs --serve and --connect as a pair on a free port",
+    "treeplex play --agent random --connect localhost:48777":
+        "needs the dealer above; tests/test_play.py runs --serve and --connect as a pair on a free port",
 }
 # small files the documented commands read: (text, or a treeplex command that writes the file)
 _FLOP = {"game": "postflop", "board": "KsQhTd", "pot": 20, "stack": 30, "deck": "TJQKA", "bet": "a",

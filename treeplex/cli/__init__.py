@@ -43,6 +43,9 @@ COMMANDS = {
                                    "(abstraction build)"),
     "blueprint": ("blueprint", "HUNL blueprint by external-sampling MCCFR over an abstraction (blueprint train); "
                                "duplicate play between blueprints (blueprint match)"),
+    "play": ("play", "duplicate matches between agents (blueprint, calling station, random, human), hand "
+                     "histories, the ACPC protocol"),
+    "lbr": ("lbr", "local best response against a blueprint: a lower bound on its exploitability in mbb/g"),
 }
 
 

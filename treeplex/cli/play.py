@@ -1,0 +1,123 @@
+"""``treeplex play``: duplicate matches between two agents (issue 28, stage 4), hand
+histories, and the ACPC protocol over TCP (``--serve PORT``, ``--connect HOST:PORT``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import InputError
+from ..io.files import check_output
+
+AGENTS = "call, fold, random, human, or a blueprint checkpoint BP.npz (with --abstraction)"
+
+
+def options(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--agent", required=True, metavar="A", help=f"player A: {AGENTS}")
+    sp.add_argument("--vs", default=None, metavar="B", help=f"player B: {AGENTS} (not with --serve/--connect)")
+    sp.add_argument("--hands", type=int, default=1000, metavar="N", help="duplicate pairs of hands (default 1000)")
+    sp.add_argument("--seed", type=int, default=0, help="cards and the agents' random choices (default 0)")
+    sp.add_argument("--abstraction", default=None, metavar="ABS.npz", help="the blueprint's abstraction")
+    sp.add_argument("--history", default=None, metavar="FILE", help="write ACPC STATE lines, one per hand")
+    net = sp.add_mutually_exclusive_group()
+    net.add_argument("--serve", type=int, default=None, metavar="PORT",
+                     help="deal as an ACPC server on localhost:PORT: A plays here, B is the client that connects")
+    net.add_argument("--connect", default=None, metavar="HOST:PORT", help="play A as a client of an ACPC dealer")
+
+
+def run(args) -> int:
+    from ..play.agents import make_agent
+
+    if args.hands < 1:
+        raise InputError(f"--hands must be >= 1, got {args.hands}")
+    if args.history:
+        check_output(args.history, "--history", {}, regular=True)
+    a = make_agent(args.agent, args.abstraction, args.seed)
+    table, flops = _table(a)
+    if args.connect:
+        if args.vs:
+            raise InputError("--vs: with --connect the dealer chooses the opponent")
+        if args.history:
+            raise InputError("--history: with --connect the dealer writes the log")
+        return _connect(args, a, table)
+    if args.serve is None and not args.vs:
+        raise InputError("give --vs B (or --serve PORT / --connect HOST:PORT)")
+    if args.serve is not None:
+        if args.vs:
+            raise InputError("--vs: with --serve the opponent is the client that connects")
+        return _serve(args, a, table, flops)
+    b = make_agent(args.vs, args.abstraction, args.seed + 1)
+    if a.name == b.name:
+        a.name, b.name = a.name + "-A", b.name + "-B"
+    t2, f2 = _table(b)
+    if t2 != table:
+        raise InputError(f"--vs: {args.vs} plays stacks/blinds {t2}, {args.agent} {table}")
+    flops = flops if flops is not None else f2
+    return _report(args, a, b, table, lambda hist: _match(a, b, args, table, flops, hist))
+
+
+def _table(agent):
+    from ..play.engine import Table
+
+    bp = getattr(agent, "bp", None)
+    return (bp.table, bp.flops) if bp is not None else (Table(), None)
+
+
+def _match(a, b, args, table, flops, hist):
+    from ..play.match import duplicate_match
+
+    return duplicate_match(a, b, args.hands, args.seed, table, flops, hist, allin_ev=True)
+
+
+def _report(args, a, b, table, play) -> int:
+    """Run ``play(history sink)`` and print A's result; ``b`` is B's agent or its name."""
+    from ..io.files import atomic_write
+
+    lines = []
+
+    class _Sink:
+        def write(self, s):
+            lines.append(s)
+
+    r = play(_Sink() if args.history else None)
+    if args.history:
+        atomic_write(args.history, lambda f: f.write("".join(lines).encode()))
+    agents = (a,) if isinstance(b, str) else (a, b)
+    print(f"{a.name} vs {getattr(b, 'name', b)}: {r['mbb']:+.1f} ± {r['ci95']:.1f} mbb/g for {a.name} (95% CI, normal over "
+          f"{r['pairs']:,} duplicate pairs = {2 * r['pairs']:,} hands; blinds {table.small_blind}/{table.big_blind})"
+          + (f"; wrote {args.history}" if args.history else ""))
+    if "adjusted" in r:
+        _adjusted(r)
+    for ag in agents:
+        st = getattr(ag, "stats", None)
+        if st and (st["off_tree"] or st["unreached"]):
+            print(f"  {ag.name}: {st['off_tree']:,} of {st['decisions']:,} decisions off its tree, "
+                  f"{st['unreached']:,} in classes its abstraction did not reach (checked or called)")
+    return 0
+
+
+def _adjusted(r) -> None:
+    a = r["adjusted"]
+    print(f"  all-in adjusted (called all-ins score their equity over the cards to come): {a['mbb']:+.1f} ± "
+          f"{a['ci95']:.1f} mbb/g")
+
+
+def _serve(args, a, table, flops) -> int:
+    from ..play.acpc import serve
+
+    return _report(args, a, "client", table,
+                   lambda hist: serve(args.serve, a, args.hands, args.seed, table, flops, hist, log=sys.stderr))
+
+
+def _connect(args, a, table) -> int:
+    from ..play.acpc import connect
+
+    host, _, port = args.connect.rpartition(":")
+    try:
+        port = int(port)
+    except ValueError:
+        raise InputError(f"--connect {args.connect!r}: expected HOST:PORT") from None
+    r = connect(host or "localhost", port, a, table)
+    print(f"{a.name} as an ACPC client: {r['hands']:,} hands, {r['chips']:+,} chips "
+          f"({r['mbb']:+.1f} mbb/g, not duplicate)")
+    return 0
