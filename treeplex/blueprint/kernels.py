@@ -226,6 +226,24 @@ def table_deal(cdf, table_bk, table_sd, rng, bk):
     return table_sd[d]
 
 
+@nb.njit(cache=True)
+def sample_deal(mode, flops, rng, cards, ix_rounds, ix_keys, ix_offsets, ix_shapes, ix_lens, vals, wheres, cdf,
+                table_bk, table_sd, bk):
+    """One deal into ``bk`` (and ``cards``): ``mode`` 0 52-card hold'em (:func:`deal_cards`,
+    :func:`real_buckets`), drawn again while a street's bucket is unknown (a class the
+    abstraction did not reach: cannot happen with its own flops); 1 a table row
+    (:func:`table_deal`). Returns (showdown, redraws)."""
+    if mode != 0:
+        return table_deal(cdf, table_bk, table_sd, rng, bk), 0
+    redraws = 0
+    while True:
+        deal_cards(flops, rng, cards)
+        sd = real_buckets(cards, ix_rounds, ix_keys, ix_offsets, ix_shapes, ix_lens, vals, wheres, bk)
+        if bk[0, 1] >= 0 and bk[1, 1] >= 0 and bk[0, 2] >= 0 and bk[1, 2] >= 0 and bk[0, 3] >= 0 and bk[1, 3] >= 0:
+            return sd, redraws
+        redraws += 1
+
+
 # ------------------------------------------------------------------ MCCFR
 
 
@@ -354,16 +372,9 @@ def run_iterations(n, start, kind, street, actor, n_act, first, payoff, children
     total = 0.0
     for i in range(start + 1, start + n + 1):
         for t in range(2):
-            if mode == 0:
-                while True:
-                    deal_cards(flops, rng, cards)
-                    sd = real_buckets(cards, ix_rounds, ix_keys, ix_offsets, ix_shapes, ix_lens, vals, wheres, bk)
-                    if bk[0, 1] >= 0 and bk[1, 1] >= 0 and bk[0, 2] >= 0 and bk[1, 2] >= 0 \
-                            and bk[0, 3] >= 0 and bk[1, 3] >= 0:
-                        break
-                    stats[2] += 1  # a class the abstraction did not reach (cannot happen with its flops)
-            else:
-                sd = table_deal(cdf, table_bk, table_sd, rng, bk)
+            sd, redrawn = sample_deal(mode, flops, rng, cards, ix_rounds, ix_keys, ix_offsets, ix_shapes, ix_lens,
+                                      vals, wheres, cdf, table_bk, table_sd, bk)
+            stats[2] += redrawn
             prune = i > prune_after and uniform(rng) < prune_share
             total += traverse(t, bk, sd, kind, street, actor, n_act, first, payoff, children, offset,
                               last_round, R, S, rng, prune, threshold, floor, sig, val, frame, stats)
@@ -432,15 +443,8 @@ def head_to_head(n, kind, street, actor, n_act, first, payoff, children, offset,
     frame = np.zeros((MAX_DEPTH, 2), dtype=np.int64)
     acc = np.zeros(MAX_DEPTH)
     for i in range(n):
-        if mode == 0:
-            while True:
-                deal_cards(flops, rng, cards)
-                sd = real_buckets(cards, ix_rounds, ix_keys, ix_offsets, ix_shapes, ix_lens, vals, wheres, bk)
-                if bk[0, 1] >= 0 and bk[1, 1] >= 0 and bk[0, 2] >= 0 and bk[1, 2] >= 0 \
-                        and bk[0, 3] >= 0 and bk[1, 3] >= 0:
-                    break
-        else:
-            sd = table_deal(cdf, table_bk, table_sd, rng, bk)
+        sd, _ = sample_deal(mode, flops, rng, cards, ix_rounds, ix_keys, ix_offsets, ix_shapes, ix_lens, vals, wheres,
+                            cdf, table_bk, table_sd, bk)
         a = expected_value(bk, sd, kind, street, actor, n_act, first, payoff, children, offset, PA, PB, frame, acc)
         b = expected_value(bk, sd, kind, street, actor, n_act, first, payoff, children, offset, PB, PA, frame, acc)
         out[i] = 0.5 * (a - b)
