@@ -105,6 +105,7 @@ from .operator import _normalizer, _same_combo
 from .public_tree import CHANCE, DECISION, FOLD, TERMINAL
 
 UPDATE, BR_AVERAGE, BR_CURRENT, VALUE_AVERAGE, VALUE_CURRENT = 0, 1, 2, 3, 4  # walk modes
+REACH, SUBTREES, TRUNK = 0, 1, 2  # the steps of a walk (:func:`walk_step`)
 RUNS_PER_THREAD = 4  # chunks of the subtrees per worker thread, taken by whichever is idle
 
 
@@ -290,27 +291,36 @@ class FusedTree:
 
     def walk(self, players, mode, upd0, upd1, sc):
         """One walk (mode UPDATE, BR_*, VALUE_*) of both players' states ``players``; returns
-        each player's values per hand at the trunk's nodes (:func:`trunk`)."""
+        each player's values per hand at the trunk's nodes (:func:`walk_step`, TRUNK)."""
         st = tuple((s.R, s.S, s.P, s.scale) for s in players)
-        roots = tuple(s.root for s in players)
+        if mode == UPDATE:  # the strategy sums' roots
+            for p, upd in enumerate((upd0, upd1)):
+                if upd:
+                    players[p].root[0] = sc[3] * players[p].root[0] + sc[4]
         common = (self.static, self.G, self.hands, (self.orbit, tuple(self.rep)), st, sc, mode, upd0, upd1)
-        fr0, fr1 = trunk_reach(roots, *common, self.n_first, self.levels, self.width, self.kmax)
-        if self.n_first:
+        nf, (n0, n1), ones = self.n_first, self.n, (np.ones(self.n[0]), np.ones(self.n[1]))
+        fr = (np.zeros((nf, n0)), np.zeros((nf, n1)))
+        fv = fr
+        if nf:
+            walk_step(REACH, 0, 0, self.items, fr, fr, ones, *common, self._stack())
             threads = self.threads
             bounds = self.chunks(threads * RUNS_PER_THREAD if threads > 1 else 1)
             runs = [(bounds[c], bounds[c + 1]) for c in range(len(bounds) - 1)]
-            sizes = (self.items, fr0, fr1, *common)
-            if len(runs) == 1:
-                parts = [subtrees(*runs[0], *sizes, self._stack())]
-            else:  # the pool's idle worker takes the next chunk: a balance the work estimate need not get right
-                parts = list(self._pool().map(lambda r: subtrees(*r, *sizes, self._stack()), runs))
-            fv0, fv1 = parts[0]
+
+            def part(run):
+                out = (np.zeros((nf, n0)), np.zeros((nf, n1)))
+                walk_step(SUBTREES, *run, self.items, fr, out, ones, *common, self._stack())
+                return out
+
+            # the pool's idle worker takes the next chunk: a balance the work estimate need not get right
+            parts = [part(runs[0])] if len(runs) == 1 else list(self._pool().map(part, runs))
+            fv = parts[0]
             for a, b in parts[1:]:
-                fv0 += a
-                fv1 += b
-        else:
-            fv0, fv1 = fr0, fr1
-        return trunk(fv0, fv1, *common, self.levels, self.width, self.kmax)
+                fv[0][:] += a
+                fv[1][:] += b
+        B = self._stack()
+        walk_step(TRUNK, 0, 0, self.items, fr, fv, ones, *common, B)
+        return B[1][0][0].copy(), B[1][1][0].copy()
 
     @property
     def threads(self) -> int:
@@ -1128,7 +1138,6 @@ def _encode(vals, n, out, off, top):
     return big / top
 
 
-@nb.njit(cache=True)
 def _buffers(n0, n1, levels, width, K):
     """One thread's stack: per segment level, node of the segment and player, the reach, the
     values and the actor's strategy (computed once on the way down, read again on the way up),
@@ -1160,9 +1169,10 @@ def _walk(s0, in0, in1, T, G, H, O, st, sc, mode, upd0, upd1, cut, collect, fr, 
     seg = np.zeros(levels, np.int64)
     ce = np.zeros(levels, np.int64)
     cc = np.zeros(levels, np.int64)
-    L = 0
+    L = np.int64(0)
+    no = L < 0  # False as a bool variable: numba compiles a kernel again for each literal argument
     seg[0] = s0
-    _down(0, s0, in0, in1, T, G, O, st, sc, mode, upd0, upd1, cut, collect, fr, fv0, fv1, B)
+    _down(L, s0, in0, in1, T, G, O, st, sc, mode, upd0, upd1, cut, collect, fr, fv0, fv1, B)
     if collect:
         return
     while True:
@@ -1171,10 +1181,10 @@ def _walk(s0, in0, in1, T, G, H, O, st, sc, mode, upd0, upd1, cut, collect, fr, 
             e = seg_chance[seg_cptr[s] + ce[L]]
             u = seg_nodes[seg_ptr[s] + e]
             if cc[L] < cptr[u + 1] - cptr[u]:
-                s2 = seg_of[child[cptr[u] + cc[L]]]
+                s2 = np.int64(seg_of[child[cptr[u] + cc[L]]])
                 seg[L + 1], ce[L + 1], cc[L + 1] = s2, 0, 0
-                _down(L + 1, s2, B[0][0][L, B[8][0][L, e]], B[0][1][L, B[8][1][L, e]], T, G, O, st, sc, mode, upd0, upd1, False,
-                      False, fr, fv0, fv1, B)
+                _down(L + 1, s2, B[0][0][L, B[8][0][L, e]], B[0][1][L, B[8][1][L, e]], T, G, O, st, sc, mode, upd0, upd1, no,
+                      no, fr, fv0, fv1, B)
                 L += 1
             else:
                 ce[L] += 1
@@ -1193,50 +1203,33 @@ def _walk(s0, in0, in1, T, G, H, O, st, sc, mode, upd0, upd1, cut, collect, fr, 
 
 
 @nb.njit(cache=True, nogil=True)
-def trunk_reach(roots, T, G, H, O, st, sc, mode, upd0, upd1, nf, levels, width, K):
-    """Step 1 of a walk: the strategy sums' roots (mode UPDATE) and the reach vectors at the
-    first chance nodes, (fr0, fr1)."""
-    n0, n1 = len(H[0][1]), len(H[1][1])
-    if mode == UPDATE:
-        if upd0:
-            roots[0][0] = sc[3] * roots[0][0] + sc[4]
-        if upd1:
-            roots[1][0] = sc[3] * roots[1][0] + sc[4]
-    fr = (np.zeros((nf, n0)), np.zeros((nf, n1)))
-    if nf > 0:
-        _walk(0, np.ones(n0), np.ones(n1), T, G, H, O, st, sc, mode, upd0, upd1, False, True, fr, fr[0],
-              fr[1], _buffers(n0, n1, 1, width, K))
-    return fr
+def walk_step(step, lo, hi, items, fr, fv, ones, T, G, H, O, st, sc, mode, upd0, upd1, B):
+    """One step of a walk, with the stack B (:func:`_buffers`):
 
+    - REACH: the reach vectors at the first chance nodes, into fr = (fr0, fr1);
+    - SUBTREES (chunks on the worker threads, without the GIL): the subtrees items[lo:hi]
+      below the first chance nodes, their values summed per first chance node into fv;
+    - TRUNK: the trunk's walk, reading fv at the first chance nodes; each player's values
+      (own payoff) per hand at the trunk's nodes end in B[1][p][0], by place in the root
+      segment (row 0: the root).
 
-@nb.njit(cache=True, nogil=True)
-def subtrees(lo, hi, items, fr0, fr1, T, G, H, O, st, sc, mode, upd0, upd1, B):
-    """Step 2 (chunks on the worker threads, without the GIL): the subtrees items[lo:hi] below
-    the first chance nodes, with the thread's stack B (:func:`_buffers`); returns this chunk's
-    values summed per first chance node."""
-    nf, n0, n1 = fr0.shape[0], fr0.shape[1], fr1.shape[1]
-    fv0, fv1 = np.zeros((nf, n0)), np.zeros((nf, n1))
-    for it in range(lo, hi):
-        f, u = items[it, 0], items[it, 1]
-        _walk(G[8][u], fr0[f], fr1[f], T, G, H, O, st, sc, mode, upd0, upd1, False, False, (fr0, fr1),
-              fv0, fv1, B)
-        if upd0:
-            fv0[f] += B[1][0][0, 0]
-        if upd1:
-            fv1[f] += B[1][1][0, 0]
-    return fv0, fv1
-
-
-@nb.njit(cache=True, nogil=True)
-def trunk(fv0, fv1, T, G, H, O, st, sc, mode, upd0, upd1, levels, width, K):
-    """Step 3: the trunk's walk, reading the subtrees' values at the first chance nodes.
-    Returns each player's values (own payoff) per hand at the trunk's nodes, by place in the
-    root segment (row 0: the root)."""
-    n0, n1 = fv0.shape[1], fv1.shape[1]
-    B = _buffers(n0, n1, 1, width, K)
-    _walk(0, np.ones(n0), np.ones(n1), T, G, H, O, st, sc, mode, upd0, upd1, True, False, (fv0, fv1), fv0,
-          fv1, B)
-    return B[1][0][0], B[1][1][0]
+    One compiled entry for the three steps, every ``_walk`` call with the same types: numba
+    compiles the walk once, where an entry per step made three compiles and three machine
+    codes of it (a first fused run's JIT 110 s to ... s, measured)."""
+    no = step < 0  # False as a bool variable (see _walk)
+    if step == SUBTREES:
+        fv0, fv1 = fv
+        for it in range(lo, hi):
+            f, u = items[it, 0], items[it, 1]
+            _walk(np.int64(G[8][u]), fr[0][f], fr[1][f], T, G, H, O, st, sc, mode, upd0, upd1, no, no, fr,
+                  fv0, fv1, B)
+            if upd0:
+                fv0[f] += B[1][0][0, 0]
+            if upd1:
+                fv1[f] += B[1][1][0, 0]
+    else:
+        _walk(np.int64(0), ones[0], ones[1], T, G, H, O, st, sc, mode, upd0, upd1, step == TRUNK,
+              step == REACH, fr, fv[0], fv[1], B)
 
 
 @nb.njit(cache=True)
