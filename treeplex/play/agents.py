@@ -159,6 +159,7 @@ class Blueprint:
             raise InputError(f"{path}: 'S' must have {self.tree.n_slots} entries")
         self.P = average_strategy(self.tree, S)
         self.flops = deals.flops
+        self.deals = deals
         self.indexers = [Indexer(s) for s in STREETS]
         c = self.tree.config
         self.table = Table(c.stack, c.small_blind, c.big_blind)
@@ -299,8 +300,10 @@ class BlueprintAgent(Agent):
         return self.bp.real_token(label, hand)
 
 
-def make_agent(spec: str, abstraction: str | None, seed: int, stdin=None, stdout=None) -> Agent:
-    """``call``, ``fold``, ``random``, ``human`` or a blueprint checkpoint path (``.npz``)."""
+def make_agent(spec: str, abstraction: str | None, seed: int, stdin=None, stdout=None, budget=None) -> Agent:
+    """``call``, ``fold``, ``random``, ``human``, a blueprint checkpoint path (``.npz``) or
+    ``dl:BP.npz[,k=4][,rollouts=N][,hands=N]``, the depth-limited agent on that blueprint
+    (:mod:`.realtime`; ``budget``: its seconds per decision per street, "P,F,T,R")."""
     if spec == "call":
         return CallingStation()
     if spec == "fold":
@@ -309,8 +312,22 @@ def make_agent(spec: str, abstraction: str | None, seed: int, stdin=None, stdout
         return RandomAgent(seed)
     if spec == "human":
         return HumanAgent(stdin, stdout)
+    if spec.startswith("dl:"):
+        from .realtime import DepthLimitedAgent, parse_budget
+
+        path, *opts = spec[3:].split(",")
+        kw = {"k": 4, "rollouts": 20000, "hands": 120}
+        for o in opts:
+            key, _, val = o.partition("=")
+            if key not in kw or not val.isdigit():
+                raise InputError(f"agent {spec!r}: unknown option {o!r}; expected k=1|4, rollouts=N, hands=N")
+            kw[key] = int(val)
+        if not abstraction:
+            raise InputError(f"{spec}: a depth-limited agent needs --abstraction ABS.npz")
+        return DepthLimitedAgent(Blueprint(path, abstraction), k=kw["k"], seed=seed, budget=parse_budget(budget),
+                                 rollouts=kw["rollouts"], max_hands=kw["hands"], name=spec)
     if spec.endswith(".npz"):
         if not abstraction:
             raise InputError(f"{spec}: a blueprint agent needs --abstraction ABS.npz")
         return BlueprintAgent(Blueprint(spec, abstraction), seed)
-    raise InputError(f"agent {spec!r}: expected call, fold, random, human or a blueprint checkpoint .npz")
+    raise InputError(f"agent {spec!r}: expected call, fold, random, human, a blueprint checkpoint .npz or dl:BP.npz")
