@@ -480,11 +480,12 @@ class EndSpot:
             r = np.where(blocked, 0.0, np.asarray(w[real], dtype=np.float64))
             if real == seat and r[hole] <= 0:
                 r[hole] = 1e-9 * max(r.max(), 1.0)
-            if (r > 0).sum() > max_hands:
-                cut = np.sort(r)[-max_hands]
-                mine = r[hole] if real == seat else None
-                r[r < cut] = 0
-                if mine is not None:
+            if (r > 0).sum() > max_hands:  # the heaviest, ties in a fixed random order
+                jitter = np.random.default_rng(hole + 1326 * real).random(N_HANDS)
+                drop = np.lexsort((jitter, -r))[max_hands:]
+                mine = r[hole]
+                r[drop] = 0
+                if real == seat:
                     r[hole] = mine
             ranges.append(r)
         self.game = PostflopGame(board=[int(c) for c in board], pot=int(contrib[0] + contrib[1]),
