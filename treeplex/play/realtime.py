@@ -59,6 +59,7 @@ import numpy as np
 from ..blueprint import kernels as K
 from ..blueprint.game import DECISION, MAX_DEPTH
 from ..errors import InputError
+from ..model.game import GameError
 from ..poker.betting import ALL_IN
 from ..poker.cards import HAND_INDEX, N_HANDS
 from ..poker.nlfh import PublicNode
@@ -68,6 +69,14 @@ from .equity import HOLES
 
 BIAS = ("blueprint", "fold x10", "call x10", "raise x10")  # Modicum's four, in this order
 DEFAULT_BUDGET = (0.0, 3.0, 3.0, 1.5)  # seconds per decision, preflop..river (preflop: the blueprint)
+
+
+def bayes(w: np.ndarray, likelihood: np.ndarray) -> None:
+    """``w *= likelihood`` in place, unless that leaves no weight (an action the strategy never
+    takes: the belief stays as it was)."""
+    new = w * likelihood
+    if new.sum() > 0:
+        w[:] = new
 
 
 # ------------------------------------------------------------------ continuation strategies
@@ -440,7 +449,7 @@ class Solved:
         node = self.sub.root
         for tok in tokens:
             lab = token_label(node, tok)
-            w[node.to_act] *= self.probs(node, self.sub.bucket)[:, node.actions.index(lab)]
+            bayes(w[node.to_act], self.probs(node, self.sub.bucket)[:, node.actions.index(lab)])
             node = node.child(lab)
 
 
@@ -490,18 +499,20 @@ class EndSpot:
             ranges.append(r)
         self.game = PostflopGame(board=[int(c) for c in board], pot=int(contrib[0] + contrib[1]),
                                  stack=int(rules.stack - contrib[0]), range0=ranges[0], range1=ranges[1],
-                                 sizes=sizes, big_blind=bp.table.big_blind, raise_cap=bp.tree.config.max_raises)
+                                 sizes=sizes, big_blind=bp.table.big_blind,
+                                 raise_cap=max(bp.tree.config.max_raises, sum(t[0] == "r" for t in tokens)) - 1)
 
     def path(self, tokens) -> list[tuple[int, int]]:
         """(decision node, action index) of each of ``tokens`` in the spot's tree."""
         t = self.game.tree
         v, out = 0, []
         for tok in tokens:
-            labels = t.actions[v]
-            if tok == "f":
-                a = labels.index("f")
-            elif tok == "c":
-                a = labels.index("c") if "c" in labels else labels.index("x")
+            labels = list(t.actions[v]) if v >= 0 else []
+            if tok in ("f", "c"):
+                lab = tok if tok == "f" or "c" in labels else "x"
+                if lab not in labels:
+                    raise InputError(f"depth-limited agent: {tok!r} is not in the {STREETS[self.street]} spot's tree")
+                a = labels.index(lab)
             else:
                 want = int(tok[1:]) - self.street0
                 bets = [(abs(int(lab[1:]) - want), i) for i, lab in enumerate(labels) if lab[0] == "b"]
@@ -536,7 +547,7 @@ class EndSpot:
             hands, probs = self.probs(v, real)
             out = np.zeros(N_HANDS)
             out[hands] = probs[:, a]
-            w[real] *= out
+            bayes(w[real], out)
 
 
 # ------------------------------------------------------------------ the agent
@@ -590,7 +601,10 @@ class DepthLimitedAgent(Agent):
         self._preflop(hand)
         for r in range(max(1, self.closed + 1), len(hand.rounds) - 1):
             if self.last is not None and self.last_street == r:
-                self.last.update(self.w, hand.rounds[r])
+                try:
+                    self.last.update(self.w, hand.rounds[r])
+                except (InputError, GameError):  # an action outside the last solution's tree: no update
+                    pass
             self.last = None
             self.closed = r
 
@@ -609,7 +623,7 @@ class DepthLimitedAgent(Agent):
                         self.v = -1
                     else:
                         a = t.labels[self.v].index(lab)
-                        self.w[h.to_act] *= bp.probs(self.v, cls)[:, a]
+                        bayes(self.w[h.to_act], bp.probs(self.v, cls)[:, a])
                         self.v = bp.child(self.v, lab)
             h.apply(tok)
         self.seen = len(hand.rounds[0])
@@ -621,12 +635,12 @@ class DepthLimitedAgent(Agent):
         self.stats["decisions"] += 1
         self._observe(hand)
         s = hand.street
-        if s == 0:
-            tok = self._act_preflop(hand, seat)
-        elif s == 1:
-            tok = self._act_flop(hand, seat)
-        else:
-            tok = self._act_end(hand, seat)
+        try:
+            tok = (self._act_preflop, self._act_flop, self._act_end)[min(s, 2)](hand, seat)
+        except (InputError, GameError):  # the hand's actions do not fit the subgame's tree (e.g. sizes merged into all-in)
+            self.stats["off_tree"] += 1
+            self.last = None
+            tok = "c"
         self.times[s].append(time.perf_counter() - t0)
         return tok
 
