@@ -32,13 +32,13 @@ def options(sp: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from ..play.agents import make_agent
+    from ..play.realtime import make_agent
 
     if args.hands < 1:
         raise InputError(f"--hands must be >= 1, got {args.hands}")
     if args.history:
         check_output(args.history, "--history", {}, regular=True)
-    a = make_agent(args.agent, args.abstraction, args.seed, budget=args.budget)
+    a = make_agent(args.agent, args.abstraction, args.seed, args.budget)
     table, flops = _table(a)
     if args.connect:
         if args.vs:
@@ -52,7 +52,7 @@ def run(args) -> int:
         if args.vs:
             raise InputError("--vs: with --serve the opponent is the client that connects")
         return _serve(args, a, table, flops)
-    b = make_agent(args.vs, args.abstraction, args.seed + 1, budget=args.budget)
+    b = make_agent(args.vs, args.abstraction, args.seed + 1, args.budget)
     if a.name == b.name:
         a.name, b.name = a.name + "-A", b.name + "-B"
     t2, f2 = _table(b)

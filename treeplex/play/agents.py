@@ -2,8 +2,8 @@
 
 An agent gets ``begin(seat, hand)`` at the start of a hand, ``act(hand, seat)`` at each of its
 decisions (``hand``: :meth:`.engine.Hand.view`, the other's cards hidden) and ``end(hand,
-seat)`` when the hand is over. It answers an ACPC token (:mod:`.engine`). A depth-limited
-agent (stage 3) is one more class with the same three methods.
+seat)`` when the hand is over. It answers an ACPC token (:mod:`.engine`). The depth-limited
+agent (stage 3) is one more class with the same three methods: :mod:`.realtime`.
 
 The blueprint agent plays a checkpoint of :mod:`treeplex.blueprint` over its abstraction. It
 follows the hand in the abstract tree: its own actions are the tree's labels played in the
@@ -300,10 +300,9 @@ class BlueprintAgent(Agent):
         return self.bp.real_token(label, hand)
 
 
-def make_agent(spec: str, abstraction: str | None, seed: int, stdin=None, stdout=None, budget=None) -> Agent:
-    """``call``, ``fold``, ``random``, ``human``, a blueprint checkpoint path (``.npz``) or
-    ``dl:BP.npz[,k=4][,rollouts=N][,hands=N]``, the depth-limited agent on that blueprint
-    (:mod:`.realtime`; ``budget``: its seconds per decision per street, "P,F,T,R")."""
+def make_agent(spec: str, abstraction: str | None, seed: int, stdin=None, stdout=None) -> Agent:
+    """``call``, ``fold``, ``random``, ``human`` or a blueprint checkpoint path (``.npz``); the
+    depth-limited agent's ``dl:`` specs are :func:`.realtime.make_agent`'s."""
     if spec == "call":
         return CallingStation()
     if spec == "fold":
@@ -312,20 +311,6 @@ def make_agent(spec: str, abstraction: str | None, seed: int, stdin=None, stdout
         return RandomAgent(seed)
     if spec == "human":
         return HumanAgent(stdin, stdout)
-    if spec.startswith("dl:"):
-        from .realtime import DepthLimitedAgent, parse_budget
-
-        path, *opts = spec[3:].split(",")
-        kw = {"k": 4, "rollouts": 20000, "hands": 120}
-        for o in opts:
-            key, _, val = o.partition("=")
-            if key not in kw or not val.isdigit():
-                raise InputError(f"agent {spec!r}: unknown option {o!r}; expected k=1|4, rollouts=N, hands=N")
-            kw[key] = int(val)
-        if not abstraction:
-            raise InputError(f"{spec}: a depth-limited agent needs --abstraction ABS.npz")
-        return DepthLimitedAgent(Blueprint(path, abstraction), k=kw["k"], seed=seed, budget=parse_budget(budget),
-                                 rollouts=kw["rollouts"], max_hands=kw["hands"], name=spec)
     if spec.endswith(".npz"):
         if not abstraction:
             raise InputError(f"{spec}: a blueprint agent needs --abstraction ABS.npz")

@@ -699,3 +699,25 @@ class DepthLimitedAgent(Agent):
         if lab in ("f", "x", "c"):
             return "f" if lab == "f" else "c"
         return f"r{contrib[0] + int(lab[1:])}"
+
+
+def make_agent(spec: str, abstraction: str | None, seed: int, budget: str | None = None, stdin=None,
+               stdout=None) -> Agent:
+    """``dl:BP.npz[,k=4][,rollouts=N][,hands=N]``: the depth-limited agent on that blueprint
+    (``budget``: seconds per decision per street, "P,F,T,R"); any other spec is
+    :func:`.agents.make_agent`'s."""
+    from .agents import make_agent as plain
+
+    if not spec.startswith("dl:"):
+        return plain(spec, abstraction, seed, stdin, stdout)
+    path, *opts = spec[3:].split(",")
+    kw = {"k": 4, "rollouts": 20000, "hands": 120}
+    for o in opts:
+        key, _, val = o.partition("=")
+        if key not in kw or not val.isdigit():
+            raise InputError(f"agent {spec!r}: unknown option {o!r}; expected k=1|4, rollouts=N, hands=N")
+        kw[key] = int(val)
+    if not abstraction:
+        raise InputError(f"{spec}: a depth-limited agent needs --abstraction ABS.npz")
+    return DepthLimitedAgent(Blueprint(path, abstraction), k=kw["k"], seed=seed, budget=parse_budget(budget),
+                             rollouts=kw["rollouts"], max_hands=kw["hands"], name=spec)
