@@ -316,8 +316,9 @@ class StreetSubgame:
 
     # ---------------------------------------------------------------- values
 
-    def leaf_table(self, n: int, rng) -> np.ndarray:
-        """``[ends, k, B, B]``: the mean over ``n`` rollouts (module doc) of each end's value."""
+    def leaf_table(self, n: int, rng, time_limit: float | None = None) -> np.ndarray:
+        """``[ends, k, B, B]``: the mean over ``n`` rollouts (module doc) of each end's value;
+        with ``time_limit`` (seconds) fewer once it is spent (in chunks of 500, at least one)."""
         bp, t = self.bp, self.bp.tree
         E = len(self.ends)
         table = np.zeros((E, self.k, self.B, self.B))
@@ -328,13 +329,20 @@ class StreetSubgame:
         nodes = np.array([e[2] for e in self.ends], dtype=np.int64)
         scales = np.array([e[3] for e in self.ends])
         d = bp.deals
-        K_ = self.Pc if (kinds == 2).any() else self.Pc[:1]
-        self.redraws = rollouts(n, np.cumsum(self.w[0]), np.cumsum(self.w[1]), HOLES,
-                                np.array(self.board, dtype=np.int64), self.street, kinds, values, nodes, scales,
-                                self.chooser, K_, self.Pc[0], t.kind, t.street, t.actor, t.n_act, t.first, t.payoff,
-                                t.children, t.offset, d.ix_rounds, d.ix_keys, d.ix_offsets, d.ix_shapes, d.ix_lens,
-                                d.vals, d.wheres, rng, table)
-        return table / n
+        Pc = self.Pc if (kinds == 2).any() else self.Pc[:1]
+        cdf = np.cumsum(self.w[0]), np.cumsum(self.w[1])
+        board = np.array(self.board, dtype=np.int64)
+        t0, done = time.perf_counter(), 0
+        while done < n:
+            m = n - done if time_limit is None else min(500, n - done)
+            rollouts(m, cdf[0], cdf[1], HOLES, board, self.street, kinds, values, nodes, scales, self.chooser, Pc,
+                     self.Pc[0], t.kind, t.street, t.actor, t.n_act, t.first, t.payoff, t.children, t.offset,
+                     d.ix_rounds, d.ix_keys, d.ix_offsets, d.ix_shapes, d.ix_lens, d.vals, d.wheres, rng, table)
+            done += m
+            if time_limit is not None and time.perf_counter() - t0 >= time_limit:
+                break
+        self.n_rollouts = done
+        return table / done
 
     # ---------------------------------------------------------------- the sequence form
 
@@ -401,18 +409,21 @@ class StreetSubgame:
 
     def solve(self, n: int, rng, algorithm: str = "dcfr", time_limit: float | None = None,
               max_iters: int | None = None) -> "Solved":
-        """Leaf values by ``n`` rollouts, then the subgame solved (module doc)."""
+        """Leaf values by ``n`` rollouts, then the subgame solved (module doc); with
+        ``time_limit``, half of it bounds the rollouts and the rest the solve."""
         from ..model.metrics import evaluate
         from ..run.driver import solve
 
         t0 = time.perf_counter()
-        table = self.leaf_table(n, rng)
+        table = self.leaf_table(n, rng, None if time_limit is None else time_limit / 2)
         prob = self.problem(table)
         t1 = time.perf_counter()
         if algorithm == "lp":
             res = solve(prob, "lp")
         else:
-            res = solve(prob, algorithm, time_limit=time_limit, max_iters=max_iters or 100_000)
+            rest = None if time_limit is None else max(0.02, time_limit - (t1 - t0))
+            res = solve(prob, algorithm, time_limit=rest, max_iters=max_iters or 100_000,
+                        check_every=max_iters or 100_000)
         ev = evaluate(prob, res.x, res.y)
         beh = [T.behavioral_from_plan(x) for T, x in zip(prob.treeplexes, (res.x, res.y))]
         return Solved(self, prob, table, beh, ev.value, ev.gap, t1 - t0, time.perf_counter() - t1)
@@ -529,8 +540,9 @@ class EndSpot:
 
         t0 = time.perf_counter()
         prob = self.game.problem()
-        res = solve(prob, algorithm, time_limit=time_limit, max_iters=max_iters)
+        res = solve(prob, algorithm, time_limit=time_limit, max_iters=max_iters, check_every=max_iters)
         self.plans = (res.x, res.y)
+        self.iterations = int(getattr(res, "iterations", 0) or 0)
         self.seconds = time.perf_counter() - t0
         _, self.node = self.path(self.tokens)
 
