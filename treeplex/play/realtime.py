@@ -478,7 +478,7 @@ class EndSpot:
     Player 0 of the :class:`PostflopGame` is the out-of-position big blind, real player 1."""
 
     def __init__(self, bp: Blueprint, street: int, contrib, board, tokens, w, seat: int, hole: int,
-                 max_hands: int = 120):
+                 max_hands: int = 60):
         from ..poker.postflop import PostflopGame
 
         self.street, self.seat, self.hole = street, seat, hole
@@ -585,7 +585,7 @@ class DepthLimitedAgent(Agent):
     seconds of each decision, per street; ``stats`` as :class:`.agents.BlueprintAgent`'s."""
 
     def __init__(self, bp: Blueprint, k: int = 4, seed: int = 0, budget=DEFAULT_BUDGET, rollouts: int = 20000,
-                 max_hands: int = 120, name: str | None = None):
+                 max_hands: int = 60, name: str | None = None):
         self.bp, self.k = bp, k
         self.Pc = continuation_strategies(bp, k)
         self.budget = tuple(budget)
@@ -723,7 +723,7 @@ def make_agent(spec: str, abstraction: str | None, seed: int, budget: str | None
     if not spec.startswith("dl:"):
         return plain(spec, abstraction, seed, stdin, stdout)
     path, *opts = spec[3:].split(",")
-    kw = {"k": 4, "rollouts": 20000, "hands": 120}
+    kw = {"k": 4, "rollouts": 20000, "hands": 60}
     for o in opts:
         key, _, val = o.partition("=")
         if key not in kw or not val.isdigit():
