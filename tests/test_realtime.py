@@ -178,3 +178,16 @@ def test_lp_solution_of_a_k4_subgame_has_zero_gap_by_independent_best_responses(
     # and the CFR solve the agent uses approaches the same value
     dc = sub.solve(300, K.seed_state(2), max_iters=2000)
     assert abs(dc.value - sol.value) <= dc.gap + 1e-9 * scale
+
+
+def test_bad_specs_and_budgets_are_one_line_errors(tiny_hunl, capsys):
+    from treeplex.cli import main
+
+    ab, path = tiny_hunl
+    for args in (["--agent", f"dl:{path},k=2", "--vs", "call"], ["--agent", f"dl:{path},depth=3", "--vs", "call"],
+                 ["--agent", f"dl:{path}", "--vs", "call", "--budget", "1,2"],
+                 ["--agent", f"dl:{path}", "--vs", "call", "--budget", "0,1,-1,1"]):
+        assert main(["play", *args, "--abstraction", ab, "--hands", "1"]) == 2, args
+    assert main(["play", "--agent", f"dl:{path}", "--vs", "call", "--hands", "1"]) == 2  # no --abstraction
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 5 and all("error" in line for line in err), err
