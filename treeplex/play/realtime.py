@@ -312,7 +312,6 @@ class StreetSubgame:
                 self.ends.append((1, float(node.contrib[0]), -1, 0.0, last))  # called all-in, or no blueprint: check down
             else:
                 self.ends.append((2, 0.0, v, node.pot / an.pot, last))
-        self.unmapped = sum(1 for e in self.ends if e[0] == 1 and not e[2] >= 0) if vb < 0 else 0
 
     # ---------------------------------------------------------------- values
 
