@@ -25,3 +25,17 @@ def _numpy_budget_spent(monkeypatch):
     from treeplex.run import driver
 
     monkeypatch.setattr(driver, "NUMPY_BUDGET", 0.0)
+
+
+@pytest.fixture(scope="session")
+def tiny_hunl(tmp_path_factory):
+    """A tiny HUNL abstraction (buckets 4,4,4, one flop class) and a blueprint of 4,000
+    iterations on it, shared by the play and real-time tests: (abstraction, blueprint) paths."""
+    from treeplex.abstraction.build import build
+    from treeplex.cli import main
+
+    d = tmp_path_factory.mktemp("hunl")
+    ab, bp = str(d / "abs.npz"), str(d / "bp.npz")
+    build(ab, (4, 4, 4), flops=1, seed=0, progress=False)
+    assert main(["blueprint", "train", "--abstraction", ab, "-o", bp, "--iterations", "4000", "--quiet"]) == 0
+    return ab, bp

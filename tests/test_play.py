@@ -20,16 +20,9 @@ from treeplex.play.match import duplicate_match, play_hand
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
+def tiny(tiny_hunl):
     """A tiny abstraction (one flop class) and a blueprint trained on it in about a second."""
-    from treeplex.abstraction.build import build
-    from treeplex.cli import main
-
-    d = tmp_path_factory.mktemp("play")
-    ab, bp = str(d / "abs.npz"), str(d / "bp.npz")
-    build(ab, (4, 4, 4), flops=1, seed=0, progress=False)
-    assert main(["blueprint", "train", "--abstraction", ab, "-o", bp, "--iterations", "4000", "--quiet"]) == 0
-    return ab, bp
+    return tiny_hunl
 
 
 def test_hand_engine_follows_the_rules_and_phevaluator():

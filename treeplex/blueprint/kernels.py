@@ -396,12 +396,12 @@ def _next_played(P, base, a, na):
 
 
 @nb.njit(cache=True)
-def expected_value(bk, sd, kind, street, actor, n_act, first, payoff, children, offset, P0, P1, frame, acc):
-    """Player 0's expected chips from the root when player p plays the probabilities ``Pp``
+def expected_value(bk, sd, kind, street, actor, n_act, first, payoff, children, offset, P0, P1, frame, acc, root):
+    """Player 0's expected chips from node ``root`` when player p plays the probabilities ``Pp``
     (per infoset-action), on a deal with buckets bk; actions of probability 0 are skipped.
     Iterative: ``frame[d]`` = (node, action being valued), ``acc[d]`` its value so far."""
     d = -1
-    node = 0
+    node = root
     while True:
         while kind[node] == DECISION:
             d += 1
@@ -445,7 +445,7 @@ def head_to_head(n, kind, street, actor, n_act, first, payoff, children, offset,
     for i in range(n):
         sd, _ = sample_deal(mode, flops, rng, cards, ix_rounds, ix_keys, ix_offsets, ix_shapes, ix_lens, vals, wheres,
                             cdf, table_bk, table_sd, bk)
-        a = expected_value(bk, sd, kind, street, actor, n_act, first, payoff, children, offset, PA, PB, frame, acc)
-        b = expected_value(bk, sd, kind, street, actor, n_act, first, payoff, children, offset, PB, PA, frame, acc)
+        a = expected_value(bk, sd, kind, street, actor, n_act, first, payoff, children, offset, PA, PB, frame, acc, 0)
+        b = expected_value(bk, sd, kind, street, actor, n_act, first, payoff, children, offset, PB, PA, frame, acc, 0)
         out[i] = 0.5 * (a - b)
     return out

@@ -6,10 +6,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+import numpy as np
+
 from ..errors import InputError
 from ..io.files import check_output
 
-AGENTS = "call, fold, random, human, or a blueprint checkpoint BP.npz (with --abstraction)"
+AGENTS = ("call, fold, random, human, a blueprint checkpoint BP.npz (with --abstraction), or dl:BP.npz[,k=4]"
+          "[,rollouts=N][,hands=N], the depth-limited agent on it (k=1: naive)")
 
 
 def options(sp: argparse.ArgumentParser) -> None:
@@ -18,6 +21,9 @@ def options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--hands", type=int, default=1000, metavar="N", help="duplicate pairs of hands (default 1000)")
     sp.add_argument("--seed", type=int, default=0, help="cards and the agents' random choices (default 0)")
     sp.add_argument("--abstraction", default=None, metavar="ABS.npz", help="the blueprint's abstraction")
+    sp.add_argument("--budget", default=None, metavar="P,F,T,R",
+                    help="a depth-limited agent's seconds per decision on each street (default 0,3,3,1.5; "
+                         "preflop plays the blueprint)")
     sp.add_argument("--history", default=None, metavar="FILE", help="write ACPC STATE lines, one per hand")
     net = sp.add_mutually_exclusive_group()
     net.add_argument("--serve", type=int, default=None, metavar="PORT",
@@ -26,13 +32,13 @@ def options(sp: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from ..play.agents import make_agent
+    from ..play.realtime import make_agent
 
     if args.hands < 1:
         raise InputError(f"--hands must be >= 1, got {args.hands}")
     if args.history:
         check_output(args.history, "--history", {}, regular=True)
-    a = make_agent(args.agent, args.abstraction, args.seed)
+    a = make_agent(args.agent, args.abstraction, args.seed, args.budget)
     table, flops = _table(a)
     if args.connect:
         if args.vs:
@@ -46,7 +52,7 @@ def run(args) -> int:
         if args.vs:
             raise InputError("--vs: with --serve the opponent is the client that connects")
         return _serve(args, a, table, flops)
-    b = make_agent(args.vs, args.abstraction, args.seed + 1)
+    b = make_agent(args.vs, args.abstraction, args.seed + 1, args.budget)
     if a.name == b.name:
         a.name, b.name = a.name + "-A", b.name + "-B"
     t2, f2 = _table(b)
@@ -89,6 +95,12 @@ def _report(args, a, b, table, play) -> int:
     if "adjusted" in r:
         _adjusted(r)
     for ag in agents:
+        times = getattr(ag, "times", None)
+        if times is not None:
+            from ..play.agents import STREETS
+
+            print(f"  {ag.name}: seconds per decision (median, max): " + ", ".join(
+                f"{s} {np.median(t):.2f}/{max(t):.2f} ({len(t)})" for s, t in zip(STREETS, times) if t))
         st = getattr(ag, "stats", None)
         if st and (st["off_tree"] or st["unreached"]):
             print(f"  {ag.name}: {st['off_tree']:,} of {st['decisions']:,} decisions off its tree, "

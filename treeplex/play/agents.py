@@ -2,8 +2,8 @@
 
 An agent gets ``begin(seat, hand)`` at the start of a hand, ``act(hand, seat)`` at each of its
 decisions (``hand``: :meth:`.engine.Hand.view`, the other's cards hidden) and ``end(hand,
-seat)`` when the hand is over. It answers an ACPC token (:mod:`.engine`). A depth-limited
-agent (stage 3) is one more class with the same three methods.
+seat)`` when the hand is over. It answers an ACPC token (:mod:`.engine`). The depth-limited
+agent (stage 3) is one more class with the same three methods: :mod:`.realtime`.
 
 The blueprint agent plays a checkpoint of :mod:`treeplex.blueprint` over its abstraction. It
 follows the hand in the abstract tree: its own actions are the tree's labels played in the
@@ -159,6 +159,7 @@ class Blueprint:
             raise InputError(f"{path}: 'S' must have {self.tree.n_slots} entries")
         self.P = average_strategy(self.tree, S)
         self.flops = deals.flops
+        self.deals = deals
         self.indexers = [Indexer(s) for s in STREETS]
         c = self.tree.config
         self.table = Table(c.stack, c.small_blind, c.big_blind)
@@ -300,7 +301,8 @@ class BlueprintAgent(Agent):
 
 
 def make_agent(spec: str, abstraction: str | None, seed: int, stdin=None, stdout=None) -> Agent:
-    """``call``, ``fold``, ``random``, ``human`` or a blueprint checkpoint path (``.npz``)."""
+    """``call``, ``fold``, ``random``, ``human`` or a blueprint checkpoint path (``.npz``); the
+    depth-limited agent's ``dl:`` specs are :func:`.realtime.make_agent`'s."""
     if spec == "call":
         return CallingStation()
     if spec == "fold":
@@ -313,4 +315,4 @@ def make_agent(spec: str, abstraction: str | None, seed: int, stdin=None, stdout
         if not abstraction:
             raise InputError(f"{spec}: a blueprint agent needs --abstraction ABS.npz")
         return BlueprintAgent(Blueprint(spec, abstraction), seed)
-    raise InputError(f"agent {spec!r}: expected call, fold, random, human or a blueprint checkpoint .npz")
+    raise InputError(f"agent {spec!r}: expected call, fold, random, human, a blueprint checkpoint .npz or dl:BP.npz")

@@ -1,0 +1,193 @@
+"""The depth-limited agent (issue 28, stage 3; treeplex/play/realtime.py): it plays legal actions
+(against a blueprint and against random raises, which it adds to its subgames); its preflop
+beliefs equal the Bayes posterior computed by hand from the checkpoint's strategy sums; with
+k = 1 the flop subgame's value under the blueprint equals the blueprint's own expected values
+on the same sampled deals (read by the trainer's kernel from the blueprint node); and the LP
+solution of a k = 4 subgame has zero gap by best responses computed independently, by backward
+induction over the subgame's betting tree and its leaf table."""
+
+import numpy as np
+import pytest
+
+from treeplex.blueprint import kernels as K
+from treeplex.blueprint.train import read_checkpoint
+from treeplex.play.agents import Blueprint, BlueprintAgent, RandomAgent
+from treeplex.play.engine import Hand, deal, replay
+from treeplex.play.equity import HOLES
+from treeplex.play.match import play_hand
+from treeplex.play.realtime import BIAS, DepthLimitedAgent, StreetSubgame, continuation_strategies
+
+
+@pytest.fixture(scope="module")
+def bp(tiny_hunl):
+    ab, path = tiny_hunl
+    return Blueprint(path, ab)
+
+
+def _flop_root(bp):
+    """The blueprint node and chips at the flop after the small blind limps and the big blind checks."""
+    v = bp.child(bp.child(0, "c"), "x")
+    assert bp.tree.street[v] == 1
+    return v, (100, 100)
+
+
+def test_agent_plays_legal_actions_and_re_solves_off_tree_sizes(bp):
+    dl = DepthLimitedAgent(bp, k=4, seed=1, budget=(0, 0.1, 0.1, 0.1), rollouts=300, max_hands=12)
+    rng = np.random.default_rng(5)
+    for i in range(8):
+        cards = deal(rng, bp.flops)
+        other = RandomAgent(i) if i % 2 else BlueprintAgent(bp, seed=i)
+        h = play_hand(cards, (dl, other) if i % 4 < 2 else (other, dl), bp.table)  # Hand.apply refuses illegal tokens
+        assert h.done
+    assert sum(len(t) for t in dl.times[1:]) > 0  # it solved at least one postflop decision
+
+
+def test_preflop_beliefs_are_the_bayes_posterior_of_the_blueprint(bp, tiny_hunl):
+    from treeplex.abstraction.indexer import Indexer
+
+    meta, arrays = read_checkpoint(tiny_hunl[1])
+    S, t = arrays["S"].astype(np.float64), bp.tree
+    cls = Indexer("preflop").index(HOLES)  # each hand's class, the preflop bucket
+
+    def prob(v, label):
+        k = int(t.n_act[v])
+        s = S[t.offset[v]:t.offset[v] + k * 169].reshape(169, k)[cls]
+        return s[:, t.labels[v].index(label)] / s.sum(1)
+
+    cards = deal(np.random.default_rng(0), bp.flops)
+    raise_to = bp.real_token("p1", Hand(cards, bp.table))
+    h = replay(cards, f"{raise_to}c", bp.table)  # the small blind raises a pot, the big blind calls: the flop
+    dl = DepthLimitedAgent(bp, k=1, seed=0)
+    dl.begin(1, h.view(1))
+    dl._observe(h.view(1))
+    v1 = bp.child(0, "p1")
+    post0 = prob(0, "p1")  # uniform prior times the likelihood of the raise
+    post1 = prob(v1, "c")
+    for w, want in ((dl.w[0], post0), (dl.w[1], post1)):
+        np.testing.assert_allclose(w / w.sum(), want / want.sum(), rtol=1e-12)
+    assert dl.v == bp.child(v1, "c")
+
+
+def _deal_like_rollouts(sub, n, seed):
+    """The deals :func:`rollouts` samples with ``seed`` (the same generator calls, in Python)."""
+    rng = K.seed_state(seed)
+    cdf = [np.cumsum(sub.w[0]), np.cumsum(sub.w[1])]
+    d = sub.bp.deals
+    out = []
+    while len(out) < n:
+        h = [min(int(np.searchsorted(c, K.uniform(rng) * c[-1], side="right")), len(c) - 1) for c in cdf]
+        if set(HOLES[h[0]]) & set(HOLES[h[1]]):
+            continue
+        cards = list(HOLES[h[0]]) + list(HOLES[h[1]]) + list(sub.board)
+        while len(cards) < 9:
+            while True:
+                c = int(K.below(rng, 52))
+                if c not in cards:
+                    break
+            cards.append(c)
+        cards = np.array(cards, dtype=np.int64)
+        bk = np.zeros((2, 4), dtype=np.int64)
+        sd = K.real_buckets(cards, d.ix_rounds, d.ix_keys, d.ix_offsets, d.ix_shapes, d.ix_lens, d.vals, d.wheres, bk)
+        if (bk[:, 1:] < 0).any():
+            continue
+        out.append((bk.copy(), sd))
+    return out
+
+
+def test_k1_leaf_values_are_the_blueprints_own_values(bp):
+    v, contrib = _flop_root(bp)
+    w = [np.ones(1326), np.ones(1326)]
+    sub = StreetSubgame(bp, 1, contrib, v, [int(c) for c in bp.flops[0]], [], w, 0, continuation_strategies(bp, 1))
+    n = 400
+    table = sub.leaf_table(n, K.seed_state(7))
+    prob = sub.problem(table)
+    # the blueprint in the subgame: each subgame node is the blueprint node of the same labels
+    t = bp.tree
+    behs = [np.zeros(T.n_seqs) for T in prob.treeplexes]
+    stack = [(sub.root, v)]
+    while stack:
+        node, u = stack.pop()
+        if node.kind != "decision":
+            continue
+        i, m = sub.index[id(node)], len(node.actions)
+        assert tuple(t.labels[u]) == tuple(node.actions)
+        behs[node.to_act][sub.base[i]:sub.base[i] + sub.B * m] = bp.P[t.offset[u]:t.offset[u] + sub.B * m]
+        stack.extend((node.child(lab), bp.child(u, lab)) for lab in node.actions)
+    for base in sub.leaf_base.values():
+        behs[sub.chooser][base:base + sub.B] = 1.0
+    behs[0][0] = behs[1][0] = 1.0
+    x, y = (T.plan_from_behavioral(b) for T, b in zip(prob.treeplexes, behs))
+    value = float(x @ prob.A.matvec(y, count=False))
+    frame, acc = np.zeros((128, 2), dtype=np.int64), np.zeros(128)
+    direct = np.mean([K.expected_value(bk, sd, t.kind, t.street, t.actor, t.n_act, t.first, t.payoff, t.children,
+                                       t.offset, bp.P, bp.P, frame, acc, v) for bk, sd in _deal_like_rollouts(sub, n, 7)])
+    assert value == pytest.approx(direct, rel=1e-9, abs=1e-9)
+
+
+def _best_response(sub, beh, table, p):
+    """Player p's best-response value (player 0's chips, p = 1 minimizes) against the other's
+    behavioral ``beh``, by backward induction over the subgame's PublicNode tree and ``table``."""
+    q, B, k = 1 - p, sub.B, sub.k
+    sign = 1.0 if p == 0 else -1.0
+    ends = {}
+    for e, end in enumerate(sub.ends):
+        ends.setdefault(end[4], []).append(e)
+
+    def mat(e, j):  # [b_p, b_q] in p's terms
+        m = table[e, j] if p == 0 else table[e, j].T
+        return sign * m
+
+    def walk(node, last, reach_q):
+        if node.kind == "decision":
+            i, m = sub.index[id(node)], len(node.actions)
+            outs = []
+            for a, lab in enumerate(node.actions):
+                nl = tuple((i, a) if r == node.to_act else last[r] for r in (0, 1))
+                if node.to_act == q:
+                    pr = beh[sub.base[i]:sub.base[i] + B * m].reshape(B, m)[:, a]
+                    outs.append(walk(node.child(lab), nl, reach_q * pr))
+                else:
+                    outs.append(walk(node.child(lab), nl, reach_q))
+            return np.max(outs, axis=0) if node.to_act == p else np.sum(outs, axis=0)
+        (e,) = ends[last]  # one end per (last action of each player)
+        if sub.ends[e][0] != 2:
+            return mat(e, 0) @ reach_q
+        if sub.chooser == p:
+            return np.max([mat(e, j) @ reach_q for j in range(k)], axis=0)
+        lb = sub.leaf_base[e]
+        pj = beh[lb:lb + B * k].reshape(B, k)
+        return np.sum([mat(e, j) @ (reach_q * pj[:, j]) for j in range(k)], axis=0)
+
+    return sign * walk(sub.root, (None, None), np.ones(B)).sum()
+
+
+def test_lp_solution_of_a_k4_subgame_has_zero_gap_by_independent_best_responses(bp):
+    v, contrib = _flop_root(bp)
+    rng = np.random.default_rng(3)
+    w = [rng.random(1326), rng.random(1326)]
+    sub = StreetSubgame(bp, 1, contrib, v, [int(c) for c in bp.flops[0]], ["r250"], w, 1, continuation_strategies(bp, 4))
+    assert sub.root.raise_sizes()[sub.path[0][1]] == 250 and len(sub.root.actions) == 5  # x, 0.5, 0.75, 1 pot, all-in
+    assert sub.k == 4 and BIAS[:sub.k] == ("blueprint", "fold x10", "call x10", "raise x10")
+    sol = sub.solve(300, K.seed_state(2), algorithm="lp")
+    br0 = _best_response(sub, sol.beh[1], sol.table, 0)
+    br1 = _best_response(sub, sol.beh[0], sol.table, 1)
+    scale = np.abs(sol.table).max()
+    assert br0 == pytest.approx(sol.value, abs=1e-6 * scale)
+    assert br1 == pytest.approx(sol.value, abs=1e-6 * scale)
+    assert abs(sol.gap) < 1e-6 * scale
+    # and the CFR solve the agent uses approaches the same value
+    dc = sub.solve(300, K.seed_state(2), max_iters=2000)
+    assert abs(dc.value - sol.value) <= dc.gap + 1e-9 * scale
+
+
+def test_bad_specs_and_budgets_are_one_line_errors(tiny_hunl, capsys):
+    from treeplex.cli import main
+
+    ab, path = tiny_hunl
+    for args in (["--agent", f"dl:{path},k=2", "--vs", "call"], ["--agent", f"dl:{path},depth=3", "--vs", "call"],
+                 ["--agent", f"dl:{path}", "--vs", "call", "--budget", "1,2"],
+                 ["--agent", f"dl:{path}", "--vs", "call", "--budget", "0,1,-1,1"]):
+        assert main(["play", *args, "--abstraction", ab, "--hands", "1"]) == 2, args
+    assert main(["play", "--agent", f"dl:{path}", "--vs", "call", "--hands", "1"]) == 2  # no --abstraction
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 5 and all("error" in line for line in err), err

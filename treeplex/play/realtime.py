@@ -1,0 +1,734 @@
+"""The depth-limited agent (issue 28, stage 3): real-time solving as Modicum does it (Brown,
+Sandholm & Amos, "Depth-limited solving for imperfect-information games", NeurIPS 2018, §4,
+§6.2 and Appendix A), on a blueprint of :mod:`treeplex.blueprint`.
+
+**Beliefs.** Both players' ranges over the 1,326 hole-card pairs as the public sees them (the
+agent's own range too: its strategy's, not its cards), updated by Bayes' rule on every action:
+the weight of hand h times the probability that the actor plays the action with h, under the
+strategy that produced it (preflop: the blueprint; later streets: the last subgame solution of
+that street, whose tree holds every action of the street).
+
+**Preflop** is the blueprint's strategy, as :class:`.agents.BlueprintAgent` plays it (off-tree
+raises by the pseudo-harmonic mapping); Modicum solved the preflop once per new opponent action
+and cached it, and the blueprint's preflop strategy stands in for that cache.
+
+**Flop: a depth-limited subgame** (:class:`StreetSubgame`) rooted at the start of the street
+with the street-start beliefs. Its public tree is the street's betting with the blueprint's
+sizes and raise cap, plus every size the hand has seen on this street (*nested unsafe
+solving*: an opponent's off-tree action is added to the tree and the subgame solved again; the
+solution's probability of it updates the beliefs, Appendix A). Infosets are (node, the
+blueprint's bucket of the hand on this street) (the subgame uses the blueprint's card
+abstraction). At each *leaf* (the street ends with chips behind) the opponent of the agent, the
+*chooser*, picks per (leaf, bucket) one of k continuation strategies for the rest of the hand
+(§4, Modicum's flop: the blueprint and the blueprint biased x10 toward fold, toward check/call
+and toward bet/raise, renormalized) while the agent plays its blueprint (Proposition 1). A leaf
+maps to the blueprint node reached by the same labels (an added size to the blueprint's nearest
+raise by pot fraction) and its values are the blueprint's values there scaled by the ratio of
+the real pot to the abstract pot (Appendix A: "as a fraction of the pot"). k = 1 is the naive
+variant (a single value per state, the blueprint's; the paper's Table 1).
+
+**Leaf values by rollouts** (§4: "Monte Carlo rollouts"): :func:`rollouts` samples n deals
+(h0 from player 0's belief, h1 from player 1's, card-disjoint; then the turn and river
+uniform), computes the deal's buckets on every street and its showdown, and adds to
+``table[e, j, b0, b1]`` the deal's value at each end e of the subgame: a fold's or a called
+all-in's chips, and at a leaf the blueprint's exact expected value (both players' actions
+summed over, :func:`treeplex.blueprint.kernels.expected_value`) under continuation j, scaled.
+``table / n`` is then the payoff of the bucket-level subgame (chance over bucket pairs with the
+beliefs' probabilities, card removal included), an unbiased estimate of the real one. The
+subgame is an ordinary :class:`~treeplex.model.problem.Problem` that every solver (and the LP)
+runs; the agent uses the CFR family with the street's time budget.
+
+**Turn and river** are solved to the end of the hand on the postflop engine
+(:class:`~treeplex.poker.postflop.PostflopGame`: exact runouts and showdowns) from the street
+start, with the beliefs as ranges (the ``max_hands`` heaviest of each, the agent's own hand
+always kept), the blueprint's sizes for the street plus the sizes the hand has seen on it.
+
+Each decision re-solves from the start of its street (one simplification against the paper,
+whose nested subgames start just before the opponent's last action): the beliefs stay at the
+street start and the solve itself conditions on the street's actions.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+
+from ..blueprint import kernels as K
+from ..blueprint.game import DECISION, MAX_DEPTH
+from ..errors import InputError
+from ..model.game import GameError
+from ..poker.betting import ALL_IN
+from ..poker.cards import HAND_INDEX, N_HANDS
+from ..poker.nlfh import PublicNode
+from .agents import STREETS, Agent, Blueprint
+from .engine import Hand
+from .equity import HOLES
+
+BIAS = ("blueprint", "fold x10", "call x10", "raise x10")  # Modicum's four, in this order
+DEFAULT_BUDGET = (0.0, 3.0, 3.0, 1.5)  # seconds per decision, preflop..river (preflop: the blueprint)
+
+
+def bayes(w: np.ndarray, likelihood: np.ndarray) -> None:
+    """``w *= likelihood`` in place, unless that leaves no weight (an action the strategy never
+    takes: the belief stays as it was)."""
+    new = w * likelihood
+    if new.sum() > 0:
+        w[:] = new
+
+
+# ------------------------------------------------------------------ continuation strategies
+
+
+def continuation_strategies(bp: Blueprint, k: int) -> np.ndarray:
+    """``[k, slots]``: the blueprint's average strategy, then (k = 4) the same with the
+    probabilities of fold, of check/call and of bet/raise multiplied by 10, renormalized per
+    infoset (Modicum's bias set, §6.2)."""
+    if k not in (1, 4):
+        raise InputError(f"depth-limited agent: k must be 1 (naive) or 4 (Modicum's bias set), got {k}")
+    t = bp.tree
+    cls = np.zeros(t.n_slots, dtype=np.int8)
+    inf = np.zeros(t.n_slots, dtype=np.int64)
+    n_inf = 0
+    for v in np.flatnonzero(t.kind == DECISION):
+        labs = t.labels[v]
+        b = int(t.buckets[t.street[v]])
+        c = np.array([0 if lab == "f" else 1 if lab in ("x", "c") else 2 for lab in labs], dtype=np.int8)
+        sl = slice(t.offset[v], t.offset[v] + len(labs) * b)
+        cls[sl] = np.tile(c, b)
+        inf[sl] = n_inf + np.repeat(np.arange(b), len(labs))
+        n_inf += b
+    out = np.empty((k, t.n_slots))
+    out[0] = bp.P
+    for j in range(1, k):
+        q = bp.P * np.where(cls == j - 1, 10.0, 1.0)
+        tot = np.bincount(inf, q, minlength=n_inf)
+        out[j] = q / np.where(tot > 0, tot, 1.0)[inf]
+    return out
+
+
+# ------------------------------------------------------------------ rollouts
+
+
+@nb.njit(cache=True)
+def _draw(cdf, rng):
+    u = K.uniform(rng) * cdf[-1]
+    i = np.searchsorted(cdf, u, side="right")
+    return min(i, cdf.shape[0] - 1)
+
+
+@nb.njit(cache=True)
+def rollouts(n, cdf0, cdf1, holes, board, street, end_kind, end_value, end_node, end_scale, chooser, Pc, Pb,
+             kind, tstreet, actor, n_act, first, payoff, children, offset, ix_rounds, ix_keys, ix_offsets,
+             ix_shapes, ix_lens, vals, wheres, rng, table):
+    """Add ``n`` sampled deals' values to ``table[e, j, b0, b1]`` (module doc). ``end_kind[e]``:
+    0 fold (``end_value`` = player 0's chips), 1 showdown (``end_value`` = player 0's chips
+    in, times the showdown sign), 2 leaf (blueprint node ``end_node``, times ``end_scale``;
+    the chooser plays ``Pc[j]``, the other ``Pb``). A deal whose later-street class the
+    abstraction did not reach is drawn again. Returns the redraws."""
+    cards = np.empty(9, dtype=np.int64)
+    bk = np.zeros((2, 4), dtype=np.int64)
+    frame = np.zeros((MAX_DEPTH, 2), dtype=np.int64)
+    acc = np.zeros(MAX_DEPTH)
+    used = np.zeros(52, dtype=np.bool_)
+    nb_ = board.shape[0]
+    redraws = 0
+    done = 0
+    while done < n:
+        h0 = _draw(cdf0, rng)
+        h1 = _draw(cdf1, rng)
+        if holes[h1, 0] == holes[h0, 0] or holes[h1, 0] == holes[h0, 1] or holes[h1, 1] == holes[h0, 0] \
+                or holes[h1, 1] == holes[h0, 1]:
+            continue
+        used[:] = False
+        cards[0], cards[1], cards[2], cards[3] = holes[h0, 0], holes[h0, 1], holes[h1, 0], holes[h1, 1]
+        for j in range(4):
+            used[cards[j]] = True
+        for j in range(nb_):
+            cards[4 + j] = board[j]
+            used[board[j]] = True
+        for j in range(nb_, 5):
+            while True:
+                c = K.below(rng, 52)
+                if not used[c]:
+                    break
+            used[c] = True
+            cards[4 + j] = c
+        sd = K.real_buckets(cards, ix_rounds, ix_keys, ix_offsets, ix_shapes, ix_lens, vals, wheres, bk)
+        ok = True
+        for p in range(2):
+            for s in range(street, 4):
+                if bk[p, s] < 0:
+                    ok = False
+        if not ok:
+            redraws += 1
+            continue
+        done += 1
+        b0, b1 = bk[0, street], bk[1, street]
+        for e in range(end_kind.shape[0]):
+            if end_kind[e] == 0:
+                table[e, 0, b0, b1] += end_value[e]
+            elif end_kind[e] == 1:
+                table[e, 0, b0, b1] += sd * end_value[e]
+            else:
+                for j in range(Pc.shape[0]):
+                    P0 = Pc[j] if chooser == 0 else Pb
+                    P1 = Pb if chooser == 0 else Pc[j]
+                    table[e, j, b0, b1] += end_scale[e] * K.expected_value(
+                        bk, sd, kind, tstreet, actor, n_act, first, payoff, children, offset, P0, P1, frame, acc,
+                        end_node[e])
+    return redraws
+
+
+# ------------------------------------------------------------------ the street's betting
+
+
+class _StreetRules:
+    """What :class:`PublicNode` reads: the blueprint's chips, sizes and raise cap, plus
+    ``off_tree`` sizes (history -> pot fractions) the hand has seen."""
+
+    def __init__(self, bp: Blueprint, max_raises: int):
+        from ..poker.nlfh import parse_bets
+
+        c = bp.tree.config
+        self.nodes = []
+        self.stack, self.small_blind, self.big_blind = c.stack, c.small_blind, c.big_blind
+        self.bets = parse_bets(c.bets, rounds=c.rounds)
+        self.max_raises = max_raises
+        self.rounds = c.rounds
+        self.off_tree: dict[str, set] = {}
+
+
+def street_root(rules, street: int, contrib) -> PublicNode:
+    """The first decision of ``street`` (the big blind acts first after the preflop)."""
+    return PublicNode(rules, "decision", street, tuple(contrib), 1, street0=contrib[0])
+
+
+def token_label(node: PublicNode, token: str, rules=None) -> str:
+    """The label at ``node`` of a real action (a raise: the label whose chips are nearest,
+    after adding its pot fraction to ``rules.off_tree`` at this history when given)."""
+    if token == "f":
+        return "f"
+    if token == "c":
+        return "c" if node.to_call() > 0 else "x"
+    to = int(token[1:])
+    if rules is not None and to != rules.stack:
+        rules.off_tree.setdefault(node.hist_str, set()).add(node.fraction_of(to))
+        node._actions = None
+    sizes = node.raise_sizes()
+    if not sizes:
+        raise InputError(f"depth-limited agent: no raise at {node.hist_str!r} for {token!r}")
+    return min(sizes, key=lambda lab: abs(sizes[lab] - to))
+
+
+def abstract_node(bp: Blueprint, history: str) -> PublicNode:
+    """The blueprint's :class:`PublicNode` at tree history ``history`` (its chips)."""
+    from ..blueprint.game import _Rules
+
+    node = _Rules(bp.tree.config).root
+    for r, labels in enumerate(history.split("/")):
+        for lab in filter(None, labels.split(",")):
+            node = node.child(lab)
+            if node.kind == "deal":
+                node = node.after_deal()
+    return node
+
+
+def blueprint_label(bp: Blueprint, v: int, an: PublicNode, node: PublicNode, label: str) -> str | None:
+    """The label at blueprint node ``v`` (abstract node ``an``) for subgame label ``label`` at
+    ``node``: itself when the blueprint has it, else the blueprint's raise nearest in pot
+    fraction; None where the blueprint has no raise there."""
+    labels = bp.tree.labels[v]
+    if label in labels:
+        return label
+    if label in ("f", "x", "c"):
+        return None
+    x = node.fraction_of(node.raise_sizes()[label])
+    raises = [lab for lab in labels if lab[0] == "p" or lab == "a"]
+    if not raises:
+        return None
+    return min(raises, key=lambda lab: abs(an.fraction_of(an.frac_raise_to(ALL_IN if lab == "a" else float(lab[1:])))
+                                           - x))
+
+
+# ------------------------------------------------------------------ the flop subgame
+
+
+class StreetSubgame:
+    """The depth-limited subgame of one street (module doc), built from the street-start
+    state (``contrib``, the blueprint node ``vb`` there or -1, the board), the street's
+    tokens so far (their sizes are added), the beliefs ``w`` ([2, 1326]) and the agent's seat
+    ``searcher``; ``Pc`` the continuation strategies ([k, slots])."""
+
+    def __init__(self, bp: Blueprint, street: int, contrib, vb: int, board, tokens, w, searcher: int,
+                 Pc: np.ndarray):
+        self.bp, self.street, self.board = bp, street, [int(c) for c in board]
+        self.searcher, self.chooser, self.Pc = searcher, 1 - searcher, Pc
+        self.k = Pc.shape[0]
+        self.B = int(bp.tree.buckets[street])
+        raises = sum(1 for t in tokens if t.startswith("r"))
+        self.rules = _StreetRules(bp, max(bp.tree.config.max_raises, raises))
+        self.root = street_root(self.rules, street, contrib)
+        node = self.root
+        self.path = []  # (subgame node, label) of the tokens
+        for tok in tokens:
+            lab = token_label(node, tok, self.rules)
+            self.path.append((node, lab))
+            node = node.child(lab)
+        self.current = node
+        self.bucket = bp.buckets(street, HOLES, self.board)  # [1326], -1: blocked or unreached
+        self.w = [np.where(self.bucket >= 0, np.asarray(x, dtype=np.float64), 0.0) for x in w]
+        self._walk(vb)
+
+    def _walk(self, vb: int) -> None:
+        """Number decision nodes and ends, and map each leaf to the blueprint."""
+        self.nodes, self.ends = [], []  # ends: (kind, value, blueprint node, scale, last (node, action) per player)
+        self.index = {}
+        stack = [(self.root, (None, None), vb, abstract_node(self.bp, self.bp.tree.history[vb]) if vb >= 0 else None)]
+        while stack:
+            node, last, v, an = stack.pop()
+            if node.kind == "decision":
+                i = len(self.nodes)
+                self.index[id(node)] = i
+                self.nodes.append((node, last))
+                for a, lab in reversed(list(enumerate(node.actions))):
+                    child = node.child(lab)
+                    nl = tuple((i, a) if p == node.to_act else last[p] for p in (0, 1))
+                    cv, can = -1, None
+                    if v >= 0 and child.kind != "fold":
+                        blab = blueprint_label(self.bp, v, an, node, lab)
+                        if blab is not None:
+                            cv = self.bp.child(v, blab)
+                            can = an.child(blab)
+                            if can.kind == "deal":
+                                can = can.after_deal()
+                    stack.append((child, nl, cv, can))
+            elif node.kind == "fold":
+                c = node.contrib
+                self.ends.append((0, -float(c[0]) if node.folder == 0 else float(c[1]), -1, 0.0, last))
+            elif node.kind == "showdown" or node.allin or v < 0:
+                self.ends.append((1, float(node.contrib[0]), -1, 0.0, last))  # called all-in, or no blueprint: check down
+            else:
+                self.ends.append((2, 0.0, v, node.pot / an.pot, last))
+
+    # ---------------------------------------------------------------- values
+
+    def leaf_table(self, n: int, rng, time_limit: float | None = None) -> np.ndarray:
+        """``[ends, k, B, B]``: the mean over ``n`` rollouts (module doc) of each end's value;
+        with ``time_limit`` (seconds) fewer once it is spent (in chunks of 500, at least one)."""
+        bp, t = self.bp, self.bp.tree
+        E = len(self.ends)
+        table = np.zeros((E, self.k, self.B, self.B))
+        if not (self.w[0].sum() > 0 and self.w[1].sum() > 0):
+            raise InputError("depth-limited agent: a belief is empty at the subgame's root")
+        kinds = np.array([e[0] for e in self.ends], dtype=np.int64)
+        values = np.array([e[1] for e in self.ends])
+        nodes = np.array([e[2] for e in self.ends], dtype=np.int64)
+        scales = np.array([e[3] for e in self.ends])
+        d = bp.deals
+        Pc = self.Pc if (kinds == 2).any() else self.Pc[:1]
+        cdf = np.cumsum(self.w[0]), np.cumsum(self.w[1])
+        board = np.array(self.board, dtype=np.int64)
+        t0, done = time.perf_counter(), 0
+        while done < n:
+            m = n - done if time_limit is None else min(500, n - done)
+            rollouts(m, cdf[0], cdf[1], HOLES, board, self.street, kinds, values, nodes, scales, self.chooser, Pc,
+                     self.Pc[0], t.kind, t.street, t.actor, t.n_act, t.first, t.payoff, t.children, t.offset,
+                     d.ix_rounds, d.ix_keys, d.ix_offsets, d.ix_shapes, d.ix_lens, d.vals, d.wheres, rng, table)
+            done += m
+            if time_limit is not None and time.perf_counter() - t0 >= time_limit:
+                break
+        self.n_rollouts = done
+        return table / done
+
+    # ---------------------------------------------------------------- the sequence form
+
+    def problem(self, table: np.ndarray):
+        """The subgame as a :class:`Problem`: per player, infosets (decision node, bucket)
+        with the node's actions, then the chooser's (leaf, bucket) with k actions; A from
+        ``table`` (player 0's chips x the bucket pair's probability)."""
+        from ..core.treeplex import Treeplex
+        from ..model.problem import Problem, SparsePayoff
+
+        B, k = self.B, self.k
+        n = [1, 1]
+        starts, parents, keys, labels = [[], []], [[], []], [[], []], [[], []]
+        self.base = {}
+        bs = np.arange(B)
+
+        def seq(p, last):  # the sequences of p's last action, per bucket
+            if last is None:
+                return np.zeros(B, dtype=np.int64)
+            i, a = last
+            return self.base[i] + bs * len(self.nodes[i][0].actions) + a
+
+        for i, (node, last) in enumerate(self.nodes):
+            p, m = node.to_act, len(node.actions)
+            self.base[i] = n[p]
+            par = seq(p, last[p])
+            for b in range(B):
+                starts[p].append(n[p] + b * m)
+                parents[p].append(int(par[b]))
+                keys[p].append(f"b{b}:{node.hist_str}")
+                labels[p].append(tuple(node.actions))
+            n[p] += B * m
+        c = self.chooser
+        self.leaf_base = {}
+        for e, (kind, _, _, _, last) in enumerate(self.ends):
+            if kind == 2:
+                self.leaf_base[e] = n[c]
+                par = seq(c, last[c])
+                for b in range(B):
+                    starts[c].append(n[c] + b * k)
+                    parents[c].append(int(par[b]))
+                    keys[c].append(f"b{b}:leaf{e}")
+                    labels[c].append(BIAS[:k])
+                n[c] += B * k
+        rows, cols, vals = [], [], []
+        g0, g1 = np.meshgrid(bs, bs, indexing="ij")
+        for e, (kind, _, _, _, last) in enumerate(self.ends):
+            s = [seq(0, last[0]), seq(1, last[1])]
+            for j in range(k if kind == 2 else 1):
+                if kind == 2:
+                    s[c] = self.leaf_base[e] + bs * k + j
+                m = table[e, j]
+                nz = m != 0
+                rows.append(s[0][g0][nz])
+                cols.append(s[1][g1][nz])
+                vals.append(m[nz])
+        A = SparsePayoff((np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)), (n[0], n[1]))
+        Ts = []
+        for p in (0, 1):
+            st = np.array(starts[p], dtype=np.int64)
+            Ts.append(Treeplex(st, np.append(st[1:], n[p]), np.array(parents[p], dtype=np.int64), keys[p], labels[p]))
+        return Problem(Ts[0], Ts[1], A, name=f"depth-limited {STREETS[self.street]} subgame (k={k})",
+                       payoff_unit="chips", big_blind=self.bp.table.big_blind)
+
+    def solve(self, n: int, rng, algorithm: str = "dcfr", time_limit: float | None = None,
+              max_iters: int | None = None) -> "Solved":
+        """Leaf values by ``n`` rollouts, then the subgame solved (module doc); with
+        ``time_limit``, half of it bounds the rollouts and the rest the solve."""
+        from ..model.metrics import evaluate
+        from ..run.driver import solve
+
+        t0 = time.perf_counter()
+        table = self.leaf_table(n, rng, None if time_limit is None else time_limit / 2)
+        prob = self.problem(table)
+        t1 = time.perf_counter()
+        if algorithm == "lp":
+            res = solve(prob, "lp")
+        else:
+            rest = None if time_limit is None else max(0.02, time_limit - (t1 - t0))
+            res = solve(prob, algorithm, time_limit=rest, max_iters=max_iters or 100_000,
+                        check_every=max_iters or 100_000)
+        ev = evaluate(prob, res.x, res.y)
+        beh = [T.behavioral_from_plan(x) for T, x in zip(prob.treeplexes, (res.x, res.y))]
+        return Solved(self, prob, table, beh, ev.value, ev.gap, t1 - t0, time.perf_counter() - t1)
+
+    def probs(self, beh, node: PublicNode, buckets: np.ndarray) -> np.ndarray:
+        """``[len(buckets), k]``: the behavioral strategy ``beh`` (of the actor) at ``node``
+        per bucket (uniform where -1)."""
+        i = self.index[id(node)]
+        m = len(node.actions)
+        rows = beh[self.base[i]:self.base[i] + self.B * m].reshape(self.B, m)
+        return np.where((buckets >= 0)[:, None], rows[np.maximum(buckets, 0)], 1.0 / m)
+
+
+@dataclass
+class Solved:
+    """A solved street subgame: behavioral strategies per player, value and gap (chips)."""
+
+    sub: StreetSubgame
+    problem: object
+    table: np.ndarray
+    beh: list
+    value: float
+    gap: float
+    leaf_seconds: float
+    solve_seconds: float
+
+    def probs(self, node: PublicNode, buckets: np.ndarray) -> np.ndarray:
+        return self.sub.probs(self.beh[node.to_act], node, buckets)
+
+    def update(self, w, tokens) -> None:
+        """Bayes' rule on ``w`` ([2, 1326]) for each of the street's ``tokens`` (they are in
+        the subgame's tree: the ones seen when it was built, then the agent's own and a call
+        or fold)."""
+        node = self.sub.root
+        for tok in tokens:
+            lab = token_label(node, tok)
+            bayes(w[node.to_act], self.probs(node, self.sub.bucket)[:, node.actions.index(lab)])
+            node = node.child(lab)
+
+
+# ------------------------------------------------------------------ turn and river
+
+
+def _size_text(x: float) -> str:
+    return "a" if x == ALL_IN else f"{100 * x:g}%"
+
+
+class EndSpot:
+    """A turn or river spot solved to the end on the postflop engine (module doc), from the
+    street start (``contrib``, ``board``) with beliefs ``w`` ([2, 1326], real players) and the
+    street's ``tokens``; ``seat``/``hole``: the agent and its hand (kept in its range).
+    Player 0 of the :class:`PostflopGame` is the out-of-position big blind, real player 1."""
+
+    def __init__(self, bp: Blueprint, street: int, contrib, board, tokens, w, seat: int, hole: int,
+                 max_hands: int = 60):
+        from ..poker.postflop import PostflopGame
+
+        self.street, self.seat, self.hole = street, seat, hole
+        rules = _StreetRules(bp, 99)
+        node = street_root(rules, street, contrib)
+        extra = set()
+        for tok in tokens:  # the hand's sizes on this street, in chips on top of the call
+            if tok.startswith("r") and int(tok[1:]) != rules.stack:
+                extra.add(f"{int(tok[1:]) - node.contrib[1 - node.to_act]}c")
+            node = node.child(token_label(node, tok))
+        self.tokens, self.street0 = list(tokens), int(contrib[0])
+        sizes = {}
+        for s in range(street, 4):
+            text = ",".join([_size_text(x) for x in rules.bets[s]] + (sorted(extra) if s == street else []))
+            sizes[STREETS[s]] = {"bet": text, "raise": text}
+        blocked = np.isin(HOLES, np.asarray(board)).any(axis=1)
+        ranges = []
+        for real in (1, 0):
+            r = np.where(blocked, 0.0, np.asarray(w[real], dtype=np.float64))
+            if real == seat and r[hole] <= 0:
+                r[hole] = 1e-9 * max(r.max(), 1.0)
+            if (r > 0).sum() > max_hands:  # the heaviest, ties in a fixed random order
+                jitter = np.random.default_rng(hole + 1326 * real).random(N_HANDS)
+                drop = np.lexsort((jitter, -r))[max_hands:]
+                mine = r[hole]
+                r[drop] = 0
+                if real == seat:
+                    r[hole] = mine
+            ranges.append(r)
+        self.game = PostflopGame(board=[int(c) for c in board], pot=int(contrib[0] + contrib[1]),
+                                 stack=int(rules.stack - contrib[0]), range0=ranges[0], range1=ranges[1],
+                                 sizes=sizes, big_blind=bp.table.big_blind,
+                                 raise_cap=max(bp.tree.config.max_raises, sum(t[0] == "r" for t in tokens)) - 1)
+
+    def path(self, tokens) -> list[tuple[int, int]]:
+        """(decision node, action index) of each of ``tokens`` in the spot's tree."""
+        t = self.game.tree
+        v, out = 0, []
+        for tok in tokens:
+            labels = list(t.actions[v]) if v >= 0 else []
+            if tok in ("f", "c"):
+                lab = tok if tok == "f" or "c" in labels else "x"
+                if lab not in labels:
+                    raise InputError(f"depth-limited agent: {tok!r} is not in the {STREETS[self.street]} spot's tree")
+                a = labels.index(lab)
+            else:
+                want = int(tok[1:]) - self.street0
+                bets = [(abs(int(lab[1:]) - want), i) for i, lab in enumerate(labels) if lab[0] == "b"]
+                if not bets:
+                    raise InputError(f"depth-limited agent: no bet in the {STREETS[self.street]} spot for {tok!r}")
+                a = min(bets)[1]
+            out.append((v, a))
+            kind, child = t.children[v][a]
+            v = child if kind == 0 else -1
+        return out, v
+
+    def solve(self, time_limit: float | None, max_iters: int, algorithm: str = "dcfr") -> None:
+        from ..run.driver import solve
+
+        t0 = time.perf_counter()
+        prob = self.game.problem()
+        res = solve(prob, algorithm, time_limit=time_limit, max_iters=max_iters, check_every=max_iters)
+        self.plans = (res.x, res.y)
+        self.iterations = int(getattr(res, "iterations", 0) or 0)
+        self.seconds = time.perf_counter() - t0
+        _, self.node = self.path(self.tokens)
+
+    def probs(self, v: int, real: int) -> tuple[np.ndarray, np.ndarray]:
+        """(hands [n] as 1326-indices, probabilities [n, k]) of real player ``real`` at ``v``."""
+        p = 1 - real
+        probs, _ = self.game.behavioral(p, self.plans[p], v)
+        return self.game.hands[p], probs
+
+    def update(self, w, tokens) -> None:
+        """Bayes' rule on ``w`` for each of the street's ``tokens`` (hands left out of a range: 0)."""
+        for v, a in self.path(tokens)[0]:
+            real = 1 - int(self.game.tree.actor[v])
+            hands, probs = self.probs(v, real)
+            out = np.zeros(N_HANDS)
+            out[hands] = probs[:, a]
+            bayes(w[real], out)
+
+
+# ------------------------------------------------------------------ the agent
+
+
+def parse_budget(text: str | None) -> tuple[float, ...]:
+    """``"P,F,T,R"``: seconds per decision on each street (module doc), or None: the defaults."""
+    if text is None:
+        return DEFAULT_BUDGET
+    try:
+        b = tuple(float(x) for x in str(text).split(","))
+    except ValueError:
+        b = ()
+    if len(b) != 4 or any(not (x >= 0) for x in b):
+        raise InputError(f"--budget {text!r}: expected 4 seconds per decision, preflop,flop,turn,river (e.g. 0,3,3,1.5)")
+    return b
+
+
+class DepthLimitedAgent(Agent):
+    """Real-time depth-limited solving over a :class:`Blueprint` (module doc). ``k`` 4 (bias
+    set) or 1 (naive); ``budget`` seconds per decision per street; ``rollouts`` deals per flop
+    subgame's leaf table; ``max_hands`` per range in the turn and river spots. ``times``: the
+    seconds of each decision, per street; ``stats`` as :class:`.agents.BlueprintAgent`'s."""
+
+    def __init__(self, bp: Blueprint, k: int = 4, seed: int = 0, budget=DEFAULT_BUDGET, rollouts: int = 20000,
+                 max_hands: int = 60, name: str | None = None):
+        self.bp, self.k = bp, k
+        self.Pc = continuation_strategies(bp, k)
+        self.budget = tuple(budget)
+        self.n_rollouts, self.max_hands = int(rollouts), int(max_hands)
+        self.rng = np.random.default_rng(seed)
+        self.krng = K.seed_state(seed)
+        self.name = name or f"dl:k={k}"
+        self.times = [[] for _ in STREETS]
+        self.stats = {"decisions": 0, "off_tree": 0, "unreached": 0}
+
+    def begin(self, seat, hand):
+        self.w = [np.ones(N_HANDS), np.ones(N_HANDS)]
+        self.v = 0  # the blueprint node while the preflop follows it (-1: left the tree)
+        self.seen = 0  # tokens the beliefs have taken in
+        self.mine: dict[int, str] = {}  # preflop token position -> the blueprint label played
+        self.last = None  # the latest solution of the current street (Solved or EndSpot)
+        self.last_street = 0
+        self.closed = 0  # the last street whose actions the beliefs have taken in
+
+    # ---------------------------------------------------------------- beliefs
+
+    def _observe(self, hand: Hand) -> None:
+        """Bayes' rule on the actions not taken in yet: preflop by the blueprint (module doc);
+        a later street's once it is over, by its last solution."""
+        self._preflop(hand)
+        for r in range(max(1, self.closed + 1), len(hand.rounds) - 1):
+            if self.last is not None and self.last_street == r:
+                try:
+                    self.last.update(self.w, hand.rounds[r])
+                except (InputError, GameError):  # an action outside the last solution's tree: no update
+                    pass
+            self.last = None
+            self.closed = r
+
+    def _preflop(self, hand: Hand) -> None:
+        bp = self.bp
+        h = Hand([-1] * 9, hand.table)
+        cls = bp.buckets(0, HOLES, [])
+        for i, tok in enumerate(hand.rounds[0]):
+            if i >= self.seen and self.v >= 0:
+                t = bp.tree
+                if t.kind[self.v] != DECISION or t.street[self.v] != 0 or t.actor[self.v] != h.to_act:
+                    self.v = -1
+                else:
+                    lab = self.mine.get(i) or bp.map_action(self.v, h, tok, self.rng)
+                    if lab is None:
+                        self.v = -1
+                    else:
+                        a = t.labels[self.v].index(lab)
+                        bayes(self.w[h.to_act], bp.probs(self.v, cls)[:, a])
+                        self.v = bp.child(self.v, lab)
+            h.apply(tok)
+        self.seen = len(hand.rounds[0])
+
+    # ---------------------------------------------------------------- acting
+
+    def act(self, hand, seat):
+        t0 = time.perf_counter()
+        self.stats["decisions"] += 1
+        self._observe(hand)
+        s = hand.street
+        try:
+            tok = (self._act_preflop, self._act_flop, self._act_end)[min(s, 2)](hand, seat)
+        except (InputError, GameError):  # the hand's actions do not fit the subgame's tree (e.g. sizes merged into all-in)
+            self.stats["off_tree"] += 1
+            self.last = None
+            tok = "c"
+        self.times[s].append(time.perf_counter() - t0)
+        return tok
+
+    def _act_preflop(self, hand, seat):
+        bp, v = self.bp, self.v
+        if v < 0 or bp.tree.kind[v] != DECISION or bp.tree.actor[v] != seat or bp.tree.street[v] != 0:
+            self.stats["off_tree"] += 1
+            return "c"
+        b = bp.buckets(0, [hand.hole(seat)], [])
+        p = bp.probs(v, b)[0]
+        a = int(min(np.searchsorted(np.cumsum(p), self.rng.random(), side="right"), len(p) - 1))
+        label = bp.tree.labels[v][a]
+        self.mine[len(hand.rounds[0])] = label
+        return bp.real_token(label, hand)
+
+    def _street_start(self, hand):
+        """(contrib at the street start, the street's tokens so far)."""
+        toks = hand.rounds[hand.street]
+        c = hand.node.street0
+        return (c, c), list(toks)
+
+    def _act_flop(self, hand, seat):
+        bp = self.bp
+        contrib, toks = self._street_start(hand)
+        vb = self.v if self.v >= 0 and bp.tree.kind[self.v] == DECISION and bp.tree.street[self.v] == 1 else -1
+        if vb < 0:
+            self.stats["off_tree"] += 1
+        sub = StreetSubgame(bp, 1, contrib, vb, hand.board(), toks, [w.copy() for w in self.w], seat, self.Pc)
+        mine = sub.bucket[HAND_INDEX[hand.hole(seat)[0], hand.hole(seat)[1]]]
+        if mine < 0:
+            self.stats["unreached"] += 1
+            return "c"
+        budget = self.budget[1]
+        sol = sub.solve(self.n_rollouts, self.krng, time_limit=max(0.05, budget * 0.8), max_iters=2000)
+        self.last, self.last_street = sol, 1
+        p = sol.probs(sub.current, np.array([mine]))[0]
+        a = int(min(np.searchsorted(np.cumsum(p), self.rng.random(), side="right"), len(p) - 1))
+        lab = sub.current.actions[a]
+        if lab in ("f", "x", "c"):
+            return "f" if lab == "f" else "c"
+        return f"r{sub.current.raise_sizes()[lab]}"
+
+    def _act_end(self, hand, seat):
+        s = hand.street
+        contrib, toks = self._street_start(hand)
+        hole = int(HAND_INDEX[hand.hole(seat)[0], hand.hole(seat)[1]])
+        spot = EndSpot(self.bp, s, contrib, hand.board(), toks, self.w, seat, hole, self.max_hands)
+        spot.solve(time_limit=max(0.05, self.budget[s] * 0.8), max_iters=1000)
+        self.last, self.last_street = spot, s
+        if spot.node < 0:
+            return "c"
+        hands, probs = spot.probs(spot.node, seat)
+        p = probs[int(np.flatnonzero(hands == hole)[0])]
+        a = int(min(np.searchsorted(np.cumsum(p), self.rng.random(), side="right"), len(p) - 1))
+        lab = spot.game.tree.actions[spot.node][a]
+        if lab in ("f", "x", "c"):
+            return "f" if lab == "f" else "c"
+        return f"r{contrib[0] + int(lab[1:])}"
+
+
+def make_agent(spec: str, abstraction: str | None, seed: int, budget: str | None = None, stdin=None,
+               stdout=None) -> Agent:
+    """``dl:BP.npz[,k=4][,rollouts=N][,hands=N]``: the depth-limited agent on that blueprint
+    (``budget``: seconds per decision per street, "P,F,T,R"); any other spec is
+    :func:`.agents.make_agent`'s."""
+    from .agents import make_agent as plain
+
+    if not spec.startswith("dl:"):
+        return plain(spec, abstraction, seed, stdin, stdout)
+    path, *opts = spec[3:].split(",")
+    kw = {"k": 4, "rollouts": 20000, "hands": 60}
+    for o in opts:
+        key, _, val = o.partition("=")
+        if key not in kw or not val.isdigit():
+            raise InputError(f"agent {spec!r}: unknown option {o!r}; expected k=1|4, rollouts=N, hands=N")
+        kw[key] = int(val)
+    if not abstraction:
+        raise InputError(f"{spec}: a depth-limited agent needs --abstraction ABS.npz")
+    return DepthLimitedAgent(Blueprint(path, abstraction), k=kw["k"], seed=seed, budget=parse_budget(budget),
+                             rollouts=kw["rollouts"], max_hands=kw["hands"], name=spec)
