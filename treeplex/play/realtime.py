@@ -364,28 +364,22 @@ class StreetSubgame:
             i, a = last
             return self.base[i] + bs * len(self.nodes[i][0].actions) + a
 
-        for i, (node, last) in enumerate(self.nodes):
-            p, m = node.to_act, len(node.actions)
-            self.base[i] = n[p]
-            par = seq(p, last[p])
+        def infosets(p, last, m, name, label):  # one infoset per bucket, m actions each; returns the first sequence
+            first, par = n[p], seq(p, last)
             for b in range(B):
                 starts[p].append(n[p] + b * m)
                 parents[p].append(int(par[b]))
-                keys[p].append(f"b{b}:{node.hist_str}")
-                labels[p].append(tuple(node.actions))
+                keys[p].append(f"b{b}:{name}")
+                labels[p].append(label)
             n[p] += B * m
+            return first
+
+        for i, (node, last) in enumerate(self.nodes):
+            p = node.to_act
+            self.base[i] = infosets(p, last[p], len(node.actions), node.hist_str, tuple(node.actions))
         c = self.chooser
-        self.leaf_base = {}
-        for e, (kind, _, _, _, last) in enumerate(self.ends):
-            if kind == 2:
-                self.leaf_base[e] = n[c]
-                par = seq(c, last[c])
-                for b in range(B):
-                    starts[c].append(n[c] + b * k)
-                    parents[c].append(int(par[b]))
-                    keys[c].append(f"b{b}:leaf{e}")
-                    labels[c].append(BIAS[:k])
-                n[c] += B * k
+        self.leaf_base = {e: infosets(c, last[c], k, f"leaf{e}", BIAS[:k])
+                          for e, (kind, _, _, _, last) in enumerate(self.ends) if kind == 2}
         rows, cols, vals = [], [], []
         g0, g1 = np.meshgrid(bs, bs, indexing="ij")
         for e, (kind, _, _, _, last) in enumerate(self.ends):
