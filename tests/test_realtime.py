@@ -186,8 +186,9 @@ def test_bad_specs_and_budgets_are_one_line_errors(tiny_hunl, capsys):
     ab, path = tiny_hunl
     for args in (["--agent", f"dl:{path},k=2", "--vs", "call"], ["--agent", f"dl:{path},depth=3", "--vs", "call"],
                  ["--agent", f"dl:{path}", "--vs", "call", "--budget", "1,2"],
-                 ["--agent", f"dl:{path}", "--vs", "call", "--budget", "0,1,-1,1"]):
+                 ["--agent", f"dl:{path}", "--vs", "call", "--budget", "0,1,-1,1"],
+                 ["--agent", "call", "--vs", "call", "--budget", "1,2"]):  # refused without a dl agent too
         assert main(["play", *args, "--abstraction", ab, "--hands", "1"]) == 2, args
     assert main(["play", "--agent", f"dl:{path}", "--vs", "call", "--hands", "1"]) == 2  # no --abstraction
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 5 and all("error" in line for line in err), err
+    assert len(err) == 6 and all("error" in line for line in err), err

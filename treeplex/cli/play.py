@@ -32,10 +32,11 @@ def options(sp: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from ..play.realtime import make_agent
+    from ..play.realtime import make_agent, parse_budget
 
     if args.hands < 1:
         raise InputError(f"--hands must be >= 1, got {args.hands}")
+    parse_budget(args.budget)  # a malformed budget is refused whichever agents play
     if args.history:
         check_output(args.history, "--history", {}, regular=True)
     a = make_agent(args.agent, args.abstraction, args.seed, args.budget)

@@ -294,10 +294,16 @@ class BlueprintAgent(Agent):
             self.stats["unreached"] += 1
             return "c"
         p = self.bp.probs(v, b)[0]
-        a = int(min(np.searchsorted(np.cumsum(p), self.rng.random(), side="right"), len(p) - 1))
+        a = sample_action(p, self.rng)
         label = self.bp.tree.labels[v][a]
         self.follow.mine[sum(len(r) for r in hand.rounds)] = label
         return self.bp.real_token(label, hand)
+
+
+def sample_action(p: np.ndarray, rng) -> int:
+    """An action index drawn from the probabilities ``p`` (the last one if rounding leaves the
+    cumulative sum below the draw)."""
+    return int(min(np.searchsorted(np.cumsum(p), rng.random(), side="right"), len(p) - 1))
 
 
 def make_agent(spec: str, abstraction: str | None, seed: int, stdin=None, stdout=None) -> Agent:

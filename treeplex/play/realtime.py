@@ -63,7 +63,7 @@ from ..model.game import GameError
 from ..poker.betting import ALL_IN
 from ..poker.cards import HAND_INDEX, N_HANDS
 from ..poker.nlfh import PublicNode
-from .agents import STREETS, Agent, Blueprint
+from .agents import STREETS, Agent, Blueprint, sample_action
 from .engine import Hand
 from .equity import HOLES
 
@@ -656,7 +656,7 @@ class DepthLimitedAgent(Agent):
             return "c"
         b = bp.buckets(0, [hand.hole(seat)], [])
         p = bp.probs(v, b)[0]
-        a = int(min(np.searchsorted(np.cumsum(p), self.rng.random(), side="right"), len(p) - 1))
+        a = sample_action(p, self.rng)
         label = bp.tree.labels[v][a]
         self.mine[len(hand.rounds[0])] = label
         return bp.real_token(label, hand)
@@ -682,11 +682,9 @@ class DepthLimitedAgent(Agent):
         sol = sub.solve(self.n_rollouts, self.krng, time_limit=max(0.05, budget * 0.8), max_iters=2000)
         self.last, self.last_street = sol, 1
         p = sol.probs(sub.current, np.array([mine]))[0]
-        a = int(min(np.searchsorted(np.cumsum(p), self.rng.random(), side="right"), len(p) - 1))
+        a = sample_action(p, self.rng)
         lab = sub.current.actions[a]
-        if lab in ("f", "x", "c"):
-            return "f" if lab == "f" else "c"
-        return f"r{sub.current.raise_sizes()[lab]}"
+        return _passive(lab) or f"r{sub.current.raise_sizes()[lab]}"
 
     def _act_end(self, hand, seat):
         s = hand.street
@@ -699,11 +697,14 @@ class DepthLimitedAgent(Agent):
             return "c"
         hands, probs = spot.probs(spot.node, seat)
         p = probs[int(np.flatnonzero(hands == hole)[0])]
-        a = int(min(np.searchsorted(np.cumsum(p), self.rng.random(), side="right"), len(p) - 1))
+        a = sample_action(p, self.rng)
         lab = spot.game.tree.actions[spot.node][a]
-        if lab in ("f", "x", "c"):
-            return "f" if lab == "f" else "c"
-        return f"r{contrib[0] + int(lab[1:])}"
+        return _passive(lab) or f"r{contrib[0] + int(lab[1:])}"
+
+
+def _passive(label: str) -> str:
+    """The protocol token of a fold ("f") or a check/call ("c"); "" for a bet or raise."""
+    return "f" if label == "f" else "c" if label in ("x", "c") else ""
 
 
 def make_agent(spec: str, abstraction: str | None, seed: int, budget: str | None = None, stdin=None,
