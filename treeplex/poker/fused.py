@@ -148,7 +148,7 @@ class FusedTree:
         weight = [np.ascontiguousarray(w, dtype=np.float64) for w in game.weight]
         Z = _normalizer(cards, weight)
         same = [np.where(s >= 0, s, len(cards[1 - p])).astype(np.uint32) for p, s in enumerate(_same_combo(cards))]
-        orders = [(ptr, idx.astype(np.uint32), strength) for ptr, idx, strength in game._river_orders()]
+        orders = [(ptr, idx.astype(np.uint16), strength) for ptr, idx, strength in game._river_orders()]
         # decision nodes: actor, storage offset, orbits, orbit table, sequence-form base; a table of
         # hand orbits per stabilizer class of the suit reduction (one, the identity, without it)
         self.actor = np.asarray(tree.actor, dtype=np.int32)
@@ -182,14 +182,16 @@ class FusedTree:
         fold = np.asarray(tree.kinds) == FOLD
         self.tkind = (~fold).astype(np.int8)
         self.tval = np.where(fold, tree.payoff0, tree.stake) * tree.chance
-        self.trake = game.terminal_rake() * tree.chance  # chips raked x chance (zeros without rake)
+        rake = game.terminal_rake()  # chips raked x chance (empty without rake: the kernel reads 0)
+        self.trake = rake * tree.chance if rake.any() else np.zeros(0)
         self.tboard = np.array(tree.term_board, dtype=np.int32)
         self.boards = game._boards()
         # per player: cards, weight, weight / Z, same combo, showdown orders (ptr, idx, strength), then
         # the tables of showdown_values: six as the own player, card lists (cpos, cptr, cstart) as the opponent
         tabs = [showdown_tables(cards[p], *orders[p], cards[1 - p], *orders[1 - p]) for p in (0, 1)]
-        self.hands = tuple((cards[p], weight[p], weight[p] / Z, same[p], *orders[p], tabs[p][3], tabs[1 - p][0],
-                            tabs[1 - p][2], tabs[1 - p][1])
+        # (the strengths only make the tables: an empty array in their place)
+        self.hands = tuple((cards[p], weight[p], weight[p] / Z, same[p], orders[p][0], orders[p][1], np.zeros(0, np.int32),
+                            tabs[p][3], tabs[1 - p][0], tabs[1 - p][2], tabs[1 - p][1])
                            for p in (0, 1))
         self.kmax = kmax
         # each player's last (node, action) before each node; a node's come before it
@@ -816,7 +818,7 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
             for g in range(t0, t1):
                 t = terms[g]
                 e = loc[t + T[12][0]]
-                rk = T[13][t]  # p's own utility (PostflopGame.raked_values): the winner pays the rake, a tie half each
+                rk = T[13][t] if len(T[13]) else 0.0  # p's own utility (PostflopGame.raked_values): the winner pays the rake, a tie half each
                 val = tval[t] - 0.5 * rk if tkind[t] else sign * tval[t]
                 if tkind[t] == 0 and rk != 0.0 and val > 0.0:
                     val -= rk
@@ -1076,17 +1078,18 @@ def showdown_values(val, const, r, out, w_in, same, coef, cards_own, oidx, six, 
 def showdown_tables(cards_own, optr, oidx, ostr, cards_in, iptr, iidx, istr):
     """The tables of :func:`showdown_values` for own player p against the opponent q, per
     board with a showdown order (``*ptr``: the boards' ranges in the sorted lists): q's card
-    lists (``cpos``: per board a region of 2 n_b + 52 uint32, card c's list from
+    lists (``cpos``: per board a region of 2 n_b + 52 uint16, card c's list from
     ``cstart[b, c]``, a head slot then the positions of q's hands holding c, ascending; region
     b starts at ``cptr[b]``), and per entry of p's sorted list, ``six`` = (lt, le, c1's list
-    index of lt, of le, c2's of lt, of le), uint32."""
+    index of lt, of le, c2's of lt, of le), uint16: every count and position within a board's
+    region is below 2 x 1,326 + 52 (2 bytes, not 4, per entry: FLOP-FAST's tables 20 -> 10 MB)."""
     nb_ = len(iptr) - 1
     cptr = np.zeros(nb_ + 1, np.int64)
     for b in range(nb_):
         cptr[b + 1] = cptr[b] + 2 * (iptr[b + 1] - iptr[b]) + 52
-    cpos = np.zeros(cptr[nb_], np.uint32)
-    cstart = np.zeros((nb_, 53), np.uint32)
-    six = np.zeros((optr[len(optr) - 1], 6), np.uint32)
+    cpos = np.zeros(cptr[nb_], np.uint16)
+    cstart = np.zeros((nb_, 53), np.uint16)
+    six = np.zeros((optr[len(optr) - 1], 6), np.uint16)
     count = np.zeros(53, np.int64)
     for b in range(nb_):
         i0, i1 = iptr[b], iptr[b + 1]
