@@ -112,7 +112,8 @@ def report_agents(agents) -> None:
         times = getattr(ag, "times", None)
         if times is not None:
             print(f"  {ag.name}: seconds per decision, mean/median/max (decisions): " + ", ".join(
-                f"{s} {np.mean(t):.2f}/{np.median(t):.2f}/{max(t):.2f} ({len(t):,})" for s, t in zip(STREETS, times) if t))
+                f"{s} {np.mean(t):.2f}/{np.median(t):.2f}/{max(t):.2f} ({len(t):,})"
+                for s, t in zip(STREETS, times) if t))
         st = getattr(ag, "stats", None)
         if st and (st["off_tree"] or st["unreached"]):
             print(f"  {ag.name}: {st['off_tree']:,} of {st['decisions']:,} decisions off its tree, "

@@ -18,7 +18,9 @@ flops of a partial abstraction, a preflop equity samples its flops from them), `
 probability of folding to the raise, ``c_me`` what LBR has in. LBR plays the best action if
 its utility is positive, else folds (checks when nothing is to call). Against a blueprint LBR
 raises only to sizes its tree has (its pot and all-in where the tree offers them; at the tree's
-raise cap LBR only folds or calls), so the opponent never needs action translation.
+raise cap LBR only folds or calls), so the opponent never needs action translation. Models:
+:class:`BlueprintModel`, :class:`DepthLimitedModel` (the depth-limited agent's own solves) and
+:class:`AgentModel` (calling station, folder).
 """
 
 from __future__ import annotations
@@ -89,7 +91,7 @@ class DepthLimitedModel:
         """The agent's latest solve of ``hand``'s street, solving it (as the agent would) if none."""
         ag = self.agent
         if ag.last is None or ag.last_street != hand.street:
-            ag._observe(hand)  # the street-start beliefs: Bayes' rule on the streets before, as the agent's next act would
+            ag._observe(hand)  # the street-start beliefs, as the agent's next act would update them
             try:
                 ag.last, ag.last_street = ag.solve_street(hand), hand.street
             except (InputError, GameError):  # as in the agent's act: it would check or call

@@ -679,7 +679,7 @@ class DepthLimitedAgent(Agent):
             try:
                 self.last, self.last_street = self.solve_street(hand), s
                 tokens, P = self.last.strategy(hand.rounds[s])
-            except (InputError, GameError):  # the hand's actions do not fit the subgame's tree (e.g. sizes merged into all-in)
+            except (InputError, GameError):  # the hand's actions do not fit the subgame's tree (sizes merged into all-in)
                 self.stats["off_tree"] += 1
                 self.last, (tokens, P) = None, CALL
             if s == 1 and self.last is not None and self.last.sub.bucket[self.hole] < 0:
