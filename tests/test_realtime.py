@@ -190,5 +190,52 @@ def test_bad_specs_and_budgets_are_one_line_errors(tiny_hunl, capsys):
                  ["--agent", "call", "--vs", "call", "--budget", "1,2"]):  # refused without a dl agent too
         assert main(["play", *args, "--abstraction", ab, "--hands", "1"]) == 2, args
     assert main(["play", "--agent", f"dl:{path}", "--vs", "call", "--hands", "1"]) == 2  # no --abstraction
+    for args in (["--agent", "call"], ["--agent", path], ["--agent", f"dl:{path},k=2"],  # lbr --agent: dl: specs only
+                 ["--agent", f"dl:{path}", "--budget", "1,2,x,4"], ["--blueprint", path, "--budget", "1"]):
+        assert main(["lbr", *args, "--abstraction", ab, "--hands", "2"]) == 2, args
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 6 and all("error" in line for line in err), err
+    assert len(err) == 11 and all("error" in line for line in err), err
+    assert "--agent 'call'" in err[6] and "k must be 1" in err[8] and "--budget '1,2,x,4'" in err[9], err
+
+
+def test_lbr_model_of_the_agent_is_the_strategy_it_plays(bp, monkeypatch):
+    """LBR's model of the depth-limited agent (play/lbr.py:DepthLimitedModel) at a decision the
+    agent has not reached (after LBR's pot raise on the flop, LBR first to act there): its
+    probabilities sum to 1 per hand; with the solve made deterministic (the same rollout seed, a
+    budget that never binds, so 500 rollouts and 2,000 DCFR iterations) they equal, for all
+    1,326 hands, the ones the agent's own re-solve gives when it gets there (its tree rebuilt
+    with LBR's raise in it); and the agent's act() there draws its actions with those
+    probabilities (2,000 draws, within 4 binomial standard deviations)."""
+    from treeplex.play.lbr import DepthLimitedModel
+    from treeplex.poker.cards import HAND_INDEX
+
+    dl = DepthLimitedAgent(bp, k=4, seed=1, budget=(0, 1000, 1000, 1000), rollouts=500, max_hands=12)
+    model = DepthLimitedModel(dl)
+    cards = deal(np.random.default_rng(2), bp.flops)
+    h = replay(cards, "cc", bp.table)  # the small blind (the agent, seat 0) limps, LBR checks: LBR opens the flop
+    dl.begin(0, h.view(0))
+    dl.krng = K.seed_state(9)
+    (pot, allin) = model.raises(h.view(1))
+    assert int(allin[1:]) == bp.table.stack and int(pot[1:]) == h.node.frac_raise_to(1.0)
+    after = replay(cards, f"cc/{pot}", bp.table)
+    probs = model.probs(after.view(1), HOLES)
+    assert {"f", "c"} <= set(probs)
+    total = sum(probs.values())
+    np.testing.assert_allclose(total, 1.0, atol=1e-12)
+
+    dl.begin(0, h.view(0))
+    dl.krng = K.seed_state(9)
+    dl.act(after.view(0), 0)
+    tokens, P = dl.decided[after.betting()]
+    assert tokens[:2] == ["f", "c"]
+    for a, tok in enumerate(tokens):
+        np.testing.assert_allclose(P[:, a], probs[tok], atol=1e-12)
+
+    sol = dl.last
+    monkeypatch.setattr(dl, "solve_street", lambda hand: sol)  # the same solution at every draw
+    n = 2000
+    drawn = [dl.act(after.view(0), 0) for _ in range(n)]
+    p = P[HAND_INDEX[cards[0], cards[1]]]
+    for a, tok in enumerate(tokens):
+        sd = np.sqrt(n * p[a] * (1 - p[a]))
+        assert abs(drawn.count(tok) - n * p[a]) <= 4 * sd + 1e-9, (tok, drawn.count(tok), n * p[a])

@@ -21,14 +21,19 @@ def options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--hands", type=int, default=1000, metavar="N", help="duplicate pairs of hands (default 1000)")
     sp.add_argument("--seed", type=int, default=0, help="cards and the agents' random choices (default 0)")
     sp.add_argument("--abstraction", default=None, metavar="ABS.npz", help="the blueprint's abstraction")
-    sp.add_argument("--budget", default=None, metavar="P,F,T,R",
-                    help="a depth-limited agent's seconds per decision on each street (default 0,3,3,1.5; "
-                         "preflop plays the blueprint)")
+    budget_option(sp)
     sp.add_argument("--history", default=None, metavar="FILE", help="write ACPC STATE lines, one per hand")
     net = sp.add_mutually_exclusive_group()
     net.add_argument("--serve", type=int, default=None, metavar="PORT",
                      help="deal as an ACPC server on localhost:PORT: A plays here, B is the client that connects")
     net.add_argument("--connect", default=None, metavar="HOST:PORT", help="play A as a client of an ACPC dealer")
+
+
+def budget_option(sp: argparse.ArgumentParser) -> None:
+    """``--budget P,F,T,R``, read by :func:`treeplex.play.realtime.parse_budget`."""
+    sp.add_argument("--budget", default=None, metavar="P,F,T,R",
+                    help="a depth-limited agent's seconds per decision on each street (default 0,3,3,1.5; "
+                         "preflop plays the blueprint)")
 
 
 def run(args) -> int:
@@ -89,24 +94,30 @@ def _report(args, a, b, table, play) -> int:
     r = play(_Sink() if args.history else None)
     if args.history:
         atomic_write(args.history, lambda f: f.write("".join(lines).encode()))
-    agents = (a,) if isinstance(b, str) else (a, b)
     print(f"{a.name} vs {getattr(b, 'name', b)}: {r['mbb']:+.1f} ± {r['ci95']:.1f} mbb/g for {a.name} (95% CI, normal over "
           f"{r['pairs']:,} duplicate pairs = {2 * r['pairs']:,} hands; blinds {table.small_blind}/{table.big_blind})"
           + (f"; wrote {args.history}" if args.history else ""))
     if "adjusted" in r:
         _adjusted(r)
+    report_agents((a,) if isinstance(b, str) else (a, b))
+    return 0
+
+
+def report_agents(agents) -> None:
+    """Per agent that keeps them: its seconds per decision on each street (mean, median, max and
+    the number of decisions: the depth-limited agent's real-time cost), and its decisions off its tree."""
+    from ..play.agents import STREETS
+
     for ag in agents:
         times = getattr(ag, "times", None)
         if times is not None:
-            from ..play.agents import STREETS
-
-            print(f"  {ag.name}: seconds per decision (median, max): " + ", ".join(
-                f"{s} {np.median(t):.2f}/{max(t):.2f} ({len(t)})" for s, t in zip(STREETS, times) if t))
+            print(f"  {ag.name}: seconds per decision, mean/median/max (decisions): " + ", ".join(
+                f"{s} {np.mean(t):.2f}/{np.median(t):.2f}/{max(t):.2f} ({len(t):,})"
+                for s, t in zip(STREETS, times) if t))
         st = getattr(ag, "stats", None)
         if st and (st["off_tree"] or st["unreached"]):
             print(f"  {ag.name}: {st['off_tree']:,} of {st['decisions']:,} decisions off its tree, "
                   f"{st['unreached']:,} in classes its abstraction did not reach (checked or called)")
-    return 0
 
 
 def _adjusted(r) -> None:

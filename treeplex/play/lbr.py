@@ -18,7 +18,9 @@ flops of a partial abstraction, a preflop equity samples its flops from them), `
 probability of folding to the raise, ``c_me`` what LBR has in. LBR plays the best action if
 its utility is positive, else folds (checks when nothing is to call). Against a blueprint LBR
 raises only to sizes its tree has (its pot and all-in where the tree offers them; at the tree's
-raise cap LBR only folds or calls), so the opponent never needs action translation.
+raise cap LBR only folds or calls), so the opponent never needs action translation. Models:
+:class:`BlueprintModel`, :class:`DepthLimitedModel` (the depth-limited agent's own solves) and
+:class:`AgentModel` (calling station, folder).
 """
 
 from __future__ import annotations
@@ -26,10 +28,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..blueprint.kernels import seed_state, uniform
-from ..poker.cards import N_HANDS
+from ..errors import InputError
+from ..model.game import GameError
+from ..poker.cards import HAND_INDEX, N_HANDS
 from .agents import Agent, Blueprint, Follower
 from .engine import Hand, replay
 from .equity import HOLES as _HOLES, equity, equity_sums
+from .realtime import CALL
 
 
 class BlueprintModel:
@@ -58,6 +63,68 @@ class BlueprintModel:
         """LBR's raise tokens here: the tree's 1-pot raise and all-in, where it has them."""
         labels = self.bp.tree.labels[self._node(hand)]
         return [self.bp.real_token(lab, hand) for lab in ("p1", "a") if lab in labels]
+
+
+class DepthLimitedModel:
+    """The depth-limited agent (:class:`.realtime.DepthLimitedAgent`, playing the match) as LBR
+    sees it: per hand, the probabilities of its solves, read from the agent (not solved again).
+
+    Exact: at every decision the agent has taken, the probabilities are the ones its own solve
+    gave for all 1,326 hands there, the ones it drew its action from (preflop the blueprint's;
+    on the flop the subgame's per bucket; on the turn and river the spot's per hand).
+    Approximate: (1) on the turn and river a hand the spot left out of the agent's range (it
+    keeps the ``hands=N`` heaviest) gets the range's action frequencies; (2) LBR's fold
+    probability after its raise, a decision the agent has not reached, is read from the
+    agent's latest solve of the street (when LBR acts first on a street, the model has the
+    agent solve the street then, as it would); the agent solves again from the street start
+    when it gets there, with the same beliefs and, LBR raising only to sizes of the tree, the
+    same tree, but fresh rollouts and iterations, so its strategy there differs by the solve's
+    noise. The agent re-solves in each seat of a duplicate pair, so the two hands of a pair
+    differ by that noise as well. Preflop, where the agent plays its blueprint, LBR raises
+    to the blueprint's sizes (:class:`BlueprintModel`)."""
+
+    def __init__(self, agent):
+        self.agent = agent
+        self.preflop = BlueprintModel(agent.bp)
+
+    def _solution(self, hand: Hand):
+        """The agent's latest solve of ``hand``'s street, solving it (as the agent would) if none."""
+        ag = self.agent
+        if ag.last is None or ag.last_street != hand.street:
+            ag._observe(hand)  # the street-start beliefs, as the agent's next act would update them
+            try:
+                ag.last, ag.last_street = ag.solve_street(hand), hand.street
+            except (InputError, GameError):  # as in the agent's act: it would check or call
+                return None
+        return ag.last
+
+    def _strategy(self, hand: Hand):
+        known = self.agent.decided.get(hand.betting())
+        if known is not None:
+            return known
+        sol = self._solution(hand)
+        return CALL if sol is None else sol.strategy(hand.rounds[hand.street])
+
+    def probs(self, hand: Hand, holes) -> dict:
+        """{token: probability per row of ``holes``} at the agent's decision in ``hand``."""
+        if hand.street == 0 and hand.betting() not in self.agent.decided:
+            return self.preflop.probs(hand, holes)
+        tokens, P = self._strategy(hand)
+        rows = P[HAND_INDEX[holes[:, 0], holes[:, 1]]]
+        out = {}
+        for a, tok in enumerate(tokens):
+            out[tok] = out.get(tok, 0) + rows[:, a]
+        return out
+
+    def raises(self, hand: Hand) -> list[str]:
+        """LBR's raise tokens here: the tree's raises nearest to 1 pot and the largest (all-in)."""
+        if hand.street == 0:
+            return self.preflop.raises(hand)
+        sizes = [int(t[1:]) for t in self._strategy(hand)[0] if t[0] == "r"]
+        if not sizes:
+            return []
+        pot = hand.node.frac_raise_to(1.0)
+        return [f"r{T}" for T in sorted({min(sizes, key=lambda T: abs(T - pot)), max(sizes)})]
 
 
 class AgentModel:

@@ -69,6 +69,7 @@ from .equity import HOLES
 
 BIAS = ("blueprint", "fold x10", "call x10", "raise x10")  # Modicum's four, in this order
 DEFAULT_BUDGET = (0.0, 3.0, 3.0, 1.5)  # seconds per decision, preflop..river (preflop: the blueprint)
+CALL = (["c"], np.ones((N_HANDS, 1)))  # (tokens, [1326, 1]): check/call with every hand, where the agent cannot follow
 
 
 def bayes(w: np.ndarray, likelihood: np.ndarray) -> None:
@@ -446,6 +447,18 @@ class Solved:
     def probs(self, node: PublicNode, buckets: np.ndarray) -> np.ndarray:
         return self.sub.probs(self.beh[node.to_act], node, buckets)
 
+    def strategy(self, tokens) -> tuple[list[str], np.ndarray]:
+        """(protocol tokens, ``[1326, k]`` probabilities) of the actor at the node the street's
+        ``tokens`` reach: its strategy per hand by the hand's bucket; a hand whose class the
+        abstraction did not reach checks or calls, as the agent does."""
+        node = self.sub.root
+        for tok in tokens:
+            node = node.child(token_label(node, tok))
+        toks = [_passive(lab) or f"r{node.raise_sizes()[lab]}" for lab in node.actions]
+        P = self.probs(node, self.sub.bucket)
+        P[self.sub.bucket < 0] = np.eye(len(toks))[toks.index("c")]
+        return toks, P
+
     def update(self, w, tokens) -> None:
         """Bayes' rule on ``w`` ([2, 1326]) for each of the street's ``tokens`` (they are in
         the subgame's tree: the ones seen when it was built, then the agent's own and a call
@@ -482,7 +495,7 @@ class EndSpot:
             if tok.startswith("r") and int(tok[1:]) != rules.stack:
                 extra.add(f"{int(tok[1:]) - node.contrib[1 - node.to_act]}c")
             node = node.child(token_label(node, tok))
-        self.tokens, self.street0 = list(tokens), int(contrib[0])
+        self.street0 = int(contrib[0])
         sizes = {}
         for s in range(street, 4):
             text = ",".join([_size_text(x) for x in rules.bets[s]] + (sorted(extra) if s == street else []))
@@ -537,13 +550,27 @@ class EndSpot:
         self.plans = (res.x, res.y)
         self.iterations = int(getattr(res, "iterations", 0) or 0)
         self.seconds = time.perf_counter() - t0
-        _, self.node = self.path(self.tokens)
 
     def probs(self, v: int, real: int) -> tuple[np.ndarray, np.ndarray]:
         """(hands [n] as 1326-indices, probabilities [n, k]) of real player ``real`` at ``v``."""
         p = 1 - real
         probs, _ = self.game.behavioral(p, self.plans[p], v)
         return self.game.hands[p], probs
+
+    def strategy(self, tokens) -> tuple[list[str], np.ndarray]:
+        """(protocol tokens, ``[1326, k]`` probabilities) of the actor at the node the street's
+        ``tokens`` reach: the solution's per hand of the spot's range; a hand left out of the
+        range gets the range's action frequencies there (an approximation: the agent holding it
+        would solve a spot with it added). Check/call for every hand where the tokens leave the tree."""
+        _, v = self.path(tokens)
+        if v < 0:
+            return CALL
+        p = int(self.game.tree.actor[v])
+        probs, reach = self.game.behavioral(p, self.plans[p], v)
+        freq, _ = self.game.frequencies(p, probs, reach)
+        P = np.tile(freq if np.isfinite(freq).all() else np.full(probs.shape[1], 1 / probs.shape[1]), (N_HANDS, 1))
+        P[self.game.hands[p]] = probs
+        return [_passive(lab) or f"r{self.street0 + int(lab[1:])}" for lab in self.game.tree.actions[v]], P
 
     def update(self, w, tokens) -> None:
         """Bayes' rule on ``w`` for each of the street's ``tokens`` (hands left out of a range: 0)."""
@@ -575,12 +602,15 @@ class DepthLimitedAgent(Agent):
     """Real-time depth-limited solving over a :class:`Blueprint` (module doc). ``k`` 4 (bias
     set) or 1 (naive); ``budget`` seconds per decision per street; ``rollouts`` deals per flop
     subgame's leaf table; ``max_hands`` per range in the turn and river spots. ``times``: the
-    seconds of each decision, per street; ``stats`` as :class:`.agents.BlueprintAgent`'s."""
+    seconds of each decision, per street; ``stats`` as :class:`.agents.BlueprintAgent`'s;
+    ``decided``: per betting string of the hand, the (tokens, ``[1326, k]`` probabilities) the
+    decision there sampled its action from (its strategy for every hand it could hold)."""
 
     def __init__(self, bp: Blueprint, k: int = 4, seed: int = 0, budget=DEFAULT_BUDGET, rollouts: int = 20000,
                  max_hands: int = 60, name: str | None = None):
         self.bp, self.k = bp, k
         self.Pc = continuation_strategies(bp, k)
+        self.classes = bp.buckets(0, HOLES, [])  # each hand's preflop bucket
         self.budget = tuple(budget)
         self.n_rollouts, self.max_hands = int(rollouts), int(max_hands)
         self.rng = np.random.default_rng(seed)
@@ -590,6 +620,7 @@ class DepthLimitedAgent(Agent):
         self.stats = {"decisions": 0, "off_tree": 0, "unreached": 0}
 
     def begin(self, seat, hand):
+        self.seat, self.hole = seat, int(HAND_INDEX[hand.hole(seat)[0], hand.hole(seat)[1]])
         self.w = [np.ones(N_HANDS), np.ones(N_HANDS)]
         self.v = 0  # the blueprint node while the preflop follows it (-1: left the tree)
         self.seen = 0  # tokens the beliefs have taken in
@@ -597,6 +628,7 @@ class DepthLimitedAgent(Agent):
         self.last = None  # the latest solution of the current street (Solved or EndSpot)
         self.last_street = 0
         self.closed = 0  # the last street whose actions the beliefs have taken in
+        self.decided: dict[str, tuple] = {}
 
     # ---------------------------------------------------------------- beliefs
 
@@ -616,7 +648,6 @@ class DepthLimitedAgent(Agent):
     def _preflop(self, hand: Hand) -> None:
         bp = self.bp
         h = Hand([-1] * 9, hand.table)
-        cls = bp.buckets(0, HOLES, [])
         for i, tok in enumerate(hand.rounds[0]):
             if i >= self.seen and self.v >= 0:
                 t = bp.tree
@@ -628,7 +659,7 @@ class DepthLimitedAgent(Agent):
                         self.v = -1
                     else:
                         a = t.labels[self.v].index(lab)
-                        bayes(self.w[h.to_act], bp.probs(self.v, cls)[:, a])
+                        bayes(self.w[h.to_act], bp.probs(self.v, self.classes)[:, a])
                         self.v = bp.child(self.v, lab)
             h.apply(tok)
         self.seen = len(hand.rounds[0])
@@ -640,66 +671,53 @@ class DepthLimitedAgent(Agent):
         self.stats["decisions"] += 1
         self._observe(hand)
         s = hand.street
-        try:
-            tok = (self._act_preflop, self._act_flop, self._act_end)[min(s, 2)](hand, seat)
-        except (InputError, GameError):  # the hand's actions do not fit the subgame's tree (e.g. sizes merged into all-in)
-            self.stats["off_tree"] += 1
-            self.last = None
-            tok = "c"
+        if s == 0:
+            tokens, P = self._preflop_strategy(hand)
+        else:
+            if s == 1 and self._flop_node() < 0:
+                self.stats["off_tree"] += 1
+            try:
+                self.last, self.last_street = self.solve_street(hand), s
+                tokens, P = self.last.strategy(hand.rounds[s])
+            except (InputError, GameError):  # the hand's actions do not fit the subgame's tree (sizes merged into all-in)
+                self.stats["off_tree"] += 1
+                self.last, (tokens, P) = None, CALL
+            if s == 1 and self.last is not None and self.last.sub.bucket[self.hole] < 0:
+                self.stats["unreached"] += 1
+        a = sample_action(P[self.hole], self.rng)
+        if s == 0 and P is not CALL[1]:
+            self.mine[len(hand.rounds[0])] = self.bp.tree.labels[self.v][a]
+        self.decided[hand.betting()] = (tokens, P)
         self.times[s].append(time.perf_counter() - t0)
-        return tok
+        return tokens[a]
 
-    def _act_preflop(self, hand, seat):
+    def _preflop_strategy(self, hand):
+        """The blueprint's (tokens, ``[1326, k]`` probabilities) at its node (check/call off its tree)."""
         bp, v = self.bp, self.v
-        if v < 0 or bp.tree.kind[v] != DECISION or bp.tree.actor[v] != seat or bp.tree.street[v] != 0:
+        if v < 0 or bp.tree.kind[v] != DECISION or bp.tree.actor[v] != hand.to_act or bp.tree.street[v] != 0:
             self.stats["off_tree"] += 1
-            return "c"
-        b = bp.buckets(0, [hand.hole(seat)], [])
-        p = bp.probs(v, b)[0]
-        a = sample_action(p, self.rng)
-        label = bp.tree.labels[v][a]
-        self.mine[len(hand.rounds[0])] = label
-        return bp.real_token(label, hand)
+            return CALL
+        return [bp.real_token(lab, hand) for lab in bp.tree.labels[v]], bp.probs(v, self.classes)
 
-    def _street_start(self, hand):
-        """(contrib at the street start, the street's tokens so far)."""
-        toks = hand.rounds[hand.street]
-        c = hand.node.street0
-        return (c, c), list(toks)
+    def _flop_node(self) -> int:
+        """The blueprint node at the flop's start (-1: the preflop left the tree)."""
+        v, t = self.v, self.bp.tree
+        return v if v >= 0 and t.kind[v] == DECISION and t.street[v] == 1 else -1
 
-    def _act_flop(self, hand, seat):
-        bp = self.bp
-        contrib, toks = self._street_start(hand)
-        vb = self.v if self.v >= 0 and bp.tree.kind[self.v] == DECISION and bp.tree.street[self.v] == 1 else -1
-        if vb < 0:
-            self.stats["off_tree"] += 1
-        sub = StreetSubgame(bp, 1, contrib, vb, hand.board(), toks, [w.copy() for w in self.w], seat, self.Pc)
-        mine = sub.bucket[HAND_INDEX[hand.hole(seat)[0], hand.hole(seat)[1]]]
-        if mine < 0:
-            self.stats["unreached"] += 1
-            return "c"
-        budget = self.budget[1]
-        sol = sub.solve(self.n_rollouts, self.krng, time_limit=max(0.05, budget * 0.8), max_iters=2000)
-        self.last, self.last_street = sol, 1
-        p = sol.probs(sub.current, np.array([mine]))[0]
-        a = sample_action(p, self.rng)
-        lab = sub.current.actions[a]
-        return _passive(lab) or f"r{sub.current.raise_sizes()[lab]}"
-
-    def _act_end(self, hand, seat):
+    def solve_street(self, hand) -> "Solved | EndSpot":
+        """The subgame of ``hand``'s street (after the preflop) from the street start, with the
+        street-start beliefs and the street's tokens, solved within the street's budget (module
+        doc): a :class:`Solved` flop subgame, or a solved turn or river :class:`EndSpot`."""
         s = hand.street
-        contrib, toks = self._street_start(hand)
-        hole = int(HAND_INDEX[hand.hole(seat)[0], hand.hole(seat)[1]])
-        spot = EndSpot(self.bp, s, contrib, hand.board(), toks, self.w, seat, hole, self.max_hands)
+        c = hand.node.street0
+        toks = list(hand.rounds[s])
+        if s == 1:
+            sub = StreetSubgame(self.bp, 1, (c, c), self._flop_node(), hand.board(), toks, [w.copy() for w in self.w],
+                                self.seat, self.Pc)
+            return sub.solve(self.n_rollouts, self.krng, time_limit=max(0.05, self.budget[1] * 0.8), max_iters=2000)
+        spot = EndSpot(self.bp, s, (c, c), hand.board(), toks, self.w, self.seat, self.hole, self.max_hands)
         spot.solve(time_limit=max(0.05, self.budget[s] * 0.8), max_iters=1000)
-        self.last, self.last_street = spot, s
-        if spot.node < 0:
-            return "c"
-        hands, probs = spot.probs(spot.node, seat)
-        p = probs[int(np.flatnonzero(hands == hole)[0])]
-        a = sample_action(p, self.rng)
-        lab = spot.game.tree.actions[spot.node][a]
-        return _passive(lab) or f"r{contrib[0] + int(lab[1:])}"
+        return spot
 
 
 def _passive(label: str) -> str:
