@@ -9,7 +9,9 @@
 showdowns. There the blueprint is DCFR to ``--target-mbb`` (at most ``--max-iters``), the
 subgames are solved by DCFR (the LP refuses 52-card payoffs), the flop after the bet is played
 by the bracketing sizes' translated blueprints half and half (``--round2 none``; ``unsafe``
-re-solves it, one locked solve of the whole game per point), and there is no arena.
+re-solves it, one locked solve of the whole game per point; ``safe`` the same with the bettor's
+hands behind resolve gadgets, each held to its step-1 leaf value plus its gift), and there is
+no arena.
 
 The blueprint is CFR+ on the abstraction {0.5, 1} x pot + all-in (both rounds), run to below
 1 mbb/g. Player 0 (P1, the small blind) then opens with an off-tree bet of ``--offtree`` x pot
@@ -83,7 +85,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--game", default=None, help="nlfh52(...) or nlfh-50-s64: the 52-card engine (main52)")
     ap.add_argument("--max-iters", type=int, default=2000, help="nlfh52: blueprint DCFR iterations at most")
-    ap.add_argument("--round2", choices=["none", "unsafe"], default="none", help="nlfh52: the flop after the bet")
+    ap.add_argument("--round2", choices=["none", "unsafe", "safe"], default="none",
+                    help="nlfh52: the flop after the bet (none: the translated blueprints; re-solved unsafely or "
+                         "safely, with the resolve gadgets and the step-1 gifts)")
+    ap.add_argument("--round2-iters", type=int, default=500, help="nlfh52: DCFR iterations of the flop re-solve")
     ap.add_argument("--subgame-target-mbb", type=float, default=0.1,
                     help="nlfh52: each depth-limited subgame solved by DCFR to this gap (mbb/g of its root's pairs)")
     ap.add_argument("--subgame-iters", type=int, default=20_000, help="nlfh52: and at most this many iterations")
@@ -280,6 +285,8 @@ def main52(args) -> int:
     if name != "nlfh52":
         raise InputError(f"--game {args.game!r}: the 52-card figure runs on nlfh52(...) or nlfh-50-s64")
     check_params(defaults_of(NLFH52), params, "nlfh52")
+    if args.round2_iters < 1:
+        raise InputError(f"--round2-iters must be at least 1, got {args.round2_iters}")
     t_all = time.perf_counter()
     log = lambda *a: print(f"[{time.perf_counter() - t_all:7.1f} s]", *a, flush=True)  # noqa: E731
     G = NLFH52(**params)
@@ -313,6 +320,7 @@ def main52(args) -> int:
              "self_generative_table_seconds": t2 - t1,
              "leaf_values_seconds": tables["self-generative"].seconds + tables["bias"].seconds,
              "leaf_table_bytes_k16": tables["bias"].nbytes, "round2": args.round2,
+             "round2_iters": args.round2_iters if args.round2 != "none" else None,
              "subgame_target_mbb": args.subgame_target_mbb, "subgame_iters": args.subgame_iters}
     for x in sizes:
         out = args.out if len(sizes) == 1 else os.path.join(args.out, f"offtree_{x:g}")
@@ -355,7 +363,7 @@ def offtree_rows52(args, x, game_x, view, bp, lv, tables, bp_kw, sub_kw, mbb, lo
                 continue
             t3 = time.perf_counter()
             b_resp, info = dl_response(tr, table.first(k), lv, bx, bet, after, safe=True, round2=args.round2,
-                                       solver="dcfr", **sub_kw)
+                                       solver="dcfr", round2_kw={"max_iters": args.round2_iters}, **sub_kw)
             seconds = time.perf_counter() - t3
             prof = list(bx)
             prof[responder] = b_resp

@@ -35,7 +35,6 @@ import numpy as np
 from ..core.treeplex import Treeplex
 from ..errors import InputError
 from ..model.problem import PayoffOperator, Problem
-from ..poker.cards import hand_name
 from ..poker.nlfh import frac_label
 from ..poker.nlfh52 import NLFH52, flop_text
 from ..poker.public_tree import CHANCE
@@ -426,37 +425,26 @@ def safe_flop_problem(vx: View52, b: list[np.ndarray], lines: list[int], chooser
     or enter, instead of from the chooser's preflop play: the chooser's range there is every
     hand, each free to take its alt. The other player's flop play there minimizes, for
     player 0 = chooser, sum_o max(alt, enter)."""
-    from dataclasses import replace as dc_replace
-
     from ..core.locks import Locks
 
     t, P = vx.tree, vx.game.problem()
     T = P.treeplexes[chooser]
     red = (lambda f: f) if vx.red_of is None else (lambda f: vx.red_of[chooser][f])
-    gadgets, gid = [], {}
-    for l in lines:
-        e = next(e for e in vx.lines if e["id"] == l)
-        u, a = e["last"][chooser]
-        k = int(t.n_actions[u])
-        for o in range(vx.O):
-            gid[(l, int(red(vx.bases[chooser][u] + vx.first[o] * k + a)))] = len(gadgets)
-            gadgets.append((l, o))
-    G = len(gadgets)
+    gadgets, G = [], len(lines) * vx.O
     parent = np.where(T.parent > 0, T.parent + 2 * G, 0)
-    for v in np.flatnonzero(np.isin(vx.line_of_node, lines) & (t.actor == chooser)):
-        k = int(t.n_actions[v])
-        js = np.unique(T.seq_infoset[red(vx.bases[chooser][v] + np.arange(vx.H * k))])
-        for j in js:
-            g = gid.get((int(vx.line_of_node[v]), int(T.parent[j])))
-            if g is not None:
-                parent[j] = 2 + 2 * g
-    names = [hand_name(int(vx.game.hands[0][h])) for h in vx.first]
-    history = {e["id"]: e["history"] for e in vx.lines}
-    keys = [f"{names[o]}:{history[l]}#gadget" for l, o in gadgets] + list(T.infoset_keys)
-    labels = [("alt", "enter")] * G + list(T.action_labels)
+    for i, l in enumerate(lines):
+        u, a = next(e for e in vx.lines if e["id"] == l)["last"][chooser]
+        gadget = np.full(T.n_seqs, -1)  # the chooser's preflop sequence into line l, per orbit -> its gadget
+        gadget[red(vx.bases[chooser][u] + vx.first * int(t.n_actions[u]) + a)] = i * vx.O + np.arange(vx.O)
+        gadgets += [(l, o) for o in range(vx.O)]
+        nodes = np.flatnonzero((vx.line_of_node == l) & (t.actor == chooser))
+        full = np.concatenate([np.zeros(0, np.int64)] + [vx.bases[chooser][v] + np.arange(vx.H * int(t.n_actions[v]))
+                                                         for v in nodes])
+        js = np.unique(T.seq_infoset[red(full)])
+        g = gadget[T.parent[js]]
+        parent[js[g >= 0]] = 2 + 2 * g[g >= 0]
     Tg = Treeplex(np.concatenate((1 + 2 * np.arange(G), T.start + 2 * G)),
-                  np.concatenate((3 + 2 * np.arange(G), T.end + 2 * G)), np.concatenate((np.zeros(G), parent)),
-                  keys if T.infoset_keys else [], labels if T.action_labels else [])
+                  np.concatenate((3 + 2 * np.arange(G), T.end + 2 * G)), np.concatenate((np.zeros(G), parent)))
     alts = np.array([alt[l][o] for l, o in gadgets])
     locks = flop_locks(vx, b, set(lines))
     lk = locks[chooser]
