@@ -15,10 +15,20 @@ The bettor makes it; the responder answers with
   exact in Gx; with the
   resolve gadget (the bettor's alt: its best-response value at the node where it bet, in G,
   against the responder's blueprint: the off-tree bet must not gain over the sizes already
-  there). After the flop both players' play below the bet is solved again with the
-  responder's new preflop play and the bettor's range for the bracket's sizes, unsafely
-  (:func:`flop_resolve`; the paper's is safe, not here yet), or (``round2="none"``) the
-  responder plays the two bracketing lines' blueprints mixed half and half.
+  there). After the flop, with the responder's new preflop play locked, the flop below the
+  bet is solved again (one locked solve of Gx for every line after the bet) either
+
+  - safely (``round2="safe"``, §5 with Brown & Sandholm 2017's Reach subgame solving):
+    every bettor hand orbit o enters line l through a resolve gadget whose alt is its step-1
+    leaf value, max_j sum_o' v_j(l, o, o') r(o') (r: the responder's reach), raised by its gift
+    m(o) / n(o), m(o) = root alt - its step-1 value of entering, shared over the n(o) lines
+    the responder's play lets it reach (all in player 0's chips times chance and reach). As
+    long as every gadget holds, no bettor hand gains more by the bet in Gx than
+    max(root alt, step-1 value): :func:`flop_alts`, :func:`safe_flop_problem`;
+  - unsafely, with the bettor's range for the bracket's sizes (:func:`flop_resolve`);
+
+  or (``round2="none"``) the responder plays the two bracketing lines' blueprints mixed half
+  and half.
 
 Everything else is the blueprint, translated label by label (:func:`.translation.translate`);
 the bettor never bets ``x`` itself. Exploitability is exact: gap / 2 of the profile in Gx.
