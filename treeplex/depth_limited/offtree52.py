@@ -416,7 +416,7 @@ def flop_alts(vx: View52, table: LeafTable52, sol: Solution52, b_resp: np.ndarra
         reach = plan[vx.bases[r][u] + vx.first * int(vx.tree.n_actions[u]) + a]  # [O] the responder's
         w = np.outer(np.ones(vx.O), reach) if c == 0 else np.outer(reach, np.ones(vx.O))
         bound[l] = best_leaf_sums(table.values[:, index[l]], w, c)[0]
-        mass[l] = best_leaf_sums(vx.leaf_mass[None], w, c)[0]
+        mass[l] = vx.leaf_mass @ reach if c == 0 else reach @ vx.leaf_mass  # [O] the chooser's pairs x flops
     if not gifts or sub.alt is None:
         return bound
     margin = np.maximum(0.0, sign * (sub.alt - enter_values(sub, sol.plans)))
