@@ -9,7 +9,9 @@
 showdowns. There the blueprint is DCFR to ``--target-mbb`` (at most ``--max-iters``), the
 subgames are solved by DCFR (the LP refuses 52-card payoffs), the flop after the bet is played
 by the bracketing sizes' translated blueprints half and half (``--round2 none``; ``unsafe``
-re-solves it, one locked solve of the whole game per point), and there is no arena.
+re-solves it, one locked solve of the whole game per point; ``safe`` the same with the bettor's
+hands behind resolve gadgets, each held to its step-1 leaf value plus its gift), and there is
+no arena.
 
 The blueprint is CFR+ on the abstraction {0.5, 1} x pot + all-in (both rounds), run to below
 1 mbb/g. Player 0 (P1, the small blind) then opens with an off-tree bet of ``--offtree`` x pot
@@ -83,7 +85,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--game", default=None, help="nlfh52(...) or nlfh-50-s64: the 52-card engine (main52)")
     ap.add_argument("--max-iters", type=int, default=2000, help="nlfh52: blueprint DCFR iterations at most")
-    ap.add_argument("--round2", choices=["none", "unsafe"], default="none", help="nlfh52: the flop after the bet")
+    ap.add_argument("--round2", choices=list(FLOP_NAMES), nargs="+", default=["none"],
+                    help="nlfh52: the flop after the bet, one row set each (none: the translated blueprints; "
+                         "re-solved unsafely or safely, with the resolve gadgets and the step-1 gifts)")
+    ap.add_argument("--round2-iters", type=int, default=500, help="nlfh52: DCFR iterations of the flop re-solve")
     ap.add_argument("--subgame-target-mbb", type=float, default=0.1,
                     help="nlfh52: each depth-limited subgame solved by DCFR to this gap (mbb/g of its root's pairs)")
     ap.add_argument("--subgame-iters", type=int, default=20_000, help="nlfh52: and at most this many iterations")
@@ -280,6 +285,8 @@ def main52(args) -> int:
     if name != "nlfh52":
         raise InputError(f"--game {args.game!r}: the 52-card figure runs on nlfh52(...) or nlfh-50-s64")
     check_params(defaults_of(NLFH52), params, "nlfh52")
+    if args.round2_iters < 1:
+        raise InputError(f"--round2-iters must be at least 1, got {args.round2_iters}")
     t_all = time.perf_counter()
     log = lambda *a: print(f"[{time.perf_counter() - t_all:7.1f} s]", *a, flush=True)  # noqa: E731
     G = NLFH52(**params)
@@ -313,6 +320,7 @@ def main52(args) -> int:
              "self_generative_table_seconds": t2 - t1,
              "leaf_values_seconds": tables["self-generative"].seconds + tables["bias"].seconds,
              "leaf_table_bytes_k16": tables["bias"].nbytes, "round2": args.round2,
+             "round2_iters": args.round2_iters,
              "subgame_target_mbb": args.subgame_target_mbb, "subgame_iters": args.subgame_iters}
     for x in sizes:
         out = args.out if len(sizes) == 1 else os.path.join(args.out, f"offtree_{x:g}")
@@ -320,7 +328,7 @@ def main52(args) -> int:
         res = offtree_rows52(args, x, games[x], view, bp, lv, tables, bp_kw, sub_kw, mbb, log)
         res.update({"game": G.name, "blueprint_mbb": mbb(bp.gap / 2), "blueprint_iterations": bp.iterations,
                     "blueprint_solver": "DCFR", "solve_to_end_mbb": None, "self_generative_log": sg_log,
-                    "arena": None, "seconds": time.perf_counter() - t_all})
+                    "arena": None, "seconds": time.perf_counter() - t_all, "round2_main": args.round2[0]})
         res["costs"].update(costs, peak_rss_mb=_rss_mb())
         write_outputs(args, res, out)
     return 0
@@ -353,30 +361,38 @@ def offtree_rows52(args, x, game_x, view, bp, lv, tables, bp_kw, sub_kw, mbb, lo
         for k in args.k:
             if k > table.k:
                 continue
-            t3 = time.perf_counter()
-            b_resp, info = dl_response(tr, table.first(k), lv, bx, bet, after, safe=True, round2=args.round2,
-                                       solver="dcfr", **sub_kw)
-            seconds = time.perf_counter() - t3
-            prof = list(bx)
-            prof[responder] = b_resp
-            m = mbb(evaluate_full(vx, prof).exploitability)
-            sub = info["subgame"]
-            rows.append({"method": method, "k": k, "round2": args.round2, "root_safety": True,
-                         "exploitability_mbb": m, "response_seconds": seconds,
-                         "subgame_solve_seconds": info["solution"].seconds,
-                         "subgame_iterations": info["solution"].iterations,
-                         "subgame_sequences": [int(n) for n in sub.problem.n_seqs]})
-            log(f"{x:g} pot: {method:16s} k={k:2d}: {m:8.3f} mbb/g   response {seconds:.2f} s (subgame "
-                f"{info['solution'].seconds:.2f} s, {info['solution'].iterations} iterations, "
-                f"{rows[-1]['subgame_sequences']} sequences)")
+            for r2 in args.round2:
+                t3 = time.perf_counter()
+                b_resp, info = dl_response(tr, table.first(k), lv, bx, bet, after, safe=True, round2=r2,
+                                           solver="dcfr", round2_kw={"max_iters": args.round2_iters}, **sub_kw)
+                seconds = time.perf_counter() - t3
+                prof = list(bx)
+                prof[responder] = b_resp
+                m = mbb(evaluate_full(vx, prof).exploitability)
+                sub, res2 = info["subgame"], info["round2"]
+                rows.append({"method": method, "k": k, "round2": r2, "root_safety": True,
+                             "exploitability_mbb": m, "response_seconds": seconds,
+                             "subgame_solve_seconds": info["solution"].seconds,
+                             "subgame_iterations": info["solution"].iterations,
+                             "subgame_sequences": [int(n) for n in sub.problem.n_seqs],
+                             "round2_gap_mbb": None if res2 is None else mbb(res2.gap / 2)})
+                log(f"{x:g} pot: {method:16s} k={k:2d} flop {r2:6s}: {m:8.3f} mbb/g   response {seconds:.2f} s "
+                    f"(subgame {info['solution'].seconds:.2f} s, {info['solution'].iterations} iterations, "
+                    f"{rows[-1]['subgame_sequences']} sequences" + ("" if res2 is None else
+                    f"; flop re-solve {res2.iterations} iterations, locked gap / 2 {mbb(res2.gap / 2):.3f} mbb/g") + ")")
     return {"offtree": x, "lower_bound_mbb": lb, "rpat_mbb": rpat, "rpat": dict(rinfo), "rows": rows,
             "costs": {"lower_bound_seconds": lower.seconds, "lower_bound_iterations": lower.iterations,
                       "subgame_to_the_end_sequences": [int(n) for n in sequences_below(vx, after)]}}
 
 
-def variant_name(row) -> str:
-    """``self-generative`` for the main variant (root gadget, safe flop solving), else with a suffix."""
-    extra = ([] if row["root_safety"] else ["no root gadget"]) + (["unsafe flop"] if row["round2"] == "unsafe" else [])
+FLOP_NAMES = {"none": "blueprint flop", "unsafe": "unsafe flop", "safe": "safe flop"}  # --round2 (nlfh52)
+
+
+def variant_name(row, main: str = "safe") -> str:
+    """``self-generative`` for the main variant (root gadget, the flop after the bet as ``main``:
+    safe subgame solving on the toy decks, the first ``--round2`` on nlfh52), else with a suffix."""
+    extra = ([] if row["root_safety"] else ["no root gadget"]) + \
+        ([FLOP_NAMES[row["round2"]]] if row["round2"] != main else [])
     return row["method"] + (f" ({', '.join(extra)})" if extra else "")
 
 
@@ -385,11 +401,12 @@ def write_outputs(args, results, out=None):
     path_json = os.path.join(out, "results.json")
     with open(path_json, "w") as f:
         json.dump(results, f, indent=1)
-    names = list(dict.fromkeys(variant_name(r) for r in results["rows"]))
+    main = results.get("round2_main", "safe")
+    names = list(dict.fromkeys(variant_name(r, main) for r in results["rows"]))
     lines = [f"Game: {results['game']}; off-tree opening bet {results['offtree']} x pot; exploitability in mbb/g",
              "", "| k | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     for k in sorted({r["k"] for r in results["rows"]}):
-        vals = {variant_name(r): r["exploitability_mbb"] for r in results["rows"] if r["k"] == k}
+        vals = {variant_name(r, main): r["exploitability_mbb"] for r in results["rows"] if r["k"] == k}
         lines.append(f"| {k} | " + " | ".join(f"{vals[n]:.3f}" for n in names) + " |")
     lines += ["", f"- RPAT: {results['rpat_mbb']:.3f}",
               f"- lower bound ({results['offtree']:g} in the abstraction): {results['lower_bound_mbb']:.3f}",
@@ -403,7 +420,8 @@ def write_outputs(args, results, out=None):
         lines += [f"- costs: blueprint {c['blueprint_seconds']:.0f} s, peak RSS {c['blueprint_peak_rss_mb']:.0f} MB "
                   f"({c['sequences'][0]:,} + {c['sequences'][1]:,} sequences); leaf values {c['leaf_values_seconds']:.0f} s "
                   f"in all; the depth-limited subgame {sub} sequences against {c['subgame_to_the_end_sequences']} "
-                  f"solved to the end; the flop after the bet: {c['round2']}"]
+                  f"solved to the end; the flop after the bet: {', '.join(c['round2'])} (first: the main rows; a re-solve: "
+                  f"{c['round2_iters']} DCFR iterations)"]
     if results["arena"]:
         lines += ["", f"Arena (k = {results['arena']['k']}), duplicate hands, row agent's winnings in mbb/g:", "",
                   "| match | sampled (95% CI) | exact |", "|---|---|---|"]
@@ -427,8 +445,9 @@ def plot(results, path):
 
     fig, ax = plt.subplots(figsize=(9, 4.2))
     colors = {"self-generative": "C0", "bias": "C1"}
-    for name in dict.fromkeys(variant_name(r) for r in results["rows"]):
-        pts = sorted((r["k"], r["exploitability_mbb"]) for r in results["rows"] if variant_name(r) == name)
+    r2 = results.get("round2_main", "safe")
+    for name in dict.fromkeys(variant_name(r, r2) for r in results["rows"]):
+        pts = sorted((r["k"], r["exploitability_mbb"]) for r in results["rows"] if variant_name(r, r2) == name)
         method = name.split(" (")[0]
         main = name == method
         ax.plot(*zip(*pts), "o-" if main else "o:", color=colors[method], lw=2 if main else 1,

@@ -298,7 +298,8 @@ def test_an_inner_root_with_the_gadget_from_the_cli(capsys):
     (["--bet", "1"], "not a raise of its own"),  # stack 300: a pot-size open is all-in
     (["--bet", "0.75", "--searcher", "0"], "the responder, player 1, solves"),
     (["--round2", "unsafe"], "keeps its blueprint in the flop"),
-    (["--bet", "0.75", "--round2", "safe"], "safe re-solving is not there yet"),
+    (["--round2", "safe"], "keeps its blueprint in the flop"),
+    (["--bet", "0.75", "--round2", "safe", "--round2-iters", "0"], "--round2-iters must be at least 1"),
     (["--at", "zz"], "not a preflop decision node"),
     (["--blueprint", "dcfr"], "SOLVER:ITERATIONS"),
     (["--max-memory", "20K"], "needs about"),
@@ -511,6 +512,86 @@ def test_flop_resolve_keeps_the_locks_and_the_bracket_range():
             np.testing.assert_allclose(both[p][sl][reached[sl]], lock[sl][reached[sl]], atol=1e-9)
 
 
+def _safe_spot():
+    """The off-tree 0.75-pot open on the short deck: the step-1 subgame solved exactly (LP)
+    with the root gadget and a bias table of k = 2 (the bettor, player 0, chooses)."""
+    from treeplex.depth_limited.offtree52 import Translator, dl_response, offtree_game
+
+    game = NLFH52(**OFF_PARAMS)
+    view = View52(game)
+    bp = compute_blueprint52(view, "dcfr", max_iters=30)
+    lv = LeafValues52(view, bp.b)
+    gx, bet, after = offtree_game(game, OFF_PARAMS, "", 0.75)
+    vx = View52(gx)
+    tr = Translator(view, vx, bet)
+    bx = [tr.behavioral(p, bp.b[p]) for p in (0, 1)]
+    args = (tr, bias_table52(lv, 0, 2), lv, bx, bet, after)
+    b1, info = dl_response(*args, safe=True, round2="none", solver="lp")
+    lines = [e["id"] for e in vx.lines if tr.after_bet(gx.betting.node(e["history"]))]
+    return vx, bx, bet, args, b1, info, lines
+
+
+def _bet_values(vx, bet, off_label, b_resp):
+    """[O] player 0's counterfactual best-response value of the off-tree bet per hand orbit
+    against player 1's full-layout behavioral ``b_resp``, in the real game (its own best
+    responses below, computed on the game's operator), in the gadgets' units."""
+    from treeplex.depth_limited.sets import br_values
+
+    P = vx.game.problem()
+    v = br_values(P.X, P.A.matvec(vx.plan(1, b_resp), count=False))
+    k = int(vx.tree.n_actions[bet])
+    full = vx.bases[0][bet] + vx.first * k + vx.tree.actions[bet].index(off_label)
+    return v[full if vx.red_of is None else vx.red_of[0][full]]
+
+
+def test_safe_flop_resolve_holds_every_hand_to_its_bound():
+    """Safe flop re-solving after the off-tree bet (``round2="safe"``). Its alts without gifts
+    are the step-1 subgame's leaf values, read there by a best-response pass of the subgame
+    (another path than the table x reach sums); the gifts add the step-1 margins, m / n per
+    line. The gadget problem solved by the exact LP and by DCFR: the same value within DCFR's
+    gap, every hand's "enter" at most its alt (LP: exactly; DCFR: up to its gap). In the real
+    game, with both steps exact, no hand of the bettor gains more by the bet against the
+    response than max(its root alt, its step-1 value): Reach subgame solving's guarantee, from
+    full best responses."""
+    from treeplex.depth_limited.nlfh52 import enter_values
+    from treeplex.depth_limited.offtree52 import dl_response, flop_alts, offtree_table, safe_flop_resolve
+    from treeplex.depth_limited.sets import br_values
+    from treeplex.model.metrics import evaluate
+
+    vx, bx, bet, args, b1, info, lines = _safe_spot()
+    sol, sub = info["solution"], info["subgame"]
+    tr = args[0]
+    table = offtree_table(tr, args[1], LeafValues52(vx, bx), args[5])[0]  # the step-1 subgame's (Gx) table
+    plain = flop_alts(vx, table, sol, b1, lines, gifts=False)
+    v = br_values(sub.problem.X, sub.problem.A.matvec(sol.plans[1], count=False))
+    line_index = {e["id"]: i for i, e in enumerate(vx.lines)}
+    for l in lines:
+        base = sub.lb[line_index[l]] + np.arange(vx.O)[:, None] * table.k + np.arange(table.k)[None, :]
+        np.testing.assert_allclose(plain[l], v[base].max(axis=1), rtol=0, atol=1e-9)
+    alts = flop_alts(vx, table, sol, b1, lines)
+    margin = np.maximum(0.0, sub.alt - enter_values(sub, sol.plans))
+    gifts = sum(alts[l] - plain[l] for l in lines)
+    assert margin.max() > 1e-3 and np.all(gifts >= -1e-12)
+    np.testing.assert_allclose(gifts, margin, rtol=0, atol=1e-9)  # no cap reached here
+    lock = [bx[0], b1]
+    exact = safe_flop_resolve(vx, lock, lines, 0, alts, "lp")
+    b_dcfr, info_dcfr = dl_response(*args, safe=True, round2="safe", solver="lp", round2_kw={"max_iters": 300})
+    approx = info_dcfr["safe_flop"]
+    np.testing.assert_allclose(approx.alt, exact.alt, rtol=0, atol=1e-9)
+    gap = approx.res.gap
+    assert gap < 1e-2
+    P = exact.problem
+    assert evaluate(P, approx.res.x, approx.res.y).value == pytest.approx(evaluate(P, exact.res.x, exact.res.y).value,
+                                                                         abs=gap)
+    assert np.all(exact.enter_values(exact.res.y) <= exact.alt + 1e-7)
+    assert np.all(approx.enter_values(approx.res.y) <= approx.alt + gap)
+    bound = np.maximum(sub.alt, enter_values(sub, sol.plans))
+    assert np.all(_bet_values(vx, bet, tr.off_label, exact.behaviorals(vx)[1]) <= bound + 1e-7)
+    assert np.all(_bet_values(vx, bet, tr.off_label, b_dcfr) <= bound + gap)
+    # the translated blueprint's flop play (round2 "none") does not keep every bound here
+    assert np.any(_bet_values(vx, bet, tr.off_label, b1) > bound + 1e-3)
+
+
 def test_a_held_out_size_bracketed_by_all_in():
     """1.8 pot (between 1 pot and all-in at 5 BB): each flop line after it gets half the 1-pot
     line's values and half the called all-in's showdown block, each scaled by the pot ratio;
@@ -538,16 +619,19 @@ def test_a_held_out_size_bracketed_by_all_in():
     assert np.abs(table.values[1, lx] - table.values[0, lx]).max() > 1e-6
 
 
-def test_the_figure_on_nlfh52_agrees_with_the_cli(tmp_path):
+@pytest.mark.parametrize("round2", ["none", "safe"])
+def test_the_figure_on_nlfh52_agrees_with_the_cli(tmp_path, round2):
     """``experiments/depth_limited_nlfh.py --game "nlfh52(...)"`` (the README's Figure 1 at 52
     cards, here on a short deck): with the same blueprint (30 DCFR iterations, the target out of
     reach) its RPAT, lower bound and self-generative k = 2 rows equal ``treeplex depth-limited
     --bet 0.75``'s (another entry point, one process each); k = 1 is the same for both sets (the
-    blueprint's continuation alone); it writes the table, the JSON and the figure."""
+    blueprint's continuation alone); it writes the table, the JSON and the figure. The same
+    with the flop after the bet re-solved safely (``--round2 safe``, 500 DCFR iterations in both)."""
     spec = "nlfh52(stack=500, flops=all, bets=0.5,1,a, deck=JcJdQcQdKcKdAcAd)"
     env = dict(os.environ, PYTHONPATH=os.getcwd())
     r = subprocess.run([sys.executable, "experiments/depth_limited_nlfh.py", "--game", spec, "--k", "1", "2",
-                        "--max-iters", "30", "--target-mbb", "1e-9", "--out", str(tmp_path)], capture_output=True,
+                        "--max-iters", "30", "--target-mbb", "1e-9", "--round2", round2, "--round2-iters", "50",
+                        "--out", str(tmp_path)], capture_output=True,
                        text=True, env=env)
     assert r.returncode == 0, r.stderr[-2000:]
     res = json.loads((tmp_path / "results.json").read_text())
@@ -555,10 +639,11 @@ def test_the_figure_on_nlfh52_agrees_with_the_cli(tmp_path):
     rows = {(row["method"], row["k"]): row["exploitability_mbb"] for row in res["rows"]}
     assert rows[("bias", 1)] == pytest.approx(rows[("self-generative", 1)], abs=1e-9)
     p = _cli("--game", spec, "--bet", "0.75", "--method", "self-generative", "--k", "2", "--solver", "dcfr",
-             "--round2", "none", "--blueprint", "dcfr:30", "--json")
+             "--round2", round2, "--round2-iters", "50", "--blueprint", "dcfr:30", "--json")
     assert p.returncode == 0, p.stderr[-2000:]
     cli = json.loads(p.stdout)
-    assert res["blueprint_iterations"] == 30
+    assert res["blueprint_iterations"] == 30 and res["costs"]["round2"] == [round2]
+    assert cli["round2"].startswith("none" if round2 == "none" else "safe: dcfr 50 iterations")
     assert res["rpat_mbb"] == pytest.approx(cli["rpat_exploitability_mbb"], abs=1e-9)
     assert res["lower_bound_mbb"] == pytest.approx(cli["lower_bound_exploitability_mbb"], abs=1e-9)
     assert rows[("self-generative", 2)] == pytest.approx(cli["dl_exploitability_mbb"], abs=1e-9)

@@ -49,8 +49,9 @@ def main(argv=None) -> int:
     ap.add_argument("--method", choices=["bias", "self-generative"], default="self-generative")
     ap.add_argument("--k", type=int, default=8, help="values per leaf state")
     ap.add_argument("--round2", choices=["safe", "unsafe", "none"], default=None,
-                    help="the second round after the leaves: safe (default; nlfh52: not yet) or unsafe subgame "
-                         "solving, none (nlfh52: the blueprint; the default without --bet, unsafe with it)")
+                    help="the second round after the leaves: safe (default; nlfh52: resolve gadgets with the step-1 "
+                         "gifts) or unsafe subgame solving, none (nlfh52: the blueprint; the default without --bet, "
+                         "unsafe with it)")
     ap.add_argument("--no-root-safety", action="store_true", help="no resolve gadget at the subgame's root")
     ap.add_argument("--solver", default="lp", help="subgame solver: lp (exact) or a registered one (cfr+)")
     ap.add_argument("--json", action="store_true")
@@ -63,6 +64,8 @@ def main(argv=None) -> int:
     g52.add_argument("--subgame-iters", type=int, default=None,
                      help="iterations of a CFR-family --solver on the subgame (default: to a gap of "
                           "1e-4 big blinds, at most 20,000)")
+    g52.add_argument("--round2-iters", type=int, default=500,
+                     help="DCFR iterations of the flop re-solve after --bet (--round2 safe or unsafe; default 500)")
     g52.add_argument("--exact", action="store_true", help="also the game's exact value (the LP: small decks only)")
     g52.add_argument("--max-memory", default=None, help="refuse leaf tables above this size (default: the memory "
                                                         "available)")

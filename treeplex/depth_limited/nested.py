@@ -41,6 +41,7 @@ from ..core.treeplex import Treeplex
 from .blueprint import Blueprint
 from .leaves import LeafTable, first_offtree, bracket, leaf_nodes, offtree_leaf_values
 from .nlfh_subgames import nlfh_subgame, reach
+from .sets import br_values
 from .subgame import GADGET_TAG, LEAF_TAG, solve_subgame
 
 
@@ -72,12 +73,7 @@ class OffTreeResponse:
 
 def infoset_br_values(T: Treeplex, g: np.ndarray) -> np.ndarray:
     """Counterfactual best-response value of every infoset for gradient ``g`` (bottom-up max)."""
-    v = g.astype(np.float64).copy()
-    out = np.empty(T.n_infosets)
-    for j in range(T.n_infosets - 1, -1, -1):
-        out[j] = v[T.start[j] : T.end[j]].max()
-        v[T.parent[j]] += out[j]
-    return out
+    return np.maximum.reduceat(br_values(T, g)[1:], T.start - 1)
 
 
 def root_bounds(bp: Blueprint, node: PublicNode, opponent: int, r_resp: np.ndarray) -> np.ndarray:
@@ -170,7 +166,9 @@ def respond_to_offtree(bp: Blueprint, table: LeafTable | None, game_x: NLFH, aft
             w2 = _pair_weights(index.deal, opp, np.ones(len(holes)), rr)
             bound = _leaf_bounds(leaf_values[leaf.id], w2, opp)
             if gifts and root_safety:
-                bound = gifted_bounds(bound, margin, p_leaf[i], n_reached, opp, G.stack)
+                ok = (p_leaf[i] > 0) & (n_reached > 0)  # per unit of the leaf's reach: m / (n P(leaf))
+                gift = np.where(ok, margin / np.where(ok, p_leaf[i] * n_reached, 1.0), 0.0)
+                bound = gifted_bounds(bound, gift, G.stack, opp)
             sub2 = nlfh_subgame(game_x, leaf, w2, holes, alt=(opp, bound))
         s2 = solve_subgame(sub2, solver=solver, **solve_kw)
         strategy.update(s2.strategies[resp])
@@ -211,9 +209,7 @@ def step1_margins(sol, gadget_keys: list[str], weights: np.ndarray, opp: int, ro
     problem = sol.problem
     T = problem.treeplexes[opp]
     g = problem.A.matvec(sol.plans[1], count=False) if opp == 0 else -problem.A.rmatvec(sol.plans[0], count=False)
-    v = g.astype(np.float64).copy()
-    for j in range(T.n_infosets - 1, -1, -1):
-        v[T.parent[j]] += v[T.start[j] : T.end[j]].max()
+    v = br_values(T, g)
     share = weights.sum(axis=1 - opp) / weights.sum()  # the subgame's root weight of each opponent hole
     where = {str(k): j for j, k in enumerate(T.infoset_keys)}
     sign = 1.0 if opp == 0 else -1.0
@@ -241,28 +237,29 @@ def _opp_reach_share(w2: np.ndarray, weights: np.ndarray, opp: int) -> np.ndarra
     return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
 
 
-def gifted_bounds(bound: np.ndarray, margin: np.ndarray, p_leaf: np.ndarray, n_reached: np.ndarray, opp: int,
-                  stack: float) -> np.ndarray:
-    """Leaf bounds raised (for the opponent) by its step-1 margin shared over the ``n_reached``
-    leaves it reaches and divided by P(leaf | hole), capped at what a hand can win (the stack)."""
-    ok = (p_leaf > 0) & (n_reached > 0)
-    gift = np.where(ok, margin / np.where(ok, p_leaf * n_reached, 1.0), 0.0)
+def gifted_bounds(bound: np.ndarray, gift: np.ndarray, cap, opp: int) -> np.ndarray:
+    """Leaf bounds raised (in the opponent's favour) by its ``gift`` (>= 0), at most to ``cap``
+    (what a hand can win there, the stack, in the bounds' units); a bound already past the
+    cap stays. The gift of Reach subgame solving (Brown & Sandholm 2017): a hand whose step-1
+    value of entering sits m below its root alt may gain m / (n P(leaf)) more at each of the n
+    leaves it reaches, per unit of the leaf's reach (m / n in units that carry the reach)."""
     if opp == 0:
-        return np.minimum(bound + gift, np.maximum(bound, stack))
-    return np.maximum(bound - gift, np.minimum(bound, -stack))
+        return np.minimum(bound + gift, np.maximum(bound, cap))
+    return np.maximum(bound - gift, np.minimum(bound, -cap))
+
+
+def best_leaf_sums(values: np.ndarray, w: np.ndarray, opp: int) -> tuple[np.ndarray, np.ndarray]:
+    """([H], [H]) the opponent's value at its leaf infosets, the best of the k values
+    ``values[j, h0, h1]`` (player 0's chips per pair) summed with the weights ``w[h0, h1]`` of
+    the other player's holes, and the weights' sum (what a value per unit of reach divides by)."""
+    if opp == 0:
+        return np.einsum("kab,ab->ka", values, w).max(axis=0), w.sum(axis=1)
+    return np.einsum("kab,ab->kb", values, w).min(axis=0), w.sum(axis=0)
 
 
 def _leaf_bounds(values: np.ndarray, w: np.ndarray, opp: int) -> np.ndarray:
-    """[H] the opponent's value at its leaf infosets: the best of the k values (player 0's chips,
-    per unit of reach) given the weights ``w[h0, h1]`` of the other player's holes."""
-    if opp == 0:
-        num = np.einsum("kab,ab->ka", values, w)
-        den = w.sum(axis=1)
-        best = num.max(axis=0)
-    else:
-        num = np.einsum("kab,ab->kb", values, w)
-        den = w.sum(axis=0)
-        best = num.min(axis=0)
+    """[H] :func:`best_leaf_sums` per unit of reach (player 0's chips); 0 where nothing reaches."""
+    best, den = best_leaf_sums(values, w, opp)
     return np.where(den > 0, best / np.where(den > 0, den, 1.0), 0.0)
 
 

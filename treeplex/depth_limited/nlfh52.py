@@ -59,7 +59,7 @@ from ..model.problem import Problem, SparsePayoff
 from ..poker.cards import HAND_CARDS, hand_name
 from ..poker.isomorphism import hand_orbits
 from ..poker.public_tree import CHANCE, DECISION, TERMINAL
-from .sets import BIAS, action_class, best_response_everywhere
+from .sets import BIAS, action_class, best_response_everywhere, br_values
 
 FOLD, SHOWDOWN = 0, 1  # tree.kinds
 
@@ -654,15 +654,17 @@ def root_alt(lv: "LeafValues52", chooser: int, root: int, reach: tuple[np.ndarra
     b_red, _ = best_response_everywhere(P, chooser, view.plan(me, lv.blueprint[me]))
     table = lv.table(chooser, [view.full(chooser, b_red)], ["best response"])
     sub = build_subgame(view, table, root, reach, alt=np.zeros(view.O))
-    plans = subgame_plans_of(sub, lv.blueprint)
-    A = sub.problem.A
-    sign = 1.0 if chooser == 0 else -1.0
-    g = sign * (A.matvec(plans[1], count=False) if chooser == 0 else A.rmatvec(plans[0], count=False))
-    T = sub.problem.treeplexes[chooser]
-    v = g.copy()
-    for j in range(T.n_infosets - 1, -1, -1):  # infosets in topological order: children after parents
-        v[T.parent[j]] += v[T.start[j]:T.end[j]].max()
-    return sign * v[2 + 2 * np.arange(view.O)]
+    return enter_values(sub, subgame_plans_of(sub, lv.blueprint))
+
+
+def enter_values(sub: Subgame52, plans: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """[O] the chooser's best-response value of "enter" at each gadget infoset of ``sub`` (one
+    with ``alt``) against the searcher's plan in ``plans``: player 0's chips times chance and
+    reach, as ``sub.alt``."""
+    A, c = sub.problem.A, sub.chooser
+    sign = 1.0 if c == 0 else -1.0
+    g = sign * (A.matvec(plans[1], count=False) if c == 0 else A.rmatvec(plans[0], count=False))
+    return sign * br_values(sub.problem.treeplexes[c], g)[2 + 2 * np.arange(sub.view.O)]
 
 
 # ------------------------------------------------------------------ back in the real game

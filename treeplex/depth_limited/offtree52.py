@@ -15,10 +15,20 @@ The bettor makes it; the responder answers with
   exact in Gx; with the
   resolve gadget (the bettor's alt: its best-response value at the node where it bet, in G,
   against the responder's blueprint: the off-tree bet must not gain over the sizes already
-  there). After the flop both players' play below the bet is solved again with the
-  responder's new preflop play and the bettor's range for the bracket's sizes, unsafely
-  (:func:`flop_resolve`; the paper's is safe, not here yet), or (``round2="none"``) the
-  responder plays the two bracketing lines' blueprints mixed half and half.
+  there). After the flop, with the responder's new preflop play locked, the flop below the
+  bet is solved again (one locked solve of Gx for every line after the bet) either
+
+  - safely (``round2="safe"``, §5 with Brown & Sandholm 2017's Reach subgame solving):
+    every bettor hand orbit o enters line l through a resolve gadget whose alt is its step-1
+    leaf value, max_j sum_o' v_j(l, o, o') r(o') (r: the responder's reach), raised by its gift
+    m(o) / n(o), m(o) = root alt - its step-1 value of entering, shared over the n(o) lines
+    the responder's play lets it reach (all in player 0's chips times chance and reach). As
+    long as every gadget holds, no bettor hand gains more by the bet in Gx than
+    max(root alt, step-1 value): :func:`flop_alts`, :func:`safe_flop_problem`;
+  - unsafely, with the bettor's range for the bracket's sizes (:func:`flop_resolve`);
+
+  or (``round2="none"``) the responder plays the two bracketing lines' blueprints mixed half
+  and half.
 
 Everything else is the blueprint, translated label by label (:func:`.translation.translate`);
 the bettor never bets ``x`` itself. Exploitability is exact: gap / 2 of the profile in Gx.
@@ -28,14 +38,21 @@ abstraction.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+from ..core.treeplex import Treeplex
 from ..errors import InputError
+from ..model.problem import PayoffOperator, Problem
 from ..poker.nlfh import frac_label
 from ..poker.nlfh52 import NLFH52, flop_text
 from ..poker.public_tree import CHANCE
 from .leaves import bracket
-from .nlfh52 import LeafTable52, LeafValues52, View52, build_subgame, compose, root_alt, solve_subgame52
+from .nested import best_leaf_sums, gifted_bounds
+from .nlfh52 import (LeafTable52, LeafValues52, Solution52, View52, build_subgame, compose, enter_values, root_alt,
+                     solve_subgame52)
+from .sets import br_values
 from .translation import nearest_label, rpat_bracket, rpat_probability, translate
 
 
@@ -194,16 +211,19 @@ def dl_response(tr: Translator, table_g: LeafTable52, lv_g: LeafValues52, b_x: l
     re-solve's result ``round2``). ``b_x``: both players' translated blueprints in Gx.
     ``round2``: after the flop, ``"unsafe"`` re-solves both players' flop play below the bet's
     lines with the responder's new preflop and the bettor's range for the bracket's sizes
-    (:func:`flop_resolve`, ``round2_kw`` to its solver, DCFR for 500 iterations by default); ``"none"``: the
-    bracket's translated blueprints, half and half."""
+    (:func:`flop_resolve`); ``"safe"`` re-solves it with the bettor's every hand behind a
+    resolve gadget whose alt is its step-1 leaf value raised by its gift (:func:`flop_alts`,
+    :func:`safe_flop_resolve`; gifts need ``safe``); ``round2_kw`` go to either re-solve's
+    solver, DCFR for 500 iterations by default; ``"none"``: the bracket's translated
+    blueprints, half and half."""
     vx, vg = tr.x, tr.g
     bettor = int(vx.tree.actor[bet_node])
     responder = 1 - bettor
     if table_g.chooser != bettor:
         raise ValueError(f"the leaf table's chooser is player {table_g.chooser}, the bettor is {bettor}")
-    if round2 not in ("unsafe", "none"):
-        raise InputError(f"--round2 {round2}: on nlfh52 the flop after the bet is re-solved unsafely (unsafe) or "
-                         "played by the translated blueprint (none); safe re-solving is not there yet")
+    if round2 not in ("safe", "unsafe", "none"):
+        raise InputError(f"--round2 {round2}: on nlfh52 the flop after the bet is re-solved safely (safe), unsafely "
+                         "(unsafe) or played by the translated blueprint (none)")
     lv_x = LeafValues52(vx, b_x)
     table, picks = offtree_table(tr, table_g, lv_x, after)
     reach_x = vx.reach_to(after, b_x)
@@ -227,16 +247,22 @@ def dl_response(tr: Translator, table_g: LeafTable52, lv_g: LeafValues52, b_x: l
     b = compose(sol, b_x, players=(responder,))[responder]
     b = half_and_half_flop(tr, responder, lv_g.blueprint[responder], picks, b, after)
     info = {"solution": sol, "subgame": sub, "picks": picks, "round2": None}
+    if round2 == "none":
+        return b, info
+    lines = [e["id"] for e in vx.lines if tr.after_bet(vx.game.betting.node(e["history"]))]
+    lock = [None, None]
+    lock[responder] = b
+    kw = round2_kw or {"max_iters": 500}  # a fixed count: the locked game's gap is over the whole game
     if round2 == "unsafe":
-        lock = [None, None]
         lock[bettor] = with_bracket_range(tr, bettor, b_x[bettor], bet_node, picks)
-        lock[responder] = b
-        lines = {e["id"] for e in vx.lines if tr.after_bet(vx.game.betting.node(e["history"]))}
-        kw = round2_kw or {"max_iters": 500}  # a fixed count: the locked game's gap is over the whole game
-        both, res = flop_resolve(vx, lock, lines, "dcfr", **kw)
-        b = both[responder]
-        info["round2"] = res
-    return b, info
+        both, res = flop_resolve(vx, lock, set(lines), "dcfr", **kw)
+    else:
+        lock[bettor] = b_x[bettor]  # its range below the lines is the gadgets' (every hand)
+        sf = safe_flop_resolve(vx, lock, lines, bettor, flop_alts(vx, table, sol, b, lines), "dcfr", **kw)
+        both, res = sf.behaviorals(vx), sf.res
+        info["safe_flop"] = sf
+    info["round2"] = res
+    return both[responder], info
 
 
 def flop_resolve(vx: View52, b: list[np.ndarray], lines: set[int], solver: str = "dcfr", **solve_kw
@@ -249,14 +275,24 @@ def flop_resolve(vx: View52, b: list[np.ndarray], lines: set[int], solver: str =
     the flop below ``lines`` replaced) and the solver's result."""
     from dataclasses import replace as dc_replace
 
-    from ..core.locks import Locks
     from ..run.driver import solve
 
+    P = vx.game.problem()
+    locked = dc_replace(P, locks=tuple(flop_locks(vx, b, lines)), _backend=None)
+    res = solve(locked, solver, **solve_kw)
+    out = [vx.full_behavioral(p, x) for p, x in enumerate((res.x, res.y))]
+    return out, res
+
+
+def flop_locks(vx: View52, b: list[np.ndarray], lines: set[int]) -> list:
+    """Per player, the :class:`~treeplex.core.locks.Locks` of the solver's layout that fix every
+    infoset to ``b`` (full-layout behaviorals) except the flop below the chance nodes ``lines``."""
+    from ..core.locks import Locks
+
     t, g = vx.tree, vx.game
-    P = g.problem()
-    locks = []
+    out = []
     free_nodes = np.isin(vx.line_of_node, list(lines))
-    for p, T in enumerate(P.treeplexes):
+    for p, T in enumerate(g.problem().treeplexes):
         red = vx.reduced(p, b[p])
         free = np.zeros(T.n_seqs, dtype=bool)
         for v in np.flatnonzero(free_nodes & (t.actor == p)):
@@ -267,11 +303,167 @@ def flop_resolve(vx: View52, b: list[np.ndarray], lines: set[int], solver: str =
                 lo, width = g.reduction.rbase[p][v], int(g.reduction.orbits[p][v].max()) + 1
             free[lo:lo + width * k] = True
         seqs = np.flatnonzero(~free)[1:].astype(np.int64)  # not the empty sequence
-        locks.append(Locks(seqs, red[seqs], T.n_seqs))
-    locked = dc_replace(P, locks=tuple(locks), _backend=None)
-    res = solve(locked, solver, **solve_kw)
-    out = [vx.full_behavioral(p, x) for p, x in enumerate((res.x, res.y))]
-    return out, res
+        out.append(Locks(seqs, red[seqs], T.n_seqs))
+    return out
+
+
+class GadgetPayoff(PayoffOperator):
+    """``inner`` with 2G sequences put first on the ``chooser``'s side: gadget g's "alt" is
+    sequence 1 + 2g, paying ``alt[g]`` (against the other's empty sequence), its "enter" 2 + 2g
+    (no payoff of its own); the inner sequence s >= 1 becomes s + 2G."""
+
+    def __init__(self, inner, chooser: int, alt: np.ndarray):
+        self.inner, self.chooser, self.alt = inner, chooser, np.asarray(alt, np.float64)
+        self.G = len(self.alt)
+        shape = list(inner.shape)
+        shape[chooser] += 2 * self.G
+        self.shape = tuple(shape)
+        self.gradients = 0
+
+    def inner_vector(self, x: np.ndarray) -> np.ndarray:
+        """The chooser's vector in ``inner``'s layout (the gadget sequences dropped)."""
+        return np.concatenate((x[:1], x[1 + 2 * self.G:]))
+
+    def _product(self, own, v, out):
+        G = self.G
+        if own == self.chooser:  # the chooser's gradient, given the other's vector
+            g = self.inner._product(own, v, None)
+            res = np.zeros(self.shape[own])
+            res[0], res[1 + 2 * G:] = g[0], g[1:]
+            res[1:1 + 2 * G:2] = self.alt * v[0]
+        else:
+            res = self.inner._product(own, self.inner_vector(v), None)
+            res[0] += self.alt @ v[1:1 + 2 * G:2]
+        if out is None:
+            return res
+        out[...] = res
+        return out
+
+    @property
+    def nnz(self) -> int:
+        return self.inner.nnz + self.G
+
+    def max_abs_entry(self) -> float:
+        return max(self.inner.max_abs_entry(), float(np.abs(self.alt).max(initial=0.0)))
+
+    def to_sparse(self):
+        import scipy.sparse as sp
+
+        A = sp.csr_matrix(self.inner.to_sparse())
+        if self.chooser == 1:
+            A = A.T.tocsr()
+        gad = sp.csr_matrix((self.alt, (2 * np.arange(self.G), np.zeros(self.G, np.int64))),  # rows 1 + 2g
+                            shape=(2 * self.G, A.shape[1]))
+        out = sp.vstack([A[:1], gad, A[1:]]).tocsr()
+        return out if self.chooser == 0 else out.T.tocsr()
+
+
+@dataclass
+class SafeFlop:
+    """The safe flop re-solve's problem (the real game, the chooser's flop below ``lines``
+    behind resolve gadgets, every other infoset locked), its gadgets ``(line, orbit)`` in
+    order, their ``alt`` and the solver's result ``res``."""
+
+    problem: Problem
+    gadgets: list[tuple[int, int]]
+    alt: np.ndarray
+    res: object = None
+
+    def enter_values(self, other: np.ndarray) -> np.ndarray:
+        """[G] the chooser's best-response value of "enter" at each gadget against the other
+        player's plan ``other`` (player 0's chips times chance and reach, as ``alt``)."""
+        A = self.problem.A
+        sign = 1.0 if A.chooser == 0 else -1.0
+        g = sign * (A.matvec(other, count=False) if A.chooser == 0 else A.rmatvec(other, count=False))
+        return sign * br_values(self.problem.treeplexes[A.chooser], g)[2 + 2 * np.arange(len(self.gadgets))]
+
+    def behaviorals(self, vx: View52) -> list[np.ndarray]:
+        """Both players' full-layout behaviorals of the solution (the chooser's without its gadgets)."""
+        out = []
+        for p, (T, plan) in enumerate(zip(self.problem.treeplexes, (self.res.x, self.res.y))):
+            b = T.behavioral_from_plan(plan)
+            out.append(vx.full(p, self.problem.A.inner_vector(b) if p == self.problem.A.chooser else b))
+        return out
+
+
+def safe_flop_resolve(vx: View52, b: list[np.ndarray], lines: list[int], chooser: int, alt: dict[int, np.ndarray],
+                      solver: str = "dcfr", **solve_kw) -> SafeFlop:
+    """:func:`safe_flop_problem` solved by ``solver`` (``solve_kw`` to it)."""
+    from ..run.driver import solve
+
+    sf = safe_flop_problem(vx, b, lines, chooser, alt)
+    sf.res = solve(sf.problem, solver, **solve_kw)
+    return sf
+
+
+def flop_alts(vx: View52, table: LeafTable52, sol: Solution52, b_resp: np.ndarray, lines: list[int],
+              gifts: bool = True) -> dict[int, np.ndarray]:
+    """Per line l after the bet, [O] the chooser's alt at the safe flop re-solve's gadgets
+    (player 0's chips times chance and the responder's reach): its step-1 leaf value, the best
+    of the k values of ``table`` against the responder's step-1 play ``b_resp`` (full-layout
+    behavioral; :func:`.nested.best_leaf_sums`), raised with ``gifts`` (and a step-1 root
+    gadget) by the step-1 margin m(o) = alt - "enter" value of the step-1 gadget (>= 0 for the
+    chooser) shared over the n(o) lines the responder's play lets hand orbit o reach: m / n at
+    each (:func:`.nested.gifted_bounds`), capped at the stack times the line's chance mass."""
+    sub = sol.subgame
+    c, r = sub.chooser, sub.searcher
+    sign = 1.0 if c == 0 else -1.0
+    plan = vx.full_treeplexes[r].plan_from_behavioral(b_resp)
+    index = {e["id"]: i for i, e in enumerate(vx.lines)}
+    bound, mass = {}, {}
+    for l in lines:
+        u, a = vx.lines[index[l]]["last"][r]
+        reach = plan[vx.bases[r][u] + vx.first * int(vx.tree.n_actions[u]) + a]  # [O] the responder's
+        w = np.outer(np.ones(vx.O), reach) if c == 0 else np.outer(reach, np.ones(vx.O))
+        bound[l] = best_leaf_sums(table.values[:, index[l]], w, c)[0]
+        mass[l] = vx.leaf_mass @ reach if c == 0 else reach @ vx.leaf_mass  # [O] the chooser's pairs x flops
+    if not gifts or sub.alt is None:
+        return bound
+    margin = np.maximum(0.0, sign * (sub.alt - enter_values(sub, sol.plans)))
+    n = np.sum([mass[l] > 0 for l in lines], axis=0)
+    return {l: gifted_bounds(bound[l], np.where(mass[l] > 0, margin / np.maximum(n, 1), 0.0),
+                             vx.game.stack * mass[l], c) for l in lines}
+
+
+def safe_flop_problem(vx: View52, b: list[np.ndarray], lines: list[int], chooser: int, alt: dict[int, np.ndarray]
+                      ) -> SafeFlop:
+    """Safe re-solving of the flop below the chance nodes ``lines`` (Burch et al. 2014's resolve
+    gadget, Brown & Sandholm 2017): the real game with every infoset but the flop below
+    ``lines`` locked to ``b`` (full-layout behaviorals, :func:`flop_locks`), where the
+    ``chooser``'s flop infosets below line l with hand orbit o hang from a gadget infoset of
+    their own, alt (payoff ``alt[l][o]``, player 0's chips times chance and the other's reach)
+    or enter, instead of from the chooser's preflop play: the chooser's range there is every
+    hand, each free to take its alt. The other player's flop play there minimizes, for
+    player 0 = chooser, sum_o max(alt, enter)."""
+    from ..core.locks import Locks
+
+    t, P = vx.tree, vx.game.problem()
+    T = P.treeplexes[chooser]
+    red = (lambda f: f) if vx.red_of is None else (lambda f: vx.red_of[chooser][f])
+    gadgets, G = [], len(lines) * vx.O
+    parent = np.where(T.parent > 0, T.parent + 2 * G, 0)
+    for i, l in enumerate(lines):
+        u, a = next(e for e in vx.lines if e["id"] == l)["last"][chooser]
+        gadget = np.full(T.n_seqs, -1)  # the chooser's preflop sequence into line l, per orbit -> its gadget
+        gadget[red(vx.bases[chooser][u] + vx.first * int(t.n_actions[u]) + a)] = i * vx.O + np.arange(vx.O)
+        gadgets += [(l, o) for o in range(vx.O)]
+        nodes = np.flatnonzero((vx.line_of_node == l) & (t.actor == chooser))
+        full = np.concatenate([np.zeros(0, np.int64)] + [vx.bases[chooser][v] + np.arange(vx.H * int(t.n_actions[v]))
+                                                         for v in nodes])
+        js = np.unique(T.seq_infoset[red(full)])
+        g = gadget[T.parent[js]]
+        parent[js[g >= 0]] = 2 + 2 * g[g >= 0]
+    Tg = Treeplex(np.concatenate((1 + 2 * np.arange(G), T.start + 2 * G)),
+                  np.concatenate((3 + 2 * np.arange(G), T.end + 2 * G)), np.concatenate((np.zeros(G), parent)))
+    alts = np.array([alt[l][o] for l, o in gadgets])
+    locks = flop_locks(vx, b, set(lines))
+    lk = locks[chooser]
+    locks[chooser] = Locks(lk.seqs + 2 * G, lk.probs, Tg.n_seqs)
+    Ts = [P.X, P.Y]
+    Ts[chooser] = Tg
+    problem = Problem(Ts[0], Ts[1], GadgetPayoff(P.A, chooser, alts), name=f"safe flop re-solve of {vx.game.name}",
+                      payoff_unit="chips", big_blind=vx.game.big_blind, locks=tuple(locks))
+    return SafeFlop(problem, gadgets, alts)
 
 
 def with_bracket_range(tr: Translator, bettor: int, b: np.ndarray, bet_node: int, picks: list) -> np.ndarray:

@@ -56,9 +56,8 @@ def run52(args) -> dict:
     check_params(defaults_of(NLFH52), params, "nlfh52")
     if args.k < 1:
         raise InputError(f"--k must be at least 1 (values per leaf state), got {args.k}")
-    if args.round2 == "safe" and args.bet is not None:
-        raise InputError("--round2 safe: on nlfh52 the flop after the bet is re-solved unsafely (unsafe, the default) "
-                         "or played by the translated blueprint (none); safe re-solving is not there yet")
+    if args.round2_iters < 1:
+        raise InputError(f"--round2-iters must be at least 1, got {args.round2_iters}")
     if args.round2 not in (None, "none") and args.bet is None:
         raise InputError(f"--round2 {args.round2}: without --bet, nlfh52's searcher keeps its blueprint in the flop "
                          "(--round2 none)")
@@ -187,7 +186,7 @@ def _offtree(args, params, game, view, bp, bp_spec, lv, table, table_seconds, su
     t2 = time.perf_counter()
     round2 = args.round2 or "unsafe"
     b_resp, info2 = dl_response(tr, table, lv, bx, bet, after, safe=not args.no_root_safety, round2=round2,
-                                solver=args.solver, **sub_kw)
+                                solver=args.solver, round2_kw={"max_iters": args.round2_iters}, **sub_kw)
     sol, sub = info2["solution"], info2["subgame"]
     t3 = time.perf_counter()
     prof = list(bx)

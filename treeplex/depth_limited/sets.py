@@ -69,6 +69,16 @@ def bias_table(ev: LeafEvaluator, chooser: int, blueprint: tuple[np.ndarray, np.
     return ev.table(chooser, blueprint, strategies, [n for n, _ in BIAS[:k]])
 
 
+def br_values(T, g: np.ndarray) -> np.ndarray:
+    """Per sequence s of treeplex ``T``: g[s] plus the best-response value of every infoset
+    below s, v[p_j] += max_{s' in j} v[s'] bottom-up: a sequence's counterfactual
+    best-response value for gradient ``g`` (its own reach not counted); v[0] = max_x <g, x>."""
+    v = np.asarray(g, dtype=np.float64).copy()
+    for js, seqs, _, offsets in reversed(T.levels()):
+        np.add.at(v, T.parent[js], np.maximum.reduceat(v[seqs], offsets))
+    return v
+
+
 def best_response_everywhere(problem, player: int, other_plan: np.ndarray) -> tuple[np.ndarray, float]:
     """``player``'s best response to the other's plan as a pure behavioral strategy that is a
     best response at *every* infoset, also those it never reaches itself (the paper's MDP
