@@ -2,6 +2,7 @@
 
     python benchmarks/cold_start.py                 # new venv in a temp dir (pip install of this checkout)
     python benchmarks/cold_start.py --venv DIR      # reuse DIR (created and installed on first use)
+    python benchmarks/cold_start.py --here          # this interpreter and checkout, numba's cache in a temp dir
 
 Every "first" run starts with numba's cache of the installed package emptied (what a fresh
 install has); "warm" runs follow it. Each run is its own process, timed by wall clock from
@@ -11,6 +12,7 @@ come from the command's own ``--json`` output. The table compares with issue 14'
 
 - first ``treeplex solve leduc --algorithm cfr+ --max-iters 1000``: <= 1.5 s wall;
 - first README river solve: <= 2x the warm one;
+- first README postflop solve: <= 2x the warm one (issue 26, item 6);
 - warm ``treeplex solve kuhn`` and a small river spot: <= 0.3 s wall.
 """
 
@@ -35,6 +37,8 @@ RIVER = ["solve", "river(pot=2100,board=Qs9h7d4c2s,abstraction=libratus)", "--ra
 SPOT = ["solve", "river(pot=1000,board=KsQd7h4c2s,abstraction=fcpa)", "--range0", "AA,KK,QQ,AKs,76s",
         "--range1", "JJ,TT,AQs,KQs,98s", "--algorithm", "cfr+", "--target", "1%pot"]
 KUHN = ["solve", "kuhn"]
+POSTFLOP = ["solve", "postflop(board=QsJh2h8c,pot=180,stack=910,bet=52%,raise=2.5x)", "--range0", "66+,AJo+",
+            "--range1", "QQ-22,ATo+", "--target", "0.5%pot", "--out", "turn.json"]
 
 
 def make_venv(path: str) -> str:
@@ -49,25 +53,31 @@ def make_venv(path: str) -> str:
 
 
 def clear_jit_cache(venv: str) -> int:
-    """Delete numba's cache files of the installed treeplex; returns how many."""
-    files = [f for ext in ("nbi", "nbc") for f in glob.glob(f"{venv}/lib/python*/site-packages/treeplex/**/*.{ext}",
-                                                         recursive=True)]
+    """Delete numba's cache files of the installed treeplex (``--here``: of the cache folder
+    ``venv``); returns how many."""
+    root = venv if HERE else f"{venv}/lib/python*/site-packages/treeplex"
+    files = [f for ext in ("nbi", "nbc") for f in glob.glob(f"{root}/**/*.{ext}", recursive=True)]
     for f in files:
         os.remove(f)
     return len(files)
 
 
-def run(exe: str, args: list[str]) -> dict:
-    """Wall seconds, peak RSS (MB) and the --json fields of one process."""
+def run(exe: list[str], args: list[str]) -> dict:
+    """Wall seconds, peak RSS (MB) and the --json fields of one process (``exe``: the command)."""
     json_args = args + ["--json", "--no-strategies"] if args[0] == "solve" else args
     t0 = time.perf_counter()
-    p = subprocess.Popen([exe, *json_args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=tempfile.gettempdir())
+    p = subprocess.Popen([*exe, *json_args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=tempfile.gettempdir(),
+                         env=ENV)
     out = p.stdout.read()
     _, status, usage = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t0
     if status != 0:
         raise RuntimeError(f"{' '.join(args)} failed (status {status})")
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024, **json.loads(out)}
+
+
+HERE = False
+ENV = None  # the commands' environment (--here: this checkout first on the path, numba's cache in a temp dir)
 
 
 def row(label, r, target=""):
@@ -79,10 +89,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--venv", default=None, help="virtual environment to use (created if missing); default: a new temp one")
     ap.add_argument("--repeat", type=int, default=3, help="warm runs per command (median reported)")
-    ap.add_argument("--no-river", action="store_true", help="skip the README river solve (the longest)")
+    ap.add_argument("--no-river", action="store_true", help="skip the README river solve")
+    ap.add_argument("--no-postflop", action="store_true", help="skip the README postflop solve (the longest)")
+    ap.add_argument("--here", action="store_true",
+                    help="run this checkout with this interpreter, numba's cache in a temp dir, instead of a venv")
     args = ap.parse_args()
+    global HERE, ENV
+    HERE = args.here
     venv = args.venv or tempfile.mkdtemp(prefix="treeplex-cold-")
-    exe = make_venv(venv)
+    if HERE:
+        ENV = dict(os.environ, PYTHONPATH=REPO, NUMBA_CACHE_DIR=venv)
+        exe = [sys.executable, "-m", "treeplex.cli"]
+    else:
+        exe = [make_venv(venv)]
 
     def warm(cmd):
         runs = [run(exe, cmd) for _ in range(args.repeat)]
@@ -106,6 +125,14 @@ def main() -> None:
         w = warm(RIVER)
         ratio = first["wall"] / w["wall"]
         row("first README river solve (cache emptied)", first,
+            f"≤ 2x warm: {ratio:.1f}x, {'met' if ratio <= 2 else 'not met'}")
+        row("  same, warm", w)
+    if not args.no_postflop:
+        clear_jit_cache(venv)
+        first = run(exe, POSTFLOP)
+        w = warm(POSTFLOP)
+        ratio = first["wall"] / w["wall"]
+        row("first README postflop solve (cache emptied)", first,
             f"≤ 2x warm: {ratio:.1f}x, {'met' if ratio <= 2 else 'not met'}")
         row("  same, warm", w)
     if args.venv is None:
