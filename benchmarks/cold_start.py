@@ -52,32 +52,27 @@ def make_venv(path: str) -> str:
     return exe
 
 
-def clear_jit_cache(venv: str) -> int:
-    """Delete numba's cache files of the installed treeplex (``--here``: of the cache folder
-    ``venv``); returns how many."""
-    root = venv if HERE else f"{venv}/lib/python*/site-packages/treeplex"
+def clear_jit_cache(root: str) -> int:
+    """Delete numba's cache files below ``root`` (a glob: the installed treeplex, or numba's
+    cache folder); returns how many."""
     files = [f for ext in ("nbi", "nbc") for f in glob.glob(f"{root}/**/*.{ext}", recursive=True)]
     for f in files:
         os.remove(f)
     return len(files)
 
 
-def run(exe: list[str], args: list[str]) -> dict:
+def run(exe: list[str], args: list[str], env=None) -> dict:
     """Wall seconds, peak RSS (MB) and the --json fields of one process (``exe``: the command)."""
     json_args = args + ["--json", "--no-strategies"] if args[0] == "solve" else args
     t0 = time.perf_counter()
-    p = subprocess.Popen([*exe, *json_args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=tempfile.gettempdir(),
-                         env=ENV)
+    p = subprocess.Popen([*exe, *json_args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         cwd=tempfile.gettempdir(), env=env)
     out = p.stdout.read()
     _, status, usage = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t0
     if status != 0:
         raise RuntimeError(f"{' '.join(args)} failed (status {status})")
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024, **json.loads(out)}
-
-
-HERE = False
-ENV = None  # the commands' environment (--here: this checkout first on the path, numba's cache in a temp dir)
 
 
 def row(label, r, target=""):
@@ -94,24 +89,22 @@ def main() -> None:
     ap.add_argument("--here", action="store_true",
                     help="run this checkout with this interpreter, numba's cache in a temp dir, instead of a venv")
     args = ap.parse_args()
-    global HERE, ENV
-    HERE = args.here
     venv = args.venv or tempfile.mkdtemp(prefix="treeplex-cold-")
-    if HERE:
-        ENV = dict(os.environ, PYTHONPATH=REPO, NUMBA_CACHE_DIR=venv)
+    if args.here:  # this checkout first on the path, numba's cache in the temp dir
+        env, cache = dict(os.environ, PYTHONPATH=REPO, NUMBA_CACHE_DIR=venv), venv
         exe = [sys.executable, "-m", "treeplex.cli"]
     else:
-        exe = [make_venv(venv)]
+        env, exe, cache = None, [make_venv(venv)], f"{venv}/lib/python*/site-packages/treeplex"
 
     def warm(cmd):
-        runs = [run(exe, cmd) for _ in range(args.repeat)]
+        runs = [run(exe, cmd, env) for _ in range(args.repeat)]
         return min(runs, key=lambda r: abs(r["wall"] - statistics.median(x["wall"] for x in runs)))
 
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; venv {venv}\n")
     print("| run | wall (process) | CPU (process) | seconds (solve) | jit_seconds | peak RSS | target |")
     print("|---|---|---|---|---|---|---|")
-    n = clear_jit_cache(venv)
-    first = run(exe, LEDUC)
+    n = clear_jit_cache(cache)
+    first = run(exe, LEDUC, env)
     row(f"first `{' '.join(LEDUC)}` (cache emptied: {n} files)", first,
         f"≤ 1.5 s wall: {'met' if first['wall'] <= 1.5 else 'not met'}")
     row("  same, warm", warm(LEDUC))
@@ -119,20 +112,14 @@ def main() -> None:
     row("warm `treeplex solve kuhn`", w, f"≤ 0.3 s wall: {'met' if w['wall'] <= 0.3 else 'not met'}")
     w = warm(SPOT)
     row("warm small river spot (fcpa, 5 hands each)", w, f"≤ 0.3 s wall: {'met' if w['wall'] <= 0.3 else 'not met'}")
-    if not args.no_river:
-        clear_jit_cache(venv)
-        first = run(exe, RIVER)
-        w = warm(RIVER)
+    for name, cmd, skip in (("river", RIVER, args.no_river), ("postflop", POSTFLOP, args.no_postflop)):
+        if skip:
+            continue
+        clear_jit_cache(cache)
+        first = run(exe, cmd, env)
+        w = warm(cmd)
         ratio = first["wall"] / w["wall"]
-        row("first README river solve (cache emptied)", first,
-            f"≤ 2x warm: {ratio:.1f}x, {'met' if ratio <= 2 else 'not met'}")
-        row("  same, warm", w)
-    if not args.no_postflop:
-        clear_jit_cache(venv)
-        first = run(exe, POSTFLOP)
-        w = warm(POSTFLOP)
-        ratio = first["wall"] / w["wall"]
-        row("first README postflop solve (cache emptied)", first,
+        row(f"first README {name} solve (cache emptied)", first,
             f"≤ 2x warm: {ratio:.1f}x, {'met' if ratio <= 2 else 'not met'}")
         row("  same, warm", w)
     if args.venv is None:

@@ -202,7 +202,7 @@ def _apply_groups(lo, hi, ptr, terms, gboard, gbase, gstride, kind, value, sign,
     all zero (lines the other player's plan never takes) are skipped. Without the GIL: a
     product's runs are one call each on :func:`~treeplex.core.threads.pool`'s threads."""
     n_in, n_own = len(w_in), len(coef)
-    v, card, fw, sw, run, total, lane_g, dead = work  # scratch(n_in, n_own): row n_in of v stays 0 ("no identical combo")
+    v, card, fw, sw, run, total, lane_g, dead = work  # scratch(): row n_in of v stays 0 ("no identical combo")
     g = lo
     while g < hi:
         bd = gboard[g]
