@@ -2,6 +2,7 @@
 
     python benchmarks/cold_start.py                 # new venv in a temp dir (pip install of this checkout)
     python benchmarks/cold_start.py --venv DIR      # reuse DIR (created and installed on first use)
+    python benchmarks/cold_start.py --here          # this interpreter and checkout, numba's cache in a temp dir
 
 Every "first" run starts with numba's cache of the installed package emptied (what a fresh
 install has); "warm" runs follow it. Each run is its own process, timed by wall clock from
@@ -11,6 +12,7 @@ come from the command's own ``--json`` output. The table compares with issue 14'
 
 - first ``treeplex solve leduc --algorithm cfr+ --max-iters 1000``: <= 1.5 s wall;
 - first README river solve: <= 2x the warm one;
+- first README postflop solve: <= 2x the warm one (issue 26, item 6);
 - warm ``treeplex solve kuhn`` and a small river spot: <= 0.3 s wall.
 """
 
@@ -35,6 +37,8 @@ RIVER = ["solve", "river(pot=2100,board=Qs9h7d4c2s,abstraction=libratus)", "--ra
 SPOT = ["solve", "river(pot=1000,board=KsQd7h4c2s,abstraction=fcpa)", "--range0", "AA,KK,QQ,AKs,76s",
         "--range1", "JJ,TT,AQs,KQs,98s", "--algorithm", "cfr+", "--target", "1%pot"]
 KUHN = ["solve", "kuhn"]
+POSTFLOP = ["solve", "postflop(board=QsJh2h8c,pot=180,stack=910,bet=52%,raise=2.5x)", "--range0", "66+,AJo+",
+            "--range1", "QQ-22,ATo+", "--target", "0.5%pot", "--out", "turn.json"]
 
 
 def make_venv(path: str) -> str:
@@ -48,20 +52,21 @@ def make_venv(path: str) -> str:
     return exe
 
 
-def clear_jit_cache(venv: str) -> int:
-    """Delete numba's cache files of the installed treeplex; returns how many."""
-    files = [f for ext in ("nbi", "nbc") for f in glob.glob(f"{venv}/lib/python*/site-packages/treeplex/**/*.{ext}",
-                                                         recursive=True)]
+def clear_jit_cache(root: str) -> int:
+    """Delete numba's cache files below ``root`` (a glob: the installed treeplex, or numba's
+    cache folder); returns how many."""
+    files = [f for ext in ("nbi", "nbc") for f in glob.glob(f"{root}/**/*.{ext}", recursive=True)]
     for f in files:
         os.remove(f)
     return len(files)
 
 
-def run(exe: str, args: list[str]) -> dict:
-    """Wall seconds, peak RSS (MB) and the --json fields of one process."""
+def run(exe: list[str], args: list[str], env=None) -> dict:
+    """Wall seconds, peak RSS (MB) and the --json fields of one process (``exe``: the command)."""
     json_args = args + ["--json", "--no-strategies"] if args[0] == "solve" else args
     t0 = time.perf_counter()
-    p = subprocess.Popen([exe, *json_args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=tempfile.gettempdir())
+    p = subprocess.Popen([*exe, *json_args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         cwd=tempfile.gettempdir(), env=env)
     out = p.stdout.read()
     _, status, usage = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t0
@@ -79,20 +84,27 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--venv", default=None, help="virtual environment to use (created if missing); default: a new temp one")
     ap.add_argument("--repeat", type=int, default=3, help="warm runs per command (median reported)")
-    ap.add_argument("--no-river", action="store_true", help="skip the README river solve (the longest)")
+    ap.add_argument("--no-river", action="store_true", help="skip the README river solve")
+    ap.add_argument("--no-postflop", action="store_true", help="skip the README postflop solve (the longest)")
+    ap.add_argument("--here", action="store_true",
+                    help="run this checkout with this interpreter, numba's cache in a temp dir, instead of a venv")
     args = ap.parse_args()
     venv = args.venv or tempfile.mkdtemp(prefix="treeplex-cold-")
-    exe = make_venv(venv)
+    if args.here:  # this checkout first on the path, numba's cache in the temp dir
+        env, cache = dict(os.environ, PYTHONPATH=REPO, NUMBA_CACHE_DIR=venv), venv
+        exe = [sys.executable, "-m", "treeplex.cli"]
+    else:
+        env, exe, cache = None, [make_venv(venv)], f"{venv}/lib/python*/site-packages/treeplex"
 
     def warm(cmd):
-        runs = [run(exe, cmd) for _ in range(args.repeat)]
+        runs = [run(exe, cmd, env) for _ in range(args.repeat)]
         return min(runs, key=lambda r: abs(r["wall"] - statistics.median(x["wall"] for x in runs)))
 
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; venv {venv}\n")
     print("| run | wall (process) | CPU (process) | seconds (solve) | jit_seconds | peak RSS | target |")
     print("|---|---|---|---|---|---|---|")
-    n = clear_jit_cache(venv)
-    first = run(exe, LEDUC)
+    n = clear_jit_cache(cache)
+    first = run(exe, LEDUC, env)
     row(f"first `{' '.join(LEDUC)}` (cache emptied: {n} files)", first,
         f"≤ 1.5 s wall: {'met' if first['wall'] <= 1.5 else 'not met'}")
     row("  same, warm", warm(LEDUC))
@@ -100,12 +112,14 @@ def main() -> None:
     row("warm `treeplex solve kuhn`", w, f"≤ 0.3 s wall: {'met' if w['wall'] <= 0.3 else 'not met'}")
     w = warm(SPOT)
     row("warm small river spot (fcpa, 5 hands each)", w, f"≤ 0.3 s wall: {'met' if w['wall'] <= 0.3 else 'not met'}")
-    if not args.no_river:
-        clear_jit_cache(venv)
-        first = run(exe, RIVER)
-        w = warm(RIVER)
+    for name, cmd, skip in (("river", RIVER, args.no_river), ("postflop", POSTFLOP, args.no_postflop)):
+        if skip:
+            continue
+        clear_jit_cache(cache)
+        first = run(exe, cmd, env)
+        w = warm(cmd)
         ratio = first["wall"] / w["wall"]
-        row("first README river solve (cache emptied)", first,
+        row(f"first README {name} solve (cache emptied)", first,
             f"≤ 2x warm: {ratio:.1f}x, {'met' if ratio <= 2 else 'not met'}")
         row("  same, warm", w)
     if args.venv is None:

@@ -64,6 +64,30 @@ def test_products_equal_explicit_matrix_on_random_plans():
     assert np.allclose(ATx[seq_of[1]], A.T @ x[seq_of[0]], atol=1e-12)
 
 
+def test_products_split_into_runs_on_threads_equal_the_explicit_matrix():
+    """Above PARALLEL_SEQS a product's groups are cut into runs, one call each on the thread
+    pool, each into its own partial output: three runs (more than this machine's threads),
+    twice in a row (each run zeroes its partial), equal the one-run product and A's."""
+    from treeplex.poker.operator import Partials
+    from treeplex.poker.streets_operator import _split
+
+    g = PostflopGame(board="KsQh9d8c", pot=20, stack=30, deck="89TJQKA", bet="50%,a", **{"raise": "2x"},
+                     **TURN_RANGES)
+    op = g.operator()
+    rng = np.random.default_rng(2)
+    x, y = rng.uniform(0.1, 1, op.shape[0]), rng.uniform(0.1, 1, op.shape[1])
+    assert [len(r) for r in op._parts] == [2, 2]  # a small spot: one run
+    one = op.matvec(y), op.rmatvec(x)
+    op._parts = [_split(op._groups[p][0], 10, 3) for p in (0, 1)]
+    op._partials = Partials(op._parts, op.shape)
+    assert [len(r) for r in op._parts] == [4, 4]
+    A = op.to_sparse()
+    for _ in range(2):
+        Ay, ATx = op.matvec(y), op.rmatvec(x)
+        assert np.allclose(Ay, one[0], rtol=1e-13, atol=0) and np.allclose(ATx, one[1], rtol=1e-13, atol=0)
+        assert np.allclose(Ay, A @ y, atol=1e-12) and np.allclose(ATx, A.T @ x, atol=1e-12)
+
+
 def test_cfr_converges_to_the_lp_value():
     g = PostflopGame(board="KsQh9d8c", pot=20, stack=30, deck="89TJQKA", bet="50%,a", **{"raise": "2x"},
                      **TURN_RANGES)

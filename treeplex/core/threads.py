@@ -17,3 +17,20 @@ os.environ.setdefault("GOMP_SPINCOUNT", "3000")
 # than they save. Measured on a small river spot (fcpa, about 500 sequences, 326 CFR+
 # iterations) on the loaded 2-core machine: 0.57 s with the products on 2 threads, 0.017 s on 1.
 PARALLEL_SEQS = 20000
+
+
+_POOL = None
+
+
+def pool():
+    """Python threads, as many as numba's, for kernels compiled ``nogil=True`` that split their
+    work into runs (a product's runs: :mod:`treeplex.poker.streets_operator`). Cheaper to
+    compile than numba's ``parallel=True`` loop over the same runs (no parfor lowering); a
+    hand-off costs about 0.1 ms, so only for calls of milliseconds."""
+    global _POOL
+    import numba
+    from concurrent.futures import ThreadPoolExecutor
+
+    if _POOL is None or _POOL._max_workers != numba.get_num_threads():
+        _POOL = ThreadPoolExecutor(numba.get_num_threads())
+    return _POOL

@@ -472,65 +472,66 @@ def build_public_tree(config: TreeConfig, board: tuple[int, ...], deck: tuple[in
     n_last = cat([[(*l0, *l1) for l0, l1 in t.last] for t in tpls]).reshape(-1, 4)
     n_parent = cat([t.parent for t in tpls]).reshape(-1, 2)
     events = cat([[tuple(int(x) for x in e) for e in t.events] for t in tpls]).reshape(-1, 10)
-    arrays = _expand(t_node, t_ev, cat([t.actor for t in tpls]), n_bets, cat([t.k for t in tpls]),
-                     cat([t.label_id for t in tpls]), n_last, n_parent, events, cat([t.next for t in tpls]),
-                     deals[0], deals[3], deals[2], deals[4], np.array([len(b) for b in boards], dtype=np.int64),
-                     float(config.pot) / 2, int(max(len(t.actor) for t in tpls)), *(int(x) for x in counts[:3]),
-                     int(counts[5]))
-    names = ("actor", "board", "contrib", "n_actions", "label_id", "node_chance", "child_ptr", "last_node",
-             "last_act", "node_up_kind", "node_up_id", "node_up_idx", "chance_board", "chance_ptr",
-             "chance_child_kind", "chance_child_id", "chance_up_kind", "chance_up_id", "chance_up_idx", "kinds",
-             "term_board", "payoff0", "stake", "chance", "term_last_node", "term_last_act", "term_up_kind",
-             "term_up_id", "term_up_idx", "child_kind", "child_id")
-    return PublicTree(config, deck, boards, symmetries, n_start, deals, dict(zip(names, arrays)), list(label_ids))
+    arrays = _tree_arrays(*(int(x) for x in (*counts[:3], counts[5])))
+    max_nodes = int(max(len(t.actor) for t in tpls))
+    _expand(t_node, t_ev, cat([t.actor for t in tpls]), n_bets, cat([t.k for t in tpls]),
+            cat([t.label_id for t in tpls]), n_last, n_parent, events, cat([t.next for t in tpls]),
+            deals[0], deals[3], deals[2], deals[4], np.array([len(b) for b in boards], dtype=np.int64),
+            float(config.pot) / 2, tuple(arrays.values()), _walk_stack(max_nodes))
+    _child_links(arrays)
+    return PublicTree(config, deck, boards, symmetries, n_start, deals, arrays, list(label_ids))
 
 
-@nb.njit(cache=True)
-def _up_links(n):
-    """The link up from each of ``n`` nodes, unset: kind, id and index (int8, int64, int32)."""
-    return np.empty(n, np.int8), np.empty(n, np.int64), np.empty(n, np.int32)
+def _tree_arrays(D: int, C: int, T: int, K: int) -> dict:
+    """The arrays :func:`_expand` writes, in its order, for ``D`` decision nodes, ``C`` chance
+    nodes, ``T`` terminals and ``K`` children of chance nodes. Allocated here, so that the
+    kernel allocates and returns nothing: its first compile with numba's allocation helpers
+    took 3.5-4.6 s of CPU time, 1.8-2.4 s without them (the README's postflop spot)."""
+    e, z = np.empty, np.zeros
+    return {"actor": e(D, np.int8), "board": e(D, np.int32), "contrib": e((D, 2)), "n_actions": e(D, np.int32),
+            "label_id": e(D, np.int32), "node_chance": e(D), "child_ptr": z(D + 1, np.int64),
+            "last_node": e((D, 2), np.int64), "last_act": e((D, 2), np.int32), "node_up_kind": e(D, np.int8),
+            "node_up_id": e(D, np.int64), "node_up_idx": e(D, np.int32), "chance_board": e(C, np.int32),
+            "chance_ptr": z(C + 1, np.int64), "chance_child_kind": e(K, np.int8), "chance_child_id": e(K, np.int64),
+            "chance_up_kind": e(C, np.int8), "chance_up_id": e(C, np.int64), "chance_up_idx": e(C, np.int32),
+            "kinds": e(T, np.int8), "term_board": e(T, np.int32), "payoff0": z(T), "stake": z(T), "chance": e(T),
+            "term_last_node": e((T, 2), np.int64), "term_last_act": e((T, 2), np.int32),
+            "term_up_kind": e(T, np.int8), "term_up_id": e(T, np.int64), "term_up_idx": e(T, np.int32)}
+
+
+def _walk_stack(max_nodes: int) -> tuple:
+    """:func:`_expand`'s stack: ``fr_type`` (0 template instance, 1 chance node), ``fr_i``,
+    ``fr_w``, ``ent`` per frame (16: a template and a deal per street, all-in deals), ``gid``
+    per street depth, and one (node, action) pair per player ``lst``."""
+    S = 16
+    return (np.zeros(S, np.int64), np.zeros((S, 8), np.int64), np.zeros(S), np.full((S, 4), -1, np.int64),
+            np.zeros((4, max_nodes), np.int64), np.empty(4, np.int64))
+
+
+def _child_links(a: dict) -> None:
+    """``child_kind``/``child_id`` of the decision nodes' children (CSR by ``child_ptr``), from
+    each node's edge up to its parent."""
+    a["child_kind"] = np.empty(a["child_ptr"][-1], np.int8)
+    a["child_id"] = np.empty(a["child_ptr"][-1], np.int64)
+    for kind, name in ((DECISION, "node"), (CHANCE, "chance"), (TERMINAL, "term")):
+        i = np.flatnonzero(a[f"{name}_up_kind"] == 0)
+        slot = a["child_ptr"][a[f"{name}_up_id"][i]] + a[f"{name}_up_idx"][i]
+        a["child_kind"][slot], a["child_id"][slot] = kind, i
 
 
 @nb.njit(cache=True)
 def _expand(t_node, t_ev, n_actor, n_bets, n_k, n_label, n_last, n_parent, events, ev_next, deal_ptr, deal_child,
-            deal_size, n_left, board_len, half, max_nodes, D, C, T, K):
+            deal_size, n_left, board_len, half, out, work):
     """Walk the tree depth-first from the root template on board 0 and write its arrays
-    (``D`` decision nodes, ``C`` chance nodes, ``T`` terminals, ``K`` children of chance
-    nodes, as counted). The stack holds template instances (``fr_i``: template, board, m,
-    next event, street depth, the edge from the parent; ``ent``: the last (node, action) of
-    each player before the street; ``gid[depth]`` maps the instance's local nodes to the
-    tree's) and chance nodes (chance id, board, next card, m, all-in, next template, depth;
-    ``ent``: the last actions after the street)."""
-    actor = np.empty(D, np.int8)
-    board = np.empty(D, np.int32)
-    contrib = np.empty((D, 2))
-    k_of = np.empty(D, np.int32)
-    label = np.empty(D, np.int32)
-    node_chance = np.empty(D)
-    child_ptr = np.zeros(D + 1, np.int64)
-    last_node = np.empty((D, 2), np.int64)
-    last_act = np.empty((D, 2), np.int32)
-    up_kind, up_id, up_idx = _up_links(D)
-    chance_board = np.empty(C, np.int32)
-    chance_ptr = np.zeros(C + 1, np.int64)
-    c_up_kind, c_up_id, c_up_idx = _up_links(C)
-    kinds = np.empty(T, np.int8)
-    term_board = np.empty(T, np.int32)
-    payoff0 = np.zeros(T)
-    stake = np.zeros(T)
-    chance = np.empty(T)
-    t_last_node = np.empty((T, 2), np.int64)
-    t_last_act = np.empty((T, 2), np.int32)
-    t_up_kind, t_up_id, t_up_idx = _up_links(T)
-    cc_kind = np.empty(K, np.int8)
-    cc_id = np.empty(K, np.int64)
-    S = 16  # frames: a template and a deal per street, all-in deals
-    fr_type = np.zeros(S, np.int64)  # 0 template instance, 1 chance node
-    fr_i = np.zeros((S, 8), np.int64)
-    fr_w = np.zeros(S)
-    ent = np.full((S, 4), -1, np.int64)
-    gid = np.zeros((4, max_nodes), np.int64)
-    lst = np.empty(4, np.int64)
+    ``out`` (:func:`_tree_arrays`, as counted). The stack holds template instances (``fr_i``:
+    template, board, m, next event, street depth, the edge from the parent; ``ent``: the last
+    (node, action) of each player before the street; ``gid[depth]`` maps the instance's local
+    nodes to the tree's) and chance nodes (chance id, board, next card, m, all-in, next
+    template, depth; ``ent``: the last actions after the street)."""
+    (actor, board, contrib, k_of, label, node_chance, child_ptr, last_node, last_act, up_kind, up_id, up_idx,
+     chance_board, chance_ptr, cc_kind, cc_id, c_up_kind, c_up_id, c_up_idx, kinds, term_board, payoff0, stake,
+     chance, t_last_node, t_last_act, t_up_kind, t_up_id, t_up_idx) = out
+    fr_type, fr_i, fr_w, ent, gid, lst = work
     nd = nc = nt = 0
     fr_i[0, 5] = -1  # the root: no parent edge
     fr_i[0, 6] = -1
@@ -651,21 +652,3 @@ def _expand(t_node, t_ev, n_actor, n_bets, n_k, n_label, n_last, n_parent, event
                 fr_w[h] = w
                 for q in range(4):
                     ent[h, q] = ent[f, q]
-    # children of decision nodes, from each child's edge to its parent
-    child_kind = np.empty(child_ptr[D], np.int8)
-    child_id = np.empty(child_ptr[D], np.int64)
-    for v in range(D):
-        if up_kind[v] == 0:
-            s = child_ptr[up_id[v]] + up_idx[v]
-            child_kind[s], child_id[s] = 0, v
-    for c in range(C):
-        if c_up_kind[c] == 0:
-            s = child_ptr[c_up_id[c]] + c_up_idx[c]
-            child_kind[s], child_id[s] = 1, c
-    for t in range(T):
-        if t_up_kind[t] == 0:
-            s = child_ptr[t_up_id[t]] + t_up_idx[t]
-            child_kind[s], child_id[s] = 2, t
-    return (actor, board, contrib, k_of, label, node_chance, child_ptr, last_node, last_act, up_kind, up_id, up_idx,
-            chance_board, chance_ptr, cc_kind, cc_id, c_up_kind, c_up_id, c_up_idx, kinds, term_board, payoff0, stake,
-            chance, t_last_node, t_last_act, t_up_kind, t_up_id, t_up_idx, child_kind, child_id)

@@ -75,7 +75,7 @@ import numpy as np
 from ..backends import flat_state
 from ..errors import InputError, nonnegative
 from ..poker.public_tree import permute_card
-from ..poker.streets_operator import _apply_groups
+from ..poker.streets_operator import _apply_groups, scratch
 from .base import Solver, load_players, register
 from .mccfr import MCCFR, VARIANTS, _normalize
 
@@ -268,7 +268,7 @@ class PublicChanceSampling(Solver):
             vec, out = plan_other, self._v[p]
         args = (*inner._groups[q], inner.kind, vals, 1.0 if p == 0 else -1.0, vec, inner.weight[q], inner.cards[q],
                 *inner.order[q], inner.coef[p], inner.cards[p], inner.same[p], *inner.order[p], inner.boards,
-                inner.base[p], inner.stride[p], out)
+                inner.base[p], inner.stride[p], out, scratch(len(inner.cards[q]), len(inner.cards[p])))
         for g0, g1, _ in R["groups"][q]:
             _apply_groups(g0, g1, *args)
             self.groups_touched += g1 - g0
