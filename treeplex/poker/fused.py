@@ -59,8 +59,9 @@ sequence-form path's to rounding (tests/test_fused.py).
 Threads: the root segment (the trunk, above the first chance nodes) is walked on one
 thread; the subtrees below it, one per (first chance node, dealt card), are cut into
 ``RUNS_PER_THREAD`` chunks per thread of about equal estimated work (nodes and terminals x
-hands), which the pool's Python threads take as they become idle (a kernel that releases the
-GIL: numba's parallel loops do not take the walk's tuples of arrays), each thread with its
+hands), which the shared pool's Python threads (:func:`treeplex.core.threads.pool`) take as
+they become idle (a kernel that releases the GIL: numba's parallel loops do not take the
+walk's tuples of arrays), each thread with its
 own stack (kept between walks) and each chunk with its own value sum per first chance node
 (no full-length partial outputs). The walk is three steps: reaches down the trunk, the
 subtrees in parallel, then the trunk's full walk that reads their values at its chance
@@ -98,7 +99,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from ..core import threads  # noqa: F401  (sets the thread pool up before any parallel kernel)
+from ..core.threads import pool as threads_pool  # (also sets numba's threads up before any parallel kernel)
 from ..backends.numba_regret import rm_block
 from .cards import HAND_CARDS
 from .operator import _normalizer, _same_combo
@@ -199,7 +200,6 @@ class FusedTree:
                                                dtype=np.int32) for p in (0, 1))
         assert all((lst[:, 0] < np.arange(nD)).all() for lst in self.last)
         self._segments(game)
-        self._workers = None
         self._stacks = {}  # thread id -> its walk stack
         self.dtype = np.dtype(np.float32)  # the storage of the last engine on this tree (node_values reads plans in it)
 
@@ -315,7 +315,7 @@ class FusedTree:
                 return out
 
             # the pool's idle worker takes the next chunk: a balance the work estimate need not get right
-            parts = [part(runs[0])] if len(runs) == 1 else list(self._pool().map(part, runs))
+            parts = [part(runs[0])] if len(runs) == 1 else list(threads_pool().map(part, runs))
             fv = parts[0]
             for a, b in parts[1:]:
                 fv[0][:] += a
@@ -334,14 +334,6 @@ class FusedTree:
         if key not in self._stacks:
             self._stacks[key] = _buffers(*self.n, self.levels, self.width, self.kmax)
         return self._stacks[key]
-
-    def _pool(self):
-        """Worker threads for the subtree chunks (numba's thread count; kernels run without the GIL)."""
-        if self._workers is None or self._workers._max_workers != self.threads:
-            from concurrent.futures import ThreadPoolExecutor
-
-            self._workers = ThreadPoolExecutor(self.threads)
-        return self._workers
 
     def node_values(self, x: np.ndarray, y: np.ndarray, nodes) -> dict[int, np.ndarray]:
         """Per trunk node v of ``nodes``: the acting player's counterfactual value per hand
