@@ -5,6 +5,7 @@ opponent's exploitability; for the depth-limited agent also its seconds per deci
 from __future__ import annotations
 
 import argparse
+import io
 
 from ..errors import InputError
 from .play import budget_option
@@ -58,16 +59,11 @@ def run(args) -> int:
         opp = CallingStation() if args.opponent == "call" else Folder()
         model, table, flops = AgentModel(opp), Table(), None
     lbr = LBRAgent(model, args.rollouts, args.seed, flops)
-    lines = []
-
-    class _Sink:
-        def write(self, s):
-            lines.append(s)
-
-    r = duplicate_match(lbr, opp, args.hands, args.seed, table, flops, _Sink() if args.history else None,
+    log = io.StringIO() if args.history else None  # the hands' STATE lines, written at the end
+    r = duplicate_match(lbr, opp, args.hands, args.seed, table, flops, log,
                         allin_ev=True)
     if args.history:
-        atomic_write(args.history, lambda f: f.write("".join(lines).encode()))
+        atomic_write(args.history, lambda f: f.write(log.getvalue().encode()))
     print(f"LBR vs {opp.name}: {r['mbb']:+.1f} ± {r['ci95']:.1f} mbb/g for LBR (95% CI, normal over {r['pairs']:,} "
           f"duplicate pairs); a lower bound on {opp.name}'s exploitability (= gap/2) in mbb/g")
     _adjusted(r)

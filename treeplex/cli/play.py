@@ -4,6 +4,7 @@ histories, and the ACPC protocol over TCP (``--serve PORT``, ``--connect HOST:PO
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 
 import numpy as np
@@ -85,15 +86,10 @@ def _report(args, a, b, table, play) -> int:
     """Run ``play(history sink)`` and print A's result; ``b`` is B's agent or its name."""
     from ..io.files import atomic_write
 
-    lines = []
-
-    class _Sink:
-        def write(self, s):
-            lines.append(s)
-
-    r = play(_Sink() if args.history else None)
+    log = io.StringIO() if args.history else None  # the hands' STATE lines, written at the end
+    r = play(log)
     if args.history:
-        atomic_write(args.history, lambda f: f.write("".join(lines).encode()))
+        atomic_write(args.history, lambda f: f.write(log.getvalue().encode()))
     print(f"{a.name} vs {getattr(b, 'name', b)}: {r['mbb']:+.1f} ± {r['ci95']:.1f} mbb/g for {a.name} (95% CI, normal over "
           f"{r['pairs']:,} duplicate pairs = {2 * r['pairs']:,} hands; blinds {table.small_blind}/{table.big_blind})"
           + (f"; wrote {args.history}" if args.history else ""))
