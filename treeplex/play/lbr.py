@@ -28,13 +28,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..blueprint.kernels import seed_state, uniform
-from ..errors import InputError
-from ..model.game import GameError
 from ..poker.cards import HAND_INDEX, N_HANDS
 from .agents import Agent, Blueprint, Follower
 from .engine import Hand, replay
 from .equity import HOLES as _HOLES, equity, equity_sums
-from .realtime import CALL
 
 
 class BlueprintModel:
@@ -87,23 +84,17 @@ class DepthLimitedModel:
         self.agent = agent
         self.preflop = BlueprintModel(agent.bp)
 
-    def _solution(self, hand: Hand):
-        """The agent's latest solve of ``hand``'s street, solving it (as the agent would) if none."""
-        ag = self.agent
-        if ag.last is None or ag.last_street != hand.street:
-            ag._observe(hand)  # the street-start beliefs, as the agent's next act would update them
-            try:
-                ag.last, ag.last_street = ag.solve_street(hand), hand.street
-            except (InputError, GameError):  # as in the agent's act: it would check or call
-                return None
-        return ag.last
-
     def _strategy(self, hand: Hand):
-        known = self.agent.decided.get(hand.betting())
+        """(tokens, probabilities): the agent's decision there, else its latest solve of the
+        street, else a new solve (as the agent would make it)."""
+        ag = self.agent
+        known = ag.decided.get(hand.betting())
         if known is not None:
             return known
-        sol = self._solution(hand)
-        return CALL if sol is None else sol.strategy(hand.rounds[hand.street])
+        if ag.last is None or ag.last_street != hand.street:
+            ag._observe(hand)  # the street-start beliefs, as the agent's next act would update them
+            return ag.solve_or_call(hand)
+        return ag.last.strategy(hand.rounds[hand.street])
 
     def probs(self, hand: Hand, holes) -> dict:
         """{token: probability per row of ``holes``} at the agent's decision in ``hand``."""

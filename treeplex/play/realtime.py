@@ -676,12 +676,9 @@ class DepthLimitedAgent(Agent):
         else:
             if s == 1 and self._flop_node() < 0:
                 self.stats["off_tree"] += 1
-            try:
-                self.last, self.last_street = self.solve_street(hand), s
-                tokens, P = self.last.strategy(hand.rounds[s])
-            except (InputError, GameError):  # the hand's actions do not fit the subgame's tree (sizes merged into all-in)
+            tokens, P = self.solve_or_call(hand)
+            if self.last is None:
                 self.stats["off_tree"] += 1
-                self.last, (tokens, P) = None, CALL
             if s == 1 and self.last is not None and self.last.sub.bucket[self.hole] < 0:
                 self.stats["unreached"] += 1
         a = sample_action(P[self.hole], self.rng)
@@ -703,6 +700,17 @@ class DepthLimitedAgent(Agent):
         """The blueprint node at the flop's start (-1: the preflop left the tree)."""
         v, t = self.v, self.bp.tree
         return v if v >= 0 and t.kind[v] == DECISION and t.street[v] == 1 else -1
+
+    def solve_or_call(self, hand):
+        """(tokens, ``[1326, k]`` probabilities) at ``hand``'s decision from a new solve of its
+        street (kept in ``last``), or check/call (``last`` None) where the hand's actions do not
+        fit the subgame's tree (sizes merged into all-in)."""
+        try:
+            self.last, self.last_street = self.solve_street(hand), hand.street
+            return self.last.strategy(hand.rounds[hand.street])
+        except (InputError, GameError):
+            self.last = None
+            return CALL
 
     def solve_street(self, hand) -> "Solved | EndSpot":
         """The subgame of ``hand``'s street (after the preflop) from the street start, with the
