@@ -30,6 +30,8 @@ def test_cost_report(capsys):
     (["--at", "c,x"], "nobody acts"),
     (["--game", "kuhn"], "nlfh"),
     (["--at", "zz"], "unknown action"),
+    (["--round2-iters", "0"], "--round2-iters: only on"),  # it was silently ignored
+    (["--blueprint", "lp", "--exact"], "--blueprint, --exact: only on"),
 ])
 def test_bad_input_is_one_line_exit_2(args, msg):
     env = dict(os.environ, PYTHONPATH=os.getcwd())

@@ -59,12 +59,12 @@ def main(argv=None) -> int:
     g52.add_argument("--searcher", type=int, choices=[0, 1], default=None,
                      help="the player who solves the subgame; the other chooses among the k values (default 1; "
                           "with --bet: the responder)")
-    g52.add_argument("--blueprint", default="dcfr:100",
+    g52.add_argument("--blueprint", default=None,
                      help="the blueprint: SOLVER:ITERATIONS (a CFR-family solver) or lp (default dcfr:100)")
     g52.add_argument("--subgame-iters", type=int, default=None,
                      help="iterations of a CFR-family --solver on the subgame (default: to a gap of "
                           "1e-4 big blinds, at most 20,000)")
-    g52.add_argument("--round2-iters", type=int, default=500,
+    g52.add_argument("--round2-iters", type=int, default=None,
                      help="DCFR iterations of the flop re-solve after --bet (--round2 safe or unsafe; default 500)")
     g52.add_argument("--exact", action="store_true", help="also the game's exact value (the LP: small decks only)")
     g52.add_argument("--max-memory", default=None, help="refuse leaf tables above this size (default: the memory "
@@ -82,12 +82,20 @@ def _run_and_print(args) -> int:
     return 0
 
 
+_NLFH52_ONLY = ("searcher", "blueprint", "subgame_iters", "round2_iters", "max_memory")
+
+
 def run(args) -> dict:
     params = dict(SMALL)
     if args.game and parse_game_name(args.game)[0] == "nlfh52":
         from .run52 import run52
 
         return run52(args)
+    given = [name for name in _NLFH52_ONLY if getattr(args, name) is not None] + (["exact"] if args.exact else [])
+    if given:
+        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+        raise InputError(f"{flags}: only on --game \"nlfh52(...)\" (the nlfh(...) games solve each subgame "
+                         "with --solver, exactly by default)")
     if args.bet is None:
         args.bet = 0.75
     if args.round2 is None:

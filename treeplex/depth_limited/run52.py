@@ -56,6 +56,8 @@ def run52(args) -> dict:
     check_params(defaults_of(NLFH52), params, "nlfh52")
     if args.k < 1:
         raise InputError(f"--k must be at least 1 (values per leaf state), got {args.k}")
+    args.blueprint = args.blueprint or "dcfr:100"
+    args.round2_iters = 500 if args.round2_iters is None else args.round2_iters
     if args.round2_iters < 1:
         raise InputError(f"--round2-iters must be at least 1, got {args.round2_iters}")
     if args.round2 not in (None, "none") and args.bet is None:
