@@ -1,0 +1,62 @@
+"""The resolve gadget as a payoff operator (Burch, Johanson & Bowling 2014; Brown & Sandholm
+2017, Reach subgame solving): the chooser enters the subgame with every hand, and before each
+of its top infosets g it may instead take a fixed value ``alt[g]`` (its bound). A solution holds
+every top infoset's best-response value of "enter" to at most its alt, up to the solve's gap.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .problem import PayoffOperator
+
+
+class GadgetPayoff(PayoffOperator):
+    """``inner`` with 2G sequences put first on the ``chooser``'s side: gadget g's "alt" is
+    sequence 1 + 2g, paying ``alt[g]`` (against the other's empty sequence), its "enter" 2 + 2g
+    (no payoff of its own); the inner sequence s >= 1 becomes s + 2G."""
+
+    def __init__(self, inner, chooser: int, alt: np.ndarray):
+        self.inner, self.chooser, self.alt = inner, chooser, np.asarray(alt, np.float64)
+        self.G = len(self.alt)
+        shape = list(inner.shape)
+        shape[chooser] += 2 * self.G
+        self.shape = tuple(shape)
+        self.gradients = 0
+
+    def inner_vector(self, x: np.ndarray) -> np.ndarray:
+        """The chooser's vector in ``inner``'s layout (the gadget sequences dropped)."""
+        return np.concatenate((x[:1], x[1 + 2 * self.G:]))
+
+    def _product(self, own, v, out):
+        G = self.G
+        if own == self.chooser:  # the chooser's gradient, given the other's vector
+            g = self.inner._product(own, v, None)
+            res = np.zeros(self.shape[own])
+            res[0], res[1 + 2 * G:] = g[0], g[1:]
+            res[1:1 + 2 * G:2] = self.alt * v[0]
+        else:
+            res = self.inner._product(own, self.inner_vector(v), None)
+            res[0] += self.alt @ v[1:1 + 2 * G:2]
+        if out is None:
+            return res
+        out[...] = res
+        return out
+
+    @property
+    def nnz(self) -> int:
+        return self.inner.nnz + self.G
+
+    def max_abs_entry(self) -> float:
+        return max(self.inner.max_abs_entry(), float(np.abs(self.alt).max(initial=0.0)))
+
+    def to_sparse(self):
+        import scipy.sparse as sp
+
+        A = sp.csr_matrix(self.inner.to_sparse())
+        if self.chooser == 1:
+            A = A.T.tocsr()
+        gad = sp.csr_matrix((self.alt, (2 * np.arange(self.G), np.zeros(self.G, np.int64))),  # rows 1 + 2g
+                            shape=(2 * self.G, A.shape[1]))
+        out = sp.vstack([A[:1], gad, A[1:]]).tocsr()
+        return out if self.chooser == 0 else out.T.tocsr()
