@@ -239,6 +239,36 @@ def run_arena(args, G, Gx, Px, idx_x, bp, ev, table_p0, x_bp, y_rpat, after, lb,
 GAME_ALIASES = {"nlfh-50-s64": "nlfh52(stack=5000, flops=S64)"}  # the issue's NLFH-50/S64
 
 
+def _measured(fn):
+    """(fn(), its seconds, the rise of this process's resident memory in MB at its peak while fn
+    ran over before it): sampled every 20 ms from /proc/self/status (Linux; 0 elsewhere)."""
+    import threading
+
+    def rss() -> float:
+        try:
+            with open("/proc/self/status") as f:
+                return next((int(line.split()[1]) / 1024 for line in f if line.startswith("VmRSS")), 0.0)
+        except OSError:
+            return 0.0
+
+    start = rss()
+    peak, done = [start], threading.Event()
+
+    def sample():
+        while not done.wait(0.02):
+            peak[0] = max(peak[0], rss())
+
+    th = threading.Thread(target=sample, daemon=True)
+    th.start()
+    t0 = time.perf_counter()
+    try:
+        out = fn()
+    finally:
+        done.set()
+        th.join()
+    return out, time.perf_counter() - t0, max(peak[0], rss()) - start
+
+
 def _rss_mb() -> float:
     import resource
 
@@ -362,21 +392,21 @@ def offtree_rows52(args, x, game_x, view, bp, lv, tables, bp_kw, sub_kw, mbb, lo
             if k > table.k:
                 continue
             for r2 in args.round2:
-                t3 = time.perf_counter()
-                b_resp, info = dl_response(tr, table.first(k), lv, bx, bet, after, safe=True, round2=r2,
-                                           solver="dcfr", round2_kw={"max_iters": args.round2_iters}, **sub_kw)
-                seconds = time.perf_counter() - t3
+                (b_resp, info), seconds, rise = _measured(lambda: dl_response(
+                    tr, table.first(k), lv, bx, bet, after, safe=True, round2=r2, solver="dcfr",
+                    round2_kw={"max_iters": args.round2_iters}, **sub_kw))
                 prof = list(bx)
                 prof[responder] = b_resp
                 m = mbb(evaluate_full(vx, prof).exploitability)
                 sub, res2 = info["subgame"], info["round2"]
                 rows.append({"method": method, "k": k, "round2": r2, "root_safety": True,
-                             "exploitability_mbb": m, "response_seconds": seconds,
+                             "exploitability_mbb": m, "response_seconds": seconds, "response_rss_rise_mb": rise,
                              "subgame_solve_seconds": info["solution"].seconds,
                              "subgame_iterations": info["solution"].iterations,
                              "subgame_sequences": [int(n) for n in sub.problem.n_seqs],
                              "round2_gap_mbb": None if res2 is None else mbb(res2.gap / 2)})
-                log(f"{x:g} pot: {method:16s} k={k:2d} flop {r2:6s}: {m:8.3f} mbb/g   response {seconds:.2f} s "
+                log(f"{x:g} pot: {method:16s} k={k:2d} flop {r2:6s}: {m:8.3f} mbb/g   response {seconds:.2f} s, "
+                    f"peak RSS +{rise:.0f} MB "
                     f"(subgame {info['solution'].seconds:.2f} s, {info['solution'].iterations} iterations, "
                     f"{rows[-1]['subgame_sequences']} sequences" + ("" if res2 is None else
                     f"; flop re-solve {res2.iterations} iterations, locked gap / 2 {mbb(res2.gap / 2):.3f} mbb/g") + ")")
@@ -422,6 +452,13 @@ def write_outputs(args, results, out=None):
                   f"in all; the depth-limited subgame {sub} sequences against {c['subgame_to_the_end_sequences']} "
                   f"solved to the end; the flop after the bet: {', '.join(c['round2'])} (first: the main rows; a re-solve: "
                   f"{c['round2_iters']} DCFR iterations)"]
+        for r2 in c["round2"]:
+            rs = [r for r in results["rows"] if r["round2"] == r2]
+            if rs:
+                lines.append(f"- one response, flop {r2}: {min(r['response_seconds'] for r in rs):.1f}–"
+                             f"{max(r['response_seconds'] for r in rs):.1f} s, peak RSS +"
+                             f"{min(r['response_rss_rise_mb'] for r in rs):.0f}–"
+                             f"{max(r['response_rss_rise_mb'] for r in rs):.0f} MB over the process before it")
     if results["arena"]:
         lines += ["", f"Arena (k = {results['arena']['k']}), duplicate hands, row agent's winnings in mbb/g:", "",
                   "| match | sampled (95% CI) | exact |", "|---|---|---|"]

@@ -512,6 +512,141 @@ def test_flop_resolve_keeps_the_locks_and_the_bracket_range():
             np.testing.assert_allclose(both[p][sl][reached[sl]], lock[sl][reached[sl]], atol=1e-9)
 
 
+def _sub_behavioral(fl, p, b):
+    """Player p's behavioral in :class:`FlopLines`' layout of the full-layout behavioral ``b``
+    (orbit-constant): each flop sequence below the lines gets its full sequence's entry."""
+    out = np.ones(fl.n[p])
+    out[fl.idx[p]] = b[fl.pos[p]]
+    out[0] = 1.0
+    return out
+
+
+@pytest.mark.parametrize("isomorphism", [True, False])
+def test_flop_lines_payoffs_are_the_real_games_below_the_lines(isomorphism):
+    """:class:`FlopLines` on Gx (the game with the off-tree bet): two profiles that differ only
+    in the flop below its lines differ in value by as much in the real game (the engine's
+    operator on the whole game) as in the sub-game, each player's fixed preflop reach into each
+    line folded into its payoffs. Without the reach scale, or without one of the lines, the
+    difference is another one. The explicit matrix (the LP's) agrees with the products, and the
+    sub-game's play written back into the full layout is the profile's. With the suit
+    reduction and without."""
+    from treeplex.depth_limited.offtree52 import offtree_game
+    from treeplex.poker.flop_lines import FlopLines
+
+    params = dict(OFF_PARAMS, isomorphism=isomorphism)
+    gx = offtree_game(NLFH52(**params), params, "", 0.75)[0]
+    vx, _, b1 = random_profile(gx, seed=3)
+    other = random_profile(gx, seed=4)[2]
+    lines = [e["id"] for e in vx.lines]  # the one line after the bet, and the others
+    assert len(lines) >= 2
+    fl = FlopLines(gx, lines)
+    b2 = [b.copy() for b in b1]
+    for p in (0, 1):
+        b2[p][fl.pos[p][1:]] = other[p][fl.pos[p][1:]]
+    P = gx.problem()
+    real = [float(vx.plan(0, b[0]) @ P.A.matvec(vx.plan(1, b[1]))) for b in (b1, b2)]
+    reach = tuple(vx.line_reach(p, b1[p], lines) for p in (0, 1))
+    assert all(np.ptp(r) > 0.1 for r in reach)  # the preflop play is random: the scale matters
+
+    def sub_values(fl, reach):
+        A = fl.operator(reach)
+        out = []
+        for b in (b1, b2):
+            x, y = (fl.treeplex(p).plan_from_behavioral(_sub_behavioral(fl, p, b[p])) for p in (0, 1))
+            out.append(float(x @ A.matvec(y)))
+        np.testing.assert_allclose(x @ (A.to_sparse() @ y), out[-1], rtol=1e-12, atol=1e-12)
+        return out
+
+    sub = sub_values(fl, reach)
+    assert abs(real[0] - real[1]) > 1e-3
+    assert sub[0] - sub[1] == pytest.approx(real[0] - real[1], abs=1e-10)
+    unscaled = sub_values(fl, (None, None))
+    assert abs((unscaled[0] - unscaled[1]) - (real[0] - real[1])) > 1e-4
+    fewer = FlopLines(gx, lines[1:])
+    short = sub_values(fewer, tuple(r[1:] for r in reach))
+    assert abs((short[0] - short[1]) - (real[0] - real[1])) > 1e-4
+    for p in (0, 1):
+        np.testing.assert_array_equal(fl.full_behavioral(p, _sub_behavioral(fl, p, b2[p]), b1[p]), b2[p])
+
+
+def _locked_reference(vx, b, lines, chooser, alt):
+    """The safe flop re-solve as the whole real game (the reference the sub-game replaces):
+    every infoset but the flop below ``lines`` locked to ``b`` (node locks), the chooser's flop
+    infosets below line l with hand orbit o hanging from gadget l x O + o."""
+    from treeplex.core.locks import Locks
+    from treeplex.core.treeplex import Treeplex
+    from treeplex.model.gadget import GadgetPayoff
+    from treeplex.model.problem import Problem
+
+    t, g = vx.tree, vx.game
+    P = g.problem()
+    free_nodes = np.isin(vx.line_of_node, list(lines))
+    locks = []
+    for p, T in enumerate(P.treeplexes):
+        red = vx.reduced(p, b[p])
+        free = np.zeros(T.n_seqs, dtype=bool)
+        for v in np.flatnonzero(free_nodes & (t.actor == p)):
+            lo, width = g.reduction.rbase[p][v], int(g.reduction.orbits[p][v].max()) + 1
+            free[lo:lo + width * int(t.n_actions[v])] = True
+        seqs = np.flatnonzero(~free)[1:].astype(np.int64)
+        locks.append(Locks(seqs, red[seqs], T.n_seqs))
+    T = P.treeplexes[chooser]
+    G = len(lines) * vx.O
+    parent = np.where(T.parent > 0, T.parent + 2 * G, 0)
+    for i, l in enumerate(lines):
+        u, a = next(e for e in vx.lines if e["id"] == l)["last"][chooser]
+        gadget = np.full(T.n_seqs, -1)
+        gadget[vx.red_of[chooser][vx.bases[chooser][u] + vx.first * int(t.n_actions[u]) + a]] = i * vx.O + \
+            np.arange(vx.O)
+        nodes = np.flatnonzero((vx.line_of_node == l) & (t.actor == chooser))
+        full = np.concatenate([vx.bases[chooser][v] + np.arange(vx.H * int(t.n_actions[v])) for v in nodes])
+        js = np.unique(T.seq_infoset[vx.red_of[chooser][full]])
+        gi = gadget[T.parent[js]]
+        parent[js[gi >= 0]] = 2 + 2 * gi[gi >= 0]
+    Tg = Treeplex(np.concatenate((1 + 2 * np.arange(G), T.start + 2 * G)),
+                  np.concatenate((3 + 2 * np.arange(G), T.end + 2 * G)), np.concatenate((np.zeros(G), parent)))
+    alts = np.array([alt[l][o] for l in lines for o in range(vx.O)])
+    lk = locks[chooser]
+    locks[chooser] = Locks(lk.seqs + 2 * G, lk.probs, Tg.n_seqs)
+    Ts = [P.X, P.Y]
+    Ts[chooser] = Tg
+    return Problem(Ts[0], Ts[1], GadgetPayoff(P.A, chooser, alts), locks=tuple(locks))
+
+
+def test_safe_flop_re_solve_is_the_locked_game_below_the_lines():
+    """The safe flop re-solve on the flop below the bet's lines alone (the responder's preflop
+    reach folded into the payoffs) against the whole game with every other infoset locked
+    (:func:`_locked_reference`, the same gadgets), both by the exact LP: the restricted
+    solution, carried into the whole game, is an equilibrium there (locked gap 0) with the
+    whole game's LP value, which is the restricted value plus the locked part's constant; every
+    gadget's "enter" value against it is the same in both."""
+    from treeplex.depth_limited.offtree52 import flop_alts, offtree_table, safe_flop_resolve
+    from treeplex.depth_limited.sets import br_values
+    from treeplex.model.metrics import evaluate
+    from treeplex.run.driver import solve
+
+    vx, bx, bet, args, b1, info, lines = _safe_spot()
+    table = offtree_table(args[0], args[1], LeafValues52(vx, bx), args[5])[0]
+    alts = flop_alts(vx, table, info["solution"], b1, lines)
+    lock = [bx[0], b1]
+    sf = safe_flop_resolve(vx, lock, lines, 0, alts, "lp")
+    ref = _locked_reference(vx, lock, lines, 0, alts)
+    both = sf.behaviorals()
+    G = len(sf.gadgets)
+    gad = sf.problem.X.behavioral_from_plan(sf.res.x)[1:1 + 2 * G]
+    x = ref.X.plan_from_behavioral(np.concatenate(([1.0], gad, vx.reduced(0, both[0])[1:])))
+    y = vx.plan(1, both[1])
+    ev = evaluate(ref, x, y)
+    assert ev.gap < 1e-6
+    enter = br_values(ref.X, ref.A.matvec(y, count=False))[2 + 2 * np.arange(G)]
+    np.testing.assert_allclose(sf.enter_values(sf.res.y), enter, rtol=0, atol=1e-9)
+    assert np.ptp(enter) > 1e-3
+    exact = solve(ref, "lp")
+    assert evaluate(ref, exact.x, exact.y).value == pytest.approx(ev.value, abs=1e-6)
+    const = ev.value - evaluate(sf.problem, sf.res.x, sf.res.y).value  # the locked part's, not 0 here
+    assert abs(const) > 1e-3
+
+
 def _safe_spot():
     """The off-tree 0.75-pot open on the short deck: the step-1 subgame solved exactly (LP)
     with the root gadget and a bias table of k = 2 (the bettor, player 0, chooses)."""
@@ -586,7 +721,7 @@ def test_safe_flop_resolve_holds_every_hand_to_its_bound():
     assert np.all(exact.enter_values(exact.res.y) <= exact.alt + 1e-7)
     assert np.all(approx.enter_values(approx.res.y) <= approx.alt + gap)
     bound = np.maximum(sub.alt, enter_values(sub, sol.plans))
-    assert np.all(_bet_values(vx, bet, tr.off_label, exact.behaviorals(vx)[1]) <= bound + 1e-7)
+    assert np.all(_bet_values(vx, bet, tr.off_label, exact.behaviorals()[1]) <= bound + 1e-7)
     assert np.all(_bet_values(vx, bet, tr.off_label, b_dcfr) <= bound + gap)
     # the translated blueprint's flop play (round2 "none") does not keep every bound here
     assert np.any(_bet_values(vx, bet, tr.off_label, b1) > bound + 1e-3)

@@ -335,33 +335,37 @@ class View52:
             out.append(m)
         return tuple(out)
 
-    @cached_property
+    @property
     def line_of_node(self) -> np.ndarray:
         """int[decision nodes]: the chance node (leaf) a flop node is below; -1 preflop."""
-        t = self.tree
-        out = np.full(t.n_nodes, -1, np.int64)
-        for v in range(self.P, t.n_nodes):  # a flop node's parent has a smaller id
-            uk, ui = int(t.node_up_kind[v]), int(t.node_up_id[v])
-            out[v] = ui if uk == CHANCE else out[ui]
-        return out
+        return self.tree.line_of_node
 
     def pseudo_plan(self, p: int, b: np.ndarray) -> np.ndarray:
         """Full-layout realization weights with every preflop action counted as 1: the reach
         of each flop sequence from the leaf above it."""
         return self.full_treeplexes[p].plan_from_behavioral(np.where(self.flop_seq[p], b, 1.0))
 
+    def own_reach(self, p: int, b: np.ndarray, u: int, a: int) -> np.ndarray:
+        """[H] each hand's own reach, under p's full-layout behavioral ``b``, to sequence
+        (node ``u``, action ``a``) of p and through it (u < 0: the empty sequence, 1): the
+        product of p's probabilities on the way."""
+        t, out = self.tree, np.ones(self.H)
+        while u >= 0:
+            k = int(t.n_actions[u])
+            out *= b[self.bases[p][u] + np.arange(self.H) * k + a]
+            u, a = int(t.last_node[u, p]), int(t.last_act[u, p])
+        return out
+
+    def line_reach(self, p: int, b: np.ndarray, lines: list[int]) -> np.ndarray:
+        """[lines, H] p's own reach into each of the chance nodes ``lines`` (ids of ``self.lines``)."""
+        last = {e["id"]: e["last"][p] for e in self.lines}
+        return np.stack([self.own_reach(p, b, *last[l]) for l in lines])
+
     def reach_to(self, node: int, b: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """Per player, [O]: each orbit's own reach to ``node`` under full-layout behaviorals ``b``."""
-        t, out = self.tree, []
-        for p in (0, 1):
-            plan = self.full_treeplexes[p].plan_from_behavioral(b[p])
-            u, a = int(t.last_node[node, p]), int(t.last_act[node, p])
-            if u < 0:
-                out.append(np.ones(self.O))
-            else:
-                k = int(t.n_actions[u])
-                out.append(plan[self.bases[p][u] + self.first * k + a])
-        return tuple(out)
+        t = self.tree
+        return tuple(self.own_reach(p, b[p], int(t.last_node[node, p]), int(t.last_act[node, p]))[self.first]
+                     for p in (0, 1))
 
 
 def _end_history(t, v: int, a: int) -> str:

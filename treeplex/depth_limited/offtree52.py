@@ -16,7 +16,8 @@ The bettor makes it; the responder answers with
   resolve gadget (the bettor's alt: its best-response value at the node where it bet, in G,
   against the responder's blueprint: the off-tree bet must not gain over the sizes already
   there). After the flop, with the responder's new preflop play locked, the flop below the
-  bet is solved again (one locked solve of Gx for every line after the bet) either
+  bet is solved again (one solve of the flop below every line after the bet, with what is
+  above it fixed: :class:`~treeplex.poker.flop_lines.FlopLines`) either
 
   - safely (``round2="safe"``, §5 with Brown & Sandholm 2017's Reach subgame solving):
     every bettor hand orbit o enters line l through a resolve gadget whose alt is its step-1
@@ -42,10 +43,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.treeplex import Treeplex
 from ..errors import InputError
-from ..model.gadget import GadgetPayoff
+from ..model.gadget import GadgetPayoff, gadget_treeplex
 from ..model.problem import Problem
+from ..poker.flop_lines import FlopLines
 from ..poker.nlfh import frac_label
 from ..poker.nlfh52 import NLFH52, flop_text
 from ..poker.public_tree import CHANCE
@@ -253,70 +254,51 @@ def dl_response(tr: Translator, table_g: LeafTable52, lv_g: LeafValues52, b_x: l
     lines = [e["id"] for e in vx.lines if tr.after_bet(vx.game.betting.node(e["history"]))]
     lock = [None, None]
     lock[responder] = b
-    kw = round2_kw or {"max_iters": 500}  # a fixed count: the locked game's gap is over the whole game
+    kw = round2_kw or {"max_iters": 500}  # a fixed count: the gap is in the whole game's chips x chance
     if round2 == "unsafe":
         lock[bettor] = with_bracket_range(tr, bettor, b_x[bettor], bet_node, picks)
-        both, res = flop_resolve(vx, lock, set(lines), "dcfr", **kw)
+        both, res = flop_resolve(vx, lock, lines, "dcfr", **kw)
     else:
         lock[bettor] = b_x[bettor]  # its range below the lines is the gadgets' (every hand)
         sf = safe_flop_resolve(vx, lock, lines, bettor, flop_alts(vx, table, sol, b, lines), "dcfr", **kw)
-        both, res = sf.behaviorals(vx), sf.res
+        both, res = sf.behaviorals(), sf.res
         info["safe_flop"] = sf
     info["round2"] = res
     return both[responder], info
 
 
-def flop_resolve(vx: View52, b: list[np.ndarray], lines: set[int], solver: str = "dcfr", **solve_kw
+def flop_resolve(vx: View52, b: list[np.ndarray], lines: list[int], solver: str = "dcfr", **solve_kw
                  ) -> tuple[list[np.ndarray], object]:
     """Unsafe re-solving of the flop below the chance nodes ``lines`` (the paper's step after the
-    depth limit, without its safety): both players' flop play there is solved again with every
-    other infoset locked to ``b`` (full-layout behaviorals), i.e. with the ranges the preflop
-    play brings; the real game's problem with node locks (:mod:`treeplex.core.locks`), so the
-    result is an equilibrium of that locked game. Returns both players' behaviorals (``b`` with
-    the flop below ``lines`` replaced) and the solver's result."""
-    from dataclasses import replace as dc_replace
-
+    depth limit, without its safety): both players' flop play there is solved again with the
+    rest of ``b`` (full-layout behaviorals) fixed, i.e. with the ranges the preflop play brings:
+    the flop below the lines alone (:class:`~treeplex.poker.flop_lines.FlopLines`), each
+    player's fixed reach into a line folded into the payoffs, an equilibrium of the real game
+    with every other infoset locked. Returns both players' behaviorals (``b`` with the flop
+    below ``lines`` replaced) and the solver's result."""
     from ..run.driver import solve
 
-    P = vx.game.problem()
-    locked = dc_replace(P, locks=tuple(flop_locks(vx, b, lines)), _backend=None)
-    res = solve(locked, solver, **solve_kw)
-    out = [vx.full_behavioral(p, x) for p, x in enumerate((res.x, res.y))]
+    fl = FlopLines(vx.game, lines)
+    A = fl.operator(tuple(vx.line_reach(p, b[p], fl.lines) for p in (0, 1)))
+    P = Problem(fl.treeplex(0), fl.treeplex(1), A, name=f"flop re-solve of {vx.game.name}", payoff_unit="chips",
+                big_blind=vx.game.big_blind)
+    res = solve(P, solver, **solve_kw)
+    out = [fl.full_behavioral(p, T.behavioral_from_plan(x), b[p]) for p, (T, x) in enumerate(zip(P.treeplexes,
+                                                                                               (res.x, res.y)))]
     return out, res
-
-
-def flop_locks(vx: View52, b: list[np.ndarray], lines: set[int]) -> list:
-    """Per player, the :class:`~treeplex.core.locks.Locks` of the solver's layout that fix every
-    infoset to ``b`` (full-layout behaviorals) except the flop below the chance nodes ``lines``."""
-    from ..core.locks import Locks
-
-    t, g = vx.tree, vx.game
-    out = []
-    free_nodes = np.isin(vx.line_of_node, list(lines))
-    for p, T in enumerate(g.problem().treeplexes):
-        red = vx.reduced(p, b[p])
-        free = np.zeros(T.n_seqs, dtype=bool)
-        for v in np.flatnonzero(free_nodes & (t.actor == p)):
-            k = int(t.n_actions[v])
-            if g.reduction is None:
-                lo, width = vx.bases[p][v], vx.H
-            else:
-                lo, width = g.reduction.rbase[p][v], int(g.reduction.orbits[p][v].max()) + 1
-            free[lo:lo + width * k] = True
-        seqs = np.flatnonzero(~free)[1:].astype(np.int64)  # not the empty sequence
-        out.append(Locks(seqs, red[seqs], T.n_seqs))
-    return out
 
 
 @dataclass
 class SafeFlop:
-    """The safe flop re-solve's problem (the real game, the chooser's flop below ``lines``
-    behind resolve gadgets, every other infoset locked), its gadgets ``(line, orbit)`` in
-    order, their ``alt`` and the solver's result ``res``."""
+    """The safe flop re-solve's problem (the flop below ``lines.lines``, the chooser's infosets
+    behind resolve gadgets), its gadgets ``(line, orbit)`` in order, their ``alt``, the fixed
+    play ``b`` above and off the lines (full-layout behaviorals) and the solver's result ``res``."""
 
     problem: Problem
+    lines: FlopLines
     gadgets: list[tuple[int, int]]
     alt: np.ndarray
+    b: list[np.ndarray]
     res: object = None
 
     def enter_values(self, other: np.ndarray) -> np.ndarray:
@@ -327,12 +309,14 @@ class SafeFlop:
         g = sign * (A.matvec(other, count=False) if A.chooser == 0 else A.rmatvec(other, count=False))
         return sign * br_values(self.problem.treeplexes[A.chooser], g)[2 + 2 * np.arange(len(self.gadgets))]
 
-    def behaviorals(self, vx: View52) -> list[np.ndarray]:
-        """Both players' full-layout behaviorals of the solution (the chooser's without its gadgets)."""
+    def behaviorals(self) -> list[np.ndarray]:
+        """Both players' full-layout behaviorals: ``b`` with the flop below the lines the
+        solution's (the chooser's without its gadgets)."""
         out = []
         for p, (T, plan) in enumerate(zip(self.problem.treeplexes, (self.res.x, self.res.y))):
-            b = T.behavioral_from_plan(plan)
-            out.append(vx.full(p, self.problem.A.inner_vector(b) if p == self.problem.A.chooser else b))
+            beh = T.behavioral_from_plan(plan)
+            out.append(self.lines.full_behavioral(p, self.problem.A.inner_vector(beh) if p == self.problem.A.chooser
+                                                  else beh, self.b[p]))
         return out
 
 
@@ -378,42 +362,24 @@ def flop_alts(vx: View52, table: LeafTable52, sol: Solution52, b_resp: np.ndarra
 def safe_flop_problem(vx: View52, b: list[np.ndarray], lines: list[int], chooser: int, alt: dict[int, np.ndarray]
                       ) -> SafeFlop:
     """Safe re-solving of the flop below the chance nodes ``lines`` (Burch et al. 2014's resolve
-    gadget, Brown & Sandholm 2017): the real game with every infoset but the flop below
-    ``lines`` locked to ``b`` (full-layout behaviorals, :func:`flop_locks`), where the
-    ``chooser``'s flop infosets below line l with hand orbit o hang from a gadget infoset of
-    their own, alt (payoff ``alt[l][o]``, player 0's chips times chance and the other's reach)
-    or enter, instead of from the chooser's preflop play: the chooser's range there is every
-    hand, each free to take its alt. The other player's flop play there minimizes, for
-    player 0 = chooser, sum_o max(alt, enter)."""
-    from ..core.locks import Locks
-
-    t, P = vx.tree, vx.game.problem()
-    T = P.treeplexes[chooser]
-    red = (lambda f: f) if vx.red_of is None else (lambda f: vx.red_of[chooser][f])
-    gadgets, G = [], len(lines) * vx.O
-    parent = np.where(T.parent > 0, T.parent + 2 * G, 0)
-    for i, l in enumerate(lines):
-        u, a = next(e for e in vx.lines if e["id"] == l)["last"][chooser]
-        gadget = np.full(T.n_seqs, -1)  # the chooser's preflop sequence into line l, per orbit -> its gadget
-        gadget[red(vx.bases[chooser][u] + vx.first * int(t.n_actions[u]) + a)] = i * vx.O + np.arange(vx.O)
-        gadgets += [(l, o) for o in range(vx.O)]
-        nodes = np.flatnonzero((vx.line_of_node == l) & (t.actor == chooser))
-        full = np.concatenate([np.zeros(0, np.int64)] + [vx.bases[chooser][v] + np.arange(vx.H * int(t.n_actions[v]))
-                                                         for v in nodes])
-        js = np.unique(T.seq_infoset[red(full)])
-        g = gadget[T.parent[js]]
-        parent[js[g >= 0]] = 2 + 2 * g[g >= 0]
-    Tg = Treeplex(np.concatenate((1 + 2 * np.arange(G), T.start + 2 * G)),
-                  np.concatenate((3 + 2 * np.arange(G), T.end + 2 * G)), np.concatenate((np.zeros(G), parent)))
+    gadget, Brown & Sandholm 2017): the flop below the lines alone
+    (:class:`~treeplex.poker.flop_lines.FlopLines`), the other player's fixed reach into each
+    line (``b``: full-layout behaviorals) folded into the payoffs, the ``chooser``'s flop
+    infosets below line l with hand orbit o hanging from a gadget infoset of their own, alt
+    (payoff ``alt[l][o]``, player 0's chips times chance and the other's reach) or enter: the
+    chooser's range there is every hand, each free to take its alt. The other player's flop
+    play there minimizes, for player 0 = chooser, sum_o max(alt, enter). Up to a constant
+    of ``b`` (the terminals off the lines), the real game with every other infoset locked."""
+    fl = FlopLines(vx.game, lines)
+    gadgets = [(l, o) for l in fl.lines for o in range(vx.O)]
+    reach = [None, None]
+    reach[1 - chooser] = vx.line_reach(1 - chooser, b[1 - chooser], fl.lines)
+    Ts = [fl.treeplex(0), fl.treeplex(1)]
+    Ts[chooser] = gadget_treeplex(*fl.infosets(chooser), len(gadgets))
     alts = np.array([alt[l][o] for l, o in gadgets])
-    locks = flop_locks(vx, b, set(lines))
-    lk = locks[chooser]
-    locks[chooser] = Locks(lk.seqs + 2 * G, lk.probs, Tg.n_seqs)
-    Ts = [P.X, P.Y]
-    Ts[chooser] = Tg
-    problem = Problem(Ts[0], Ts[1], GadgetPayoff(P.A, chooser, alts), name=f"safe flop re-solve of {vx.game.name}",
-                      payoff_unit="chips", big_blind=vx.game.big_blind, locks=tuple(locks))
-    return SafeFlop(problem, gadgets, alts)
+    problem = Problem(Ts[0], Ts[1], GadgetPayoff(fl.operator(tuple(reach)), chooser, alts),
+                      name=f"safe flop re-solve of {vx.game.name}", payoff_unit="chips", big_blind=vx.game.big_blind)
+    return SafeFlop(problem, fl, gadgets, alts, b)
 
 
 def with_bracket_range(tr: Translator, bettor: int, b: np.ndarray, bet_node: int, picks: list) -> np.ndarray:

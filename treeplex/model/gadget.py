@@ -8,7 +8,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.treeplex import Treeplex
 from .problem import PayoffOperator
+
+
+def gadget_treeplex(start: np.ndarray, end: np.ndarray, parent: np.ndarray, G: int) -> Treeplex:
+    """The chooser's treeplex for :class:`GadgetPayoff`: G gadget infosets (alt, enter) =
+    sequences (1 + 2g, 2 + 2g) first, then the inner infosets ``start``/``end`` (sequences
+    s >= 1 of the inner layout, moved to s + 2G); an inner ``parent`` -1 - g is gadget g's enter,
+    0 the empty sequence."""
+    parent = np.asarray(parent, np.int64)
+    g = np.arange(G)
+    return Treeplex(np.concatenate((1 + 2 * g, np.asarray(start) + 2 * G)),
+                    np.concatenate((3 + 2 * g, np.asarray(end) + 2 * G)),
+                    np.concatenate((np.zeros(G, np.int64), np.where(parent < 0, -2 * parent,
+                                                                        np.where(parent > 0, parent + 2 * G, 0)))))
 
 
 class GadgetPayoff(PayoffOperator):

@@ -434,6 +434,16 @@ class FlopTree:
     def nodes_of(self, player: int) -> np.ndarray:
         return np.flatnonzero(self.actor == player)
 
+    @cached_property
+    def line_of_node(self) -> np.ndarray:
+        """int[decision nodes]: the chance node (the end of the preflop round) a flop node is
+        below; -1 preflop."""
+        out = np.full(self.n_nodes, -1, np.int64)
+        for v in range(len(self.game.preflop.actor), self.n_nodes):  # a flop node's parent has a smaller id
+            uk, ui = int(self.node_up_kind[v]), int(self.node_up_id[v])
+            out[v] = ui if uk == CHANCE else out[ui]
+        return out
+
     def stabilizer(self, b: int) -> list[tuple[int, ...]]:
         """The symmetries that map board b onto itself (all of them preflop)."""
         return self._stabs[b]
