@@ -492,10 +492,11 @@ class EndSpot:
         rules = _StreetRules(bp, 99)
         node = street_root(rules, street, contrib)
         extra = set()
-        for tok in tokens:  # the hand's sizes on this street, in chips on top of the call
-            if tok.startswith("r") and int(tok[1:]) != rules.stack:
+        for tok in tokens:  # the hand's sizes on this street the tree lacks, in chips on top of the call
+            lab = token_label(node, tok)
+            if tok.startswith("r") and int(tok[1:]) not in (rules.stack, node.raise_sizes()[lab]):
                 extra.add(f"{int(tok[1:]) - node.contrib[1 - node.to_act]}c")
-            node = node.child(token_label(node, tok))
+            node = node.child(lab)
         self.street0 = int(contrib[0])
         sizes = {}
         for s in range(street, 4):
