@@ -10,7 +10,8 @@ and the safety property itself, by exact best responses per opponent hand on the
 the safe solution's total excess of the opponent over its alts (sum over its hands of chance
 mass x max(0, best response - alt)) is at most the previous strategy's excess plus the safe
 solve's gap (the gadget's minimization bound), while the unsafe solution of the same spot
-exceeds that bound (so the test can fail)."""
+exceeds that bound (so the test can fail); Reach's gifts are >= 0, and at a re-solve of a safe
+spot each hand's gift is its margin there, alt - best response, by the same best responses."""
 
 import numpy as np
 import pytest
@@ -100,7 +101,10 @@ def test_alts_are_the_previous_solutions_values_by_enumeration(bp):
         value, comp = _walk(river, opp, pis, reach)
         ev = value / (comp @ reach)
         want = ev if opp == 0 else -ev  # player 0's chips from the river's start
-        np.testing.assert_allclose(river.alt, want, rtol=1e-9, atol=1e-9 * river.game.pot)
+        plain = turn.alts(river, line, gifts=False)
+        np.testing.assert_allclose(plain, want, rtol=1e-9, atol=1e-9 * river.game.pot)
+        gift = (river.alt - plain) * (1 if opp == 0 else -1)  # Reach's gifts: the opponent's turn losses
+        assert np.all(gift >= 0) and gift.max() > 0
 
 
 def _excess(spot, pi_me, reach_me):
@@ -144,6 +148,11 @@ def test_safe_river_re_solve_holds_the_alts_and_unsafe_does_not(bp):
     unsafe.alt = safe.alt  # measured against the same alts (its solve did not use them)
     ex_unsafe, over_u = _excess(unsafe, _policy(unsafe, me, mine), w)
     assert ex_unsafe > 10 * (bound + max(unsafe.gap, 0.0)) and over_u.max() > 10 * over.max(), (ex_unsafe, bound)
+    # a further re-solve: each hand's gift is its margin at the safe solve's gadget (alt - best response)
+    third = _river(bp, 2, 1, bet, prev=(safe, []))
+    gift = (third.alt - safe.alts(third, [], gifts=False)) * (1 if opp == 0 else -1)
+    np.testing.assert_allclose(gift, np.maximum(0.0, -over), atol=1e-7 * safe.game.pot)
+    assert gift.max() > 0
 
 
 def test_agent_solves_later_turn_and_river_spots_safely_unless_told_not_to(tiny_hunl, bp):

@@ -559,16 +559,25 @@ class EndSpot:
             raise InputError("depth-limited agent: no river betting below the turn spot's line")
         return v
 
+    def mass(self, v: int, p: int) -> np.ndarray:
+        """[n_p] the chance and opponent-reach mass meeting each of game player p's hands at
+        node ``v`` under the solution (what a counterfactual value there divides by)."""
+        g = self.game
+        if getattr(self, "_compat", None) is None:
+            from ..poker.cards import HAND_CARDS
+            from ..poker.operator import compatible
+
+            self._compat = [compatible(HAND_CARDS[g.hands[q]], HAND_CARDS[g.hands[1 - q]]) for q in (0, 1)]
+        reach = g.opponent_reach(p, self.plans[1 - p], v)
+        return g.coef[p] * g.tree.node_chance[v] * (self._compat[p] @ reach) * g.node_alive(p, v)
+
     def values_at(self, v: int, p: int) -> np.ndarray:
         """[n_p] game player p's expected payoff per hand at node ``v`` under the solution (both
         players' strategies; p's own chips relative to the spot's start, as the spot's
         payoffs): its counterfactual value (the engine's products, :meth:`PostflopGame.
-        _counterfactual_values`) over the chance and opponent-reach mass meeting the hand at
-        ``v``; NaN where that mass is 0. At a node of the other player (a street's first
-        decision), p's value is the sum over that player's actions, each leading to a node of p."""
-        from ..poker.operator import compatible
-        from ..poker.cards import HAND_CARDS
-
+        _counterfactual_values`) over :meth:`mass`; NaN where that is 0. At a node of the
+        other player (a street's first decision), p's value is the sum over that player's
+        actions, each leading to a node of p."""
         g, t = self.game, self.game.tree
         if getattr(self, "_cfv", None) is None:
             self._cfv = g._counterfactual_values(*self.plans)
@@ -582,29 +591,70 @@ class EndSpot:
                 raise InputError("depth-limited agent: a safe re-solve starts at a street's first decision")
             return sum(cf(i) for _, i in kids)
 
-        compat = compatible(HAND_CARDS[g.hands[p]], HAND_CARDS[g.hands[1 - p]])
-        norm = g.coef[p] * t.node_chance[v] * (compat @ g.opponent_reach(p, self.plans[1 - p], v)) * g.node_alive(p, v)
+        m = self.mass(v, p)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(norm > 0, cf(v) / np.where(norm > 0, norm, 1.0), np.nan)
+            return np.where(m > 0, cf(v) / np.where(m > 0, m, 1.0), np.nan)
 
-    def alts(self, new: "EndSpot", tokens) -> np.ndarray:
+    def gifts(self, v: int, p: int, steps) -> np.ndarray:
+        """[n_p] Reach subgame solving's gift to game player p's hands at node ``v`` (Brown &
+        Sandholm 2017), p's chips per unit of reach, >= 0: what each hand has given up in this
+        spot against its best responses to our solution, in counterfactual units: its margin at
+        this spot's gadget (alt - best-response value of entering; 0 unsafe) plus, at each of
+        its decisions (u, a) on ``steps`` (the path to ``v``), max_b BR(u, b) - BR(u, a);
+        shared over the n next roots the hand meets (1 at this spot's root; else the next
+        street's first decisions with mass > 0): m / n, then per unit of reach at ``v``."""
+        from ..depth_limited.nested import infoset_br_values
+        from ..depth_limited.sets import br_values
+
+        g, t = self.game, self.game.tree
+        P = g.problem()
+        T = P.treeplexes[p]
+        grad = P.A.matvec(self.plans[1], count=False) if p == 0 else -P.A.rmatvec(self.plans[0], count=False)
+        brv = br_values(T, grad)  # p's own chips, counterfactual, per sequence
+        n = len(g.hands[p])
+        gift = np.zeros(n)
+        if self.alt is not None:
+            top = np.flatnonzero(T.parent == 0)
+            enter = np.bincount(top % n, infoset_br_values(T, grad)[top], minlength=n)
+            gift += np.maximum(0.0, (self.alt if p == 0 else -self.alt) * self.mass(0, p) - enter)
+        for u, a in steps:
+            if t.actor[u] == p:
+                block = g.node_block(p, brv, u)
+                gift += block.max(axis=1) - block[:, a]
+        roots = [0] if v == 0 else np.flatnonzero(np.asarray(t.node_up_kind) == PT.CHANCE)
+        shared = np.sum([self.mass(r, p) > 0 for r in roots], axis=0)
+        m = self.mass(v, p)
+        ok = (m > 0) & (shared > 0)
+        return np.where(ok, gift / np.where(ok, shared * m, 1.0), 0.0)
+
+    def alts(self, new: "EndSpot", tokens, gifts: bool = True) -> np.ndarray:
         """[n] the resolve gadget's alternative payoffs of ``new``'s opponent hands (its
         ``game.hands[new.chooser]``), player 0's chips per unit of reach relative to ``new``'s
         start: each hand's expected payoff in this (previous) spot's solution at ``new``'s
         root (this spot's root for a re-solve of the same street, else the river root below
         the turn's ``tokens`` and the river card, :meth:`next_root`), plus the chips d each
         player has put in between the two roots (a payoff from the turn's start is one from
-        the river's start minus d). A hand this spot never meets there has no bound: its alt is
-        below any payoff (it always enters, as in unsafe solving)."""
+        the river's start minus d), raised by its :meth:`gifts` (with ``gifts``; at most to
+        what it can win, pot/2 + stack: :func:`.nested.gifted_bounds`). A hand this spot never
+        meets there has no bound: its alt is below any payoff (it always enters, as in unsafe
+        solving)."""
+        from ..depth_limited.nested import gifted_bounds
+
         c = new.chooser
+        steps = [] if new.street == self.street else self.path(tokens)[0]
         v = 0 if new.street == self.street else self.next_root(tokens, int(new.game.board[-1]))
         d = (new.game.pot - self.game.pot) / 2
         own = self.values_at(v, c) + d
         where = {int(h): i for i, h in enumerate(self.game.hands[c])}
+        rows = np.array([where.get(int(h), -1) for h in new.game.hands[c]])
+        known = (rows >= 0) & np.isfinite(own[np.maximum(rows, 0)])
         floor = -(new.game.pot / 2 + new.game.stack) - 1.0
-        out = np.array([own[where[h]] if h in where and np.isfinite(own[where[h]]) else floor
-                        for h in new.game.hands[c]])
-        return out if c == 0 else -out
+        out = np.where(known, own[np.maximum(rows, 0)], floor)
+        out = out if c == 0 else -out
+        if not gifts:
+            return out
+        gift = np.where(known, self.gifts(v, c, steps)[np.maximum(rows, 0)], 0.0)
+        return gifted_bounds(out, gift, new.game.pot / 2 + new.game.stack, c)
 
     def gadget_problem(self):
         """The spot with Burch et al.'s resolve gadget for the opponent (Brown & Sandholm 2017):
