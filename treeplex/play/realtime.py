@@ -43,6 +43,14 @@ runs; the agent uses the CFR family with the street's time budget.
 start, with the beliefs as ranges (the ``max_hands`` heaviest of each, the agent's own hand
 always kept), the blueprint's sizes for the street plus the sizes the hand has seen on it.
 
+**Safe re-solving** (Appendix A: unsafe the first time, then "safe nested solving
+(specifically, Reach subgame solving where the alternative payoffs are based on the expected
+value from the previously-solved subgame)"): the hand's first turn or river spot is solved
+unsafely; every later one (the river after the turn, a re-solve after the opponent acts) with
+the resolve gadget for the opponent (:class:`~treeplex.model.gadget.GadgetPayoff`), each of its
+hands' alt its expected value at the new root in the previous spot's solution plus its Reach
+gift (:meth:`EndSpot.alts`). ``safe=False``: every spot unsafe.
+
 Each decision re-solves from the start of its street (one simplification against the paper,
 whose nested subgames start just before the opponent's last action): the beliefs stay at the
 street start and the solve itself conditions on the street's actions.
@@ -52,6 +60,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import cached_property
 
 import numba as nb
 import numpy as np
@@ -482,7 +491,10 @@ class EndSpot:
     """A turn or river spot solved to the end on the postflop engine (module doc), from the
     street start (``contrib``, ``board``) with beliefs ``w`` ([2, 1326], real players) and the
     street's ``tokens``; ``seat``/``hole``: the agent and its hand (kept in its range).
-    Player 0 of the :class:`PostflopGame` is the out-of-position big blind, real player 1."""
+    Player 0 of the :class:`PostflopGame` is the out-of-position big blind, real player 1, so
+    the opponent (the gadget's ``chooser``) is game player ``seat``. With ``prev`` = (the
+    hand's previous solved spot, the tokens of that spot's street) the spot is solved safely:
+    ``alt`` (:meth:`alts`) and :meth:`gadget_problem`; without, ``alt`` is None (unsafe)."""
 
     def __init__(self, bp: Blueprint, street: int, contrib, board, tokens, w, seat: int, hole: int,
                  max_hands: int = 60, prev: tuple | None = None):
@@ -559,17 +571,21 @@ class EndSpot:
             raise InputError("depth-limited agent: no river betting below the turn spot's line")
         return v
 
+    @cached_property
+    def compat(self) -> list[np.ndarray]:
+        """Per game player p, bool[n_p, n_q]: which hand pairs share no card."""
+        from ..poker.cards import HAND_CARDS
+        from ..poker.operator import compatible
+
+        g = self.game
+        return [compatible(HAND_CARDS[g.hands[p]], HAND_CARDS[g.hands[1 - p]]) for p in (0, 1)]
+
     def mass(self, v: int, p: int) -> np.ndarray:
         """[n_p] the chance and opponent-reach mass meeting each of game player p's hands at
         node ``v`` under the solution (what a counterfactual value there divides by)."""
         g = self.game
-        if getattr(self, "_compat", None) is None:
-            from ..poker.cards import HAND_CARDS
-            from ..poker.operator import compatible
-
-            self._compat = [compatible(HAND_CARDS[g.hands[q]], HAND_CARDS[g.hands[1 - q]]) for q in (0, 1)]
         reach = g.opponent_reach(p, self.plans[1 - p], v)
-        return g.coef[p] * g.tree.node_chance[v] * (self._compat[p] @ reach) * g.node_alive(p, v)
+        return g.coef[p] * g.tree.node_chance[v] * (self.compat[p] @ reach) * g.node_alive(p, v)
 
     def values_at(self, v: int, p: int) -> np.ndarray:
         """[n_p] game player p's expected payoff per hand at node ``v`` under the solution (both
@@ -665,14 +681,12 @@ class EndSpot:
         from ..core.treeplex import Treeplex
         from ..model.gadget import GadgetPayoff
         from ..model.problem import Problem
-        from ..poker.cards import HAND_CARDS
-        from ..poker.operator import compatible
 
         g, c = self.game, self.chooser
         P = g.problem()
         T = P.treeplexes[c]
         n = G = len(g.hands[c])
-        mass = g.coef[c] * (compatible(HAND_CARDS[g.hands[c]], HAND_CARDS[g.hands[1 - c]]) @ g.weight[1 - c])
+        mass = g.coef[c] * (self.compat[c] @ g.weight[1 - c])
         parent = np.where(T.parent > 0, T.parent + 2 * G, 0)
         top = np.flatnonzero(T.parent == 0)
         parent[top] = 2 + 2 * (top % n)  # infosets go node by node, hand by hand (HandsGame.treeplex)
@@ -696,7 +710,7 @@ class EndSpot:
         if self.alt is not None:
             c, T = self.chooser, self.game.problem().treeplexes[self.chooser]
             plans[c] = T.plan_from_behavioral(prob.A.inner_vector(prob.treeplexes[c].behavioral_from_plan(plans[c])))
-        self.problem, self.plans, self._cfv = prob, tuple(plans), None
+        self.plans, self._cfv = tuple(plans), None
         self.gap = res.evaluation.gap
         self.iterations = int(getattr(res, "iterations", 0) or 0)
         self.seconds = time.perf_counter() - t0
