@@ -43,6 +43,14 @@ runs; the agent uses the CFR family with the street's time budget.
 start, with the beliefs as ranges (the ``max_hands`` heaviest of each, the agent's own hand
 always kept), the blueprint's sizes for the street plus the sizes the hand has seen on it.
 
+**Safe re-solving** (Appendix A: unsafe the first time, then "safe nested solving
+(specifically, Reach subgame solving where the alternative payoffs are based on the expected
+value from the previously-solved subgame)"): the hand's first turn or river spot is solved
+unsafely; every later one (the river after the turn, a re-solve after the opponent acts) with
+the resolve gadget for the opponent (:class:`~treeplex.model.gadget.GadgetPayoff`), each of its
+hands' alt its expected value at the new root in the previous spot's solution plus its Reach
+gift (:meth:`EndSpot.alts`). ``safe=False``: every spot unsafe.
+
 Each decision re-solves from the start of its street (one simplification against the paper,
 whose nested subgames start just before the opponent's last action): the beliefs stay at the
 street start and the solve itself conditions on the street's actions.
@@ -52,6 +60,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import cached_property
 
 import numba as nb
 import numpy as np
@@ -63,6 +72,7 @@ from ..model.game import GameError
 from ..poker.betting import ALL_IN
 from ..poker.cards import HAND_INDEX, N_HANDS
 from ..poker.nlfh import PublicNode
+from ..poker import public_tree as PT
 from .agents import STREETS, Agent, Blueprint, sample_action
 from .engine import Hand
 from .equity import HOLES
@@ -481,20 +491,24 @@ class EndSpot:
     """A turn or river spot solved to the end on the postflop engine (module doc), from the
     street start (``contrib``, ``board``) with beliefs ``w`` ([2, 1326], real players) and the
     street's ``tokens``; ``seat``/``hole``: the agent and its hand (kept in its range).
-    Player 0 of the :class:`PostflopGame` is the out-of-position big blind, real player 1."""
+    Player 0 of the :class:`PostflopGame` is the out-of-position big blind, real player 1, so
+    the opponent (the gadget's ``chooser``) is game player ``seat``. With ``prev`` = (the
+    hand's previous solved spot, the tokens of that spot's street) the spot is solved safely:
+    ``alt`` (:meth:`alts`) and :meth:`gadget_problem`; without, ``alt`` is None (unsafe)."""
 
     def __init__(self, bp: Blueprint, street: int, contrib, board, tokens, w, seat: int, hole: int,
-                 max_hands: int = 60):
+                 max_hands: int = 60, prev: tuple | None = None):
         from ..poker.postflop import PostflopGame
 
         self.street, self.seat, self.hole = street, seat, hole
         rules = _StreetRules(bp, 99)
         node = street_root(rules, street, contrib)
         extra = set()
-        for tok in tokens:  # the hand's sizes on this street, in chips on top of the call
-            if tok.startswith("r") and int(tok[1:]) != rules.stack:
+        for tok in tokens:  # the hand's sizes on this street the tree lacks, in chips on top of the call
+            lab = token_label(node, tok)
+            if tok.startswith("r") and int(tok[1:]) not in (rules.stack, node.raise_sizes()[lab]):
                 extra.add(f"{int(tok[1:]) - node.contrib[1 - node.to_act]}c")
-            node = node.child(token_label(node, tok))
+            node = node.child(lab)
         self.street0 = int(contrib[0])
         sizes = {}
         for s in range(street, 4):
@@ -517,7 +531,10 @@ class EndSpot:
         self.game = PostflopGame(board=[int(c) for c in board], pot=int(contrib[0] + contrib[1]),
                                  stack=int(rules.stack - contrib[0]), range0=ranges[0], range1=ranges[1],
                                  sizes=sizes, big_blind=bp.table.big_blind,
-                                 raise_cap=max(bp.tree.config.max_raises, sum(t[0] == "r" for t in tokens)) - 1)
+                                 raise_cap=max(bp.tree.config.max_raises, sum(t[0] == "r" for t in tokens)) - 1,
+                                 isomorphism=False)
+        self.chooser = seat  # the opponent (real player 1 - seat) is the game's player seat
+        self.alt = None if prev is None else prev[0].alts(self, prev[1])
 
     def path(self, tokens) -> list[tuple[int, int]]:
         """(decision node, action index) of each of ``tokens`` in the spot's tree."""
@@ -538,16 +555,163 @@ class EndSpot:
                 a = min(bets)[1]
             out.append((v, a))
             kind, child = t.children[v][a]
-            v = child if kind == 0 else -1
+            v = child if kind == PT.DECISION else -1
         return out, v
 
+    def next_root(self, tokens, card: int) -> int:
+        """The river's first decision node in this turn spot's tree below the turn's ``tokens``
+        (the whole street, closed by a check or call) and the dealt river ``card``."""
+        steps, _ = self.path(tokens)
+        t = self.game.tree
+        kind, c = t.children[steps[-1][0]][steps[-1][1]] if steps else (PT.DECISION, -1)
+        if kind != PT.CHANCE:
+            raise InputError(f"depth-limited agent: the turn's actions {tokens} lead to no river in the turn spot")
+        kind, v = t.chance_children[c][t.chance_cards[c].index(card)]
+        if kind != PT.DECISION:
+            raise InputError("depth-limited agent: no river betting below the turn spot's line")
+        return v
+
+    @cached_property
+    def compat(self) -> list[np.ndarray]:
+        """Per game player p, bool[n_p, n_q]: which hand pairs share no card."""
+        from ..poker.cards import HAND_CARDS
+        from ..poker.operator import compatible
+
+        g = self.game
+        return [compatible(HAND_CARDS[g.hands[p]], HAND_CARDS[g.hands[1 - p]]) for p in (0, 1)]
+
+    def mass(self, v: int, p: int) -> np.ndarray:
+        """[n_p] the chance and opponent-reach mass meeting each of game player p's hands at
+        node ``v`` under the solution (what a counterfactual value there divides by)."""
+        g = self.game
+        reach = g.opponent_reach(p, self.plans[1 - p], v)
+        return g.coef[p] * g.tree.node_chance[v] * (self.compat[p] @ reach) * g.node_alive(p, v)
+
+    def values_at(self, v: int, p: int) -> np.ndarray:
+        """[n_p] game player p's expected payoff per hand at node ``v`` under the solution (both
+        players' strategies; p's own chips relative to the spot's start, as the spot's
+        payoffs): its counterfactual value (the engine's products, :meth:`PostflopGame.
+        _counterfactual_values`) over :meth:`mass`; NaN where that is 0. At a node of the
+        other player (a street's first decision), p's value is the sum over that player's
+        actions, each leading to a node of p."""
+        g, t = self.game, self.game.tree
+        if getattr(self, "_cfv", None) is None:
+            self._cfv = g._counterfactual_values(*self.plans)
+
+        def cf(u):
+            if t.actor[u] == p:
+                probs, _ = g.behavioral(p, self.plans[p], u)
+                return (probs * g.node_block(p, self._cfv[p], u)).sum(axis=1)
+            kids = t.children[u]
+            if any(k != PT.DECISION for k, _ in kids):
+                raise InputError("depth-limited agent: a safe re-solve starts at a street's first decision")
+            return sum(cf(i) for _, i in kids)
+
+        m = self.mass(v, p)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(m > 0, cf(v) / np.where(m > 0, m, 1.0), np.nan)
+
+    def gifts(self, v: int, p: int, steps) -> np.ndarray:
+        """[n_p] Reach subgame solving's gift to game player p's hands at node ``v`` (Brown &
+        Sandholm 2017), p's chips per unit of reach, >= 0: what each hand has given up in this
+        spot against its best responses to our solution, in counterfactual units: its margin at
+        this spot's gadget (alt - best-response value of entering; 0 unsafe) plus, at each of
+        its decisions (u, a) on ``steps`` (the path to ``v``), max_b BR(u, b) - BR(u, a);
+        shared over the n next roots the hand meets (1 at this spot's root; else the next
+        street's first decisions with mass > 0): m / n, then per unit of reach at ``v``."""
+        from ..depth_limited.nested import infoset_br_values
+        from ..depth_limited.sets import br_values
+
+        g, t = self.game, self.game.tree
+        P = g.problem()
+        T = P.treeplexes[p]
+        grad = P.A.matvec(self.plans[1], count=False) if p == 0 else -P.A.rmatvec(self.plans[0], count=False)
+        brv = br_values(T, grad)  # p's own chips, counterfactual, per sequence
+        n = len(g.hands[p])
+        gift = np.zeros(n)
+        if self.alt is not None:
+            top = np.flatnonzero(T.parent == 0)
+            enter = np.bincount(top % n, infoset_br_values(T, grad)[top], minlength=n)
+            gift += np.maximum(0.0, (self.alt if p == 0 else -self.alt) * self.mass(0, p) - enter)
+        for u, a in steps:
+            if t.actor[u] == p:
+                block = g.node_block(p, brv, u)
+                gift += block.max(axis=1) - block[:, a]
+        roots = [0] if v == 0 else np.flatnonzero(np.asarray(t.node_up_kind) == PT.CHANCE)
+        shared = np.sum([self.mass(r, p) > 0 for r in roots], axis=0)
+        m = self.mass(v, p)
+        ok = (m > 0) & (shared > 0)
+        return np.where(ok, gift / np.where(ok, shared * m, 1.0), 0.0)
+
+    def alts(self, new: "EndSpot", tokens, gifts: bool = True) -> np.ndarray:
+        """[n] the resolve gadget's alternative payoffs of ``new``'s opponent hands (its
+        ``game.hands[new.chooser]``), player 0's chips per unit of reach relative to ``new``'s
+        start: each hand's expected payoff in this (previous) spot's solution at ``new``'s
+        root (this spot's root for a re-solve of the same street, else the river root below
+        the turn's ``tokens`` and the river card, :meth:`next_root`), plus the chips d each
+        player has put in between the two roots (a payoff from the turn's start is one from
+        the river's start minus d), raised by its :meth:`gifts` (with ``gifts``; at most to
+        what it can win, pot/2 + stack: :func:`.nested.gifted_bounds`). A hand this spot never
+        meets there has no bound: its alt is below any payoff (it always enters, as in unsafe
+        solving)."""
+        from ..depth_limited.nested import gifted_bounds
+
+        c = new.chooser
+        steps = [] if new.street == self.street else self.path(tokens)[0]
+        v = 0 if new.street == self.street else self.next_root(tokens, int(new.game.board[-1]))
+        d = (new.game.pot - self.game.pot) / 2
+        own = self.values_at(v, c) + d
+        where = {int(h): i for i, h in enumerate(self.game.hands[c])}
+        rows = np.array([where.get(int(h), -1) for h in new.game.hands[c]])
+        known = (rows >= 0) & np.isfinite(own[np.maximum(rows, 0)])
+        floor = -(new.game.pot / 2 + new.game.stack) - 1.0
+        out = np.where(known, own[np.maximum(rows, 0)], floor)
+        out = out if c == 0 else -out
+        if not gifts:
+            return out
+        gift = np.where(known, self.gifts(v, c, steps)[np.maximum(rows, 0)], 0.0)
+        return gifted_bounds(out, gift, new.game.pot / 2 + new.game.stack, c)
+
+    def gadget_problem(self):
+        """The spot with Burch et al.'s resolve gadget for the opponent (Brown & Sandholm 2017):
+        before its first decision each of its hands h takes ``alt[h]`` or enters, gadget h's
+        sequences 1 + 2h (alt) and 2 + 2h (enter), the hand's top infosets hanging from the
+        latter (:class:`~treeplex.model.gadget.GadgetPayoff`; alt in counterfactual units: per
+        unit of reach times the hand's chance mass at the root, coef_h sum_h' w_h')."""
+        from ..core.treeplex import Treeplex
+        from ..model.gadget import GadgetPayoff
+        from ..model.problem import Problem
+
+        g, c = self.game, self.chooser
+        P = g.problem()
+        T = P.treeplexes[c]
+        n = G = len(g.hands[c])
+        mass = g.coef[c] * (self.compat[c] @ g.weight[1 - c])
+        parent = np.where(T.parent > 0, T.parent + 2 * G, 0)
+        top = np.flatnonzero(T.parent == 0)
+        parent[top] = 2 + 2 * (top % n)  # infosets go node by node, hand by hand (HandsGame.treeplex)
+        Tg = Treeplex(np.concatenate((1 + 2 * np.arange(G), T.start + 2 * G)),
+                      np.concatenate((3 + 2 * np.arange(G), T.end + 2 * G)), np.concatenate((np.zeros(G), parent)))
+        Ts = [P.treeplexes[0], P.treeplexes[1]]
+        Ts[c] = Tg
+        return Problem(Ts[0], Ts[1], GadgetPayoff(P.A, c, self.alt * mass), name=f"safe {g.name}",
+                       payoff_unit="chips", big_blind=g.big_blind)
+
     def solve(self, time_limit: float | None, max_iters: int, algorithm: str = "dcfr") -> None:
+        """Solve the spot (unsafe without ``alt``, else :meth:`gadget_problem`); ``plans`` are
+        the game's (the opponent's with every gadget entered); ``gap``: the solved problem's."""
         from ..run.driver import solve
 
         t0 = time.perf_counter()
-        prob = self.game.problem()
-        res = solve(prob, algorithm, time_limit=time_limit, max_iters=max_iters, check_every=max_iters)
-        self.plans = (res.x, res.y)
+        prob = self.game.problem() if self.alt is None else self.gadget_problem()
+        kw = {} if algorithm == "lp" else {"time_limit": time_limit, "max_iters": max_iters, "check_every": max_iters}
+        res = solve(prob, algorithm, **kw)
+        plans = [res.x, res.y]
+        if self.alt is not None:
+            c, T = self.chooser, self.game.problem().treeplexes[self.chooser]
+            plans[c] = T.plan_from_behavioral(prob.A.inner_vector(prob.treeplexes[c].behavioral_from_plan(plans[c])))
+        self.plans, self._cfv = tuple(plans), None
+        self.gap = res.evaluation.gap
         self.iterations = int(getattr(res, "iterations", 0) or 0)
         self.seconds = time.perf_counter() - t0
 
@@ -607,8 +771,8 @@ class DepthLimitedAgent(Agent):
     decision there sampled its action from (its strategy for every hand it could hold)."""
 
     def __init__(self, bp: Blueprint, k: int = 4, seed: int = 0, budget=DEFAULT_BUDGET, rollouts: int = 20000,
-                 max_hands: int = 60, name: str | None = None):
-        self.bp, self.k = bp, k
+                 max_hands: int = 60, safe: bool = True, name: str | None = None):
+        self.bp, self.k, self.safe = bp, k, safe
         self.Pc = continuation_strategies(bp, k)
         self.classes = bp.buckets(0, HOLES, [])  # each hand's preflop bucket
         self.budget = tuple(budget)
@@ -617,7 +781,7 @@ class DepthLimitedAgent(Agent):
         self.krng = K.seed_state(seed)
         self.name = name or f"dl:k={k}"
         self.times = [[] for _ in STREETS]
-        self.stats = {"decisions": 0, "off_tree": 0, "unreached": 0}
+        self.stats = {"decisions": 0, "off_tree": 0, "unreached": 0, "safe_solves": 0}
 
     def begin(self, seat, hand):
         self.seat, self.hole = seat, int(HAND_INDEX[hand.hole(seat)[0], hand.hole(seat)[1]])
@@ -628,6 +792,7 @@ class DepthLimitedAgent(Agent):
         self.last = None  # the latest solution of the current street (Solved or EndSpot)
         self.last_street = 0
         self.closed = 0  # the last street whose actions the beliefs have taken in
+        self.spot = None  # the hand's latest solved turn or river EndSpot (the next one's alts)
         self.decided: dict[str, tuple] = {}
 
     # ---------------------------------------------------------------- beliefs
@@ -723,8 +888,17 @@ class DepthLimitedAgent(Agent):
             sub = StreetSubgame(self.bp, 1, (c, c), self._flop_node(), hand.board(), toks, [w.copy() for w in self.w],
                                 self.seat, self.Pc)
             return sub.solve(self.n_rollouts, self.krng, time_limit=max(0.05, self.budget[1] * 0.8), max_iters=2000)
-        spot = EndSpot(self.bp, s, (c, c), hand.board(), toks, self.w, self.seat, self.hole, self.max_hands)
+        args = (self.bp, s, (c, c), hand.board(), toks, self.w, self.seat, self.hole, self.max_hands)
+        spot = None
+        if self.safe and self.spot is not None:  # Reach-style safe re-solving from the previous spot
+            try:
+                spot = EndSpot(*args, prev=(self.spot, hand.rounds[self.spot.street]))
+                self.stats["safe_solves"] += 1
+            except (InputError, GameError):  # the previous spot lacks this line: unsafe, as the first
+                pass
+        spot = spot or EndSpot(*args)
         spot.solve(time_limit=max(0.05, self.budget[s] * 0.8), max_iters=1000)
+        self.spot = spot
         return spot
 
 
@@ -735,7 +909,7 @@ def _passive(label: str) -> str:
 
 def make_agent(spec: str, abstraction: str | None, seed: int, budget: str | None = None, stdin=None,
                stdout=None) -> Agent:
-    """``dl:BP.npz[,k=4][,rollouts=N][,hands=N]``: the depth-limited agent on that blueprint
+    """``dl:BP.npz[,k=4][,rollouts=N][,hands=N][,safe=1]``: the depth-limited agent on that blueprint
     (``budget``: seconds per decision per street, "P,F,T,R"); any other spec is
     :func:`.agents.make_agent`'s."""
     from .agents import make_agent as plain
@@ -743,13 +917,13 @@ def make_agent(spec: str, abstraction: str | None, seed: int, budget: str | None
     if not spec.startswith("dl:"):
         return plain(spec, abstraction, seed, stdin, stdout)
     path, *opts = spec[3:].split(",")
-    kw = {"k": 4, "rollouts": 20000, "hands": 60}
+    kw = {"k": 4, "rollouts": 20000, "hands": 60, "safe": 1}
     for o in opts:
         key, _, val = o.partition("=")
-        if key not in kw or not val.isdigit():
-            raise InputError(f"agent {spec!r}: unknown option {o!r}; expected k=1|4, rollouts=N, hands=N")
+        if key not in kw or not val.isdigit() or (key == "safe" and val not in ("0", "1")):
+            raise InputError(f"agent {spec!r}: unknown option {o!r}; expected k=1|4, rollouts=N, hands=N, safe=0|1")
         kw[key] = int(val)
     if not abstraction:
         raise InputError(f"{spec}: a depth-limited agent needs --abstraction ABS.npz")
     return DepthLimitedAgent(Blueprint(path, abstraction), k=kw["k"], seed=seed, budget=parse_budget(budget),
-                             rollouts=kw["rollouts"], max_hands=kw["hands"], name=spec)
+                             rollouts=kw["rollouts"], max_hands=kw["hands"], safe=bool(kw["safe"]), name=spec)
