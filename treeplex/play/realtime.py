@@ -678,22 +678,19 @@ class EndSpot:
         sequences 1 + 2h (alt) and 2 + 2h (enter), the hand's top infosets hanging from the
         latter (:class:`~treeplex.model.gadget.GadgetPayoff`; alt in counterfactual units: per
         unit of reach times the hand's chance mass at the root, coef_h sum_h' w_h')."""
-        from ..core.treeplex import Treeplex
-        from ..model.gadget import GadgetPayoff
+        from ..model.gadget import GadgetPayoff, gadget_treeplex
         from ..model.problem import Problem
 
         g, c = self.game, self.chooser
         P = g.problem()
         T = P.treeplexes[c]
-        n = G = len(g.hands[c])
+        n = len(g.hands[c])
         mass = g.coef[c] * (self.compat[c] @ g.weight[1 - c])
-        parent = np.where(T.parent > 0, T.parent + 2 * G, 0)
-        top = np.flatnonzero(T.parent == 0)
-        parent[top] = 2 + 2 * (top % n)  # infosets go node by node, hand by hand (HandsGame.treeplex)
-        Tg = Treeplex(np.concatenate((1 + 2 * np.arange(G), T.start + 2 * G)),
-                      np.concatenate((3 + 2 * np.arange(G), T.end + 2 * G)), np.concatenate((np.zeros(G), parent)))
+        parent = np.array(T.parent, np.int64)
+        top = np.flatnonzero(parent == 0)
+        parent[top] = -1 - top % n  # infosets go node by node, hand by hand (HandsGame.treeplex): hand h's gadget
         Ts = [P.treeplexes[0], P.treeplexes[1]]
-        Ts[c] = Tg
+        Ts[c] = gadget_treeplex(T.start, T.end, parent, n)
         return Problem(Ts[0], Ts[1], GadgetPayoff(P.A, c, self.alt * mass), name=f"safe {g.name}",
                        payoff_unit="chips", big_blind=g.big_blind)
 
