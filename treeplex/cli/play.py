@@ -114,6 +114,11 @@ def report_agents(agents) -> None:
             print(f"  {ag.name}: seconds per decision, mean/median/max (decisions): " + ", ".join(
                 f"{s} {np.mean(t):.2f}/{np.median(t):.2f}/{max(t):.2f} ({len(t):,})"
                 for s, t in zip(STREETS, times) if t))
+        pre = getattr(ag, "preflop_times", None)
+        if pre is not None and (pre["solved"] or pre["cached"]):
+            print(f"  {ag.name}: preflop cache: {ag.stats['preflop_solves']:,} solves, {ag.stats['preflop_loads']:,} "
+                  f"loads; seconds per preflop decision off the blueprint's tree, mean (decisions): "
+                  + ", ".join(f"{k} {np.mean(t):.2f} ({len(t):,})" for k, t in pre.items() if t))
         st = getattr(ag, "stats", None)
         if st and (st["off_tree"] or st["unreached"]):
             print(f"  {ag.name}: {st['off_tree']:,} of {st['decisions']:,} decisions off its tree, "

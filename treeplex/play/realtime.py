@@ -5,12 +5,21 @@ Sandholm & Amos, "Depth-limited solving for imperfect-information games", NeurIP
 **Beliefs.** Both players' ranges over the 1,326 hole-card pairs as the public sees them (the
 agent's own range too: its strategy's, not its cards), updated by Bayes' rule on every action:
 the weight of hand h times the probability that the actor plays the action with h, under the
-strategy that produced it (preflop: the blueprint; later streets: the last subgame solution of
-that street, whose tree holds every action of the street).
+strategy that produced it (preflop: the preflop's plan; later streets: the last subgame solution
+of that street, whose tree holds every action of the street).
 
-**Preflop** is the blueprint's strategy, as :class:`.agents.BlueprintAgent` plays it (off-tree
-raises by the pseudo-harmonic mapping); Modicum solved the preflop once per new opponent action
-and cached it, and the blueprint's preflop strategy stands in for that cache.
+**Preflop: Modicum's cache** (Appendix A: "whenever the opponent takes an action that we have
+not previously observed, we add it to the action abstraction for the preflop, solve the whole
+preflop again, and cache the solution"; :class:`PreflopCache`). While the opponent's raises are
+in the blueprint's tree the agent plays the blueprint's preflop (the cache's empty key). An
+opponent raise to a size the tree lacks is added, and the whole preflop is solved as a
+:class:`StreetSubgame` of street 0 (below: the 169 classes as buckets, uniform beliefs, leaves at
+the flop's first decisions valued by rollouts from the matching blueprint node) within the
+preflop's budget; the solution is cached under the preflop's actions through that raise (which
+fix the added sizes and where), per seat, so a later hand with the same raise loads it. The
+preflop beliefs are recomputed from uniform by Bayes' rule under the plan in force (the solved
+one's probability of the opponent's raise: nested unsafe solving), and the flop subgame starts
+from the plan's leaf.
 
 **Flop: a depth-limited subgame** (:class:`StreetSubgame`) rooted at the start of the street
 with the street-start beliefs. Its public tree is the street's betting with the blueprint's
@@ -28,10 +37,10 @@ the real pot to the abstract pot (Appendix A: "as a fraction of the pot"). k = 1
 variant (a single value per state, the blueprint's; the paper's Table 1).
 
 **Leaf values by rollouts** (§4: "Monte Carlo rollouts"): :func:`rollouts` samples n deals
-(h0 from player 0's belief, h1 from player 1's, card-disjoint; then the turn and river
-uniform), computes the deal's buckets on every street and its showdown, and adds to
-``table[e, j, b0, b1]`` the deal's value at each end e of the subgame: a fold's or a called
-all-in's chips, and at a leaf the blueprint's exact expected value (both players' actions
+(h0 from player 0's belief, h1 from player 1's, card-disjoint; on the preflop a flop of the
+dealer's; then the turn and river uniform), computes the deal's buckets on every street and its
+showdown, and adds to ``table[e, j, b0, b1]`` the deal's value at each end e of the subgame: a
+fold's or a called all-in's chips, and at a leaf the blueprint's exact expected value (both players' actions
 summed over, :func:`treeplex.blueprint.kernels.expected_value`) under continuation j, scaled.
 ``table / n`` is then the payoff of the bucket-level subgame (chance over bucket pairs with the
 beliefs' probabilities, card removal included), an unbiased estimate of the real one. The
@@ -312,7 +321,8 @@ class StreetSubgame:
     def _walk(self, vb: int) -> None:
         """Number decision nodes (``vnode``: each one's blueprint node of the same labels, or
         -1) and ends (``end_at``: by node), and map each leaf to the blueprint."""
-        self.nodes, self.ends, self.vnode = [], [], []  # ends: (kind, value, blueprint node, scale, last (node, action) per player)
+        self.nodes, self.ends, self.vnode = [], [], []
+        # ends: (kind, value, blueprint node, scale, last (node, action) per player)
         self.index, self.end_at = {}, {}
         stack = [(self.root, (None, None), vb, abstract_node(self.bp, self.bp.tree.history[vb]) if vb >= 0 else None)]
         while stack:
@@ -770,10 +780,11 @@ class DepthLimitedAgent(Agent):
     set) or 1 (naive); ``budget`` seconds per decision per street; ``rollouts`` deals per
     subgame's leaf table (preflop and flop); ``max_hands`` per range in the turn and river
     spots; ``preflop_cache`` an npz for :class:`PreflopCache`; ``max_iters`` DCFR iterations at
-    most per preflop or flop solve. ``times``: the seconds of each
-    decision, per street; ``stats`` as :class:`.agents.BlueprintAgent`'s, and the preflop
-    cache's solves and loads (a cached solved plan used in a new hand); ``decided``: per betting
-    string of the hand, the (tokens, ``[1326, k]`` probabilities) the decision there sampled its
+    most per preflop or flop solve. ``times``: the seconds of each decision, per street, and
+    ``preflop_times`` of the preflop ones off the blueprint's tree (that solved, or that used a
+    cached plan); ``stats`` as :class:`.agents.BlueprintAgent`'s, and the preflop cache's solves
+    and loads (a cached solved plan used in a new hand); ``decided``: per betting string of the
+    hand, the (tokens, ``[1326, k]`` probabilities) the decision there sampled its
     action from (its strategy for every hand it could hold)."""
 
     def __init__(self, bp: Blueprint, k: int = 4, seed: int = 0, budget=DEFAULT_BUDGET, rollouts: int = 20000,
@@ -787,6 +798,7 @@ class DepthLimitedAgent(Agent):
         self.krng = K.seed_state(seed)
         self.name = name or f"dl:k={k}"
         self.times = [[] for _ in STREETS]
+        self.preflop_times = {"solved": [], "cached": []}
         self.stats = {"decisions": 0, "off_tree": 0, "unreached": 0, "preflop_solves": 0, "preflop_loads": 0}
         self.preflop = PreflopCache(bp, self.Pc, preflop_cache)
 
@@ -858,6 +870,7 @@ class DepthLimitedAgent(Agent):
     def act(self, hand, seat):
         t0 = time.perf_counter()
         self.stats["decisions"] += 1
+        solves = self.stats["preflop_solves"]
         self.observe(hand)
         s = hand.street
         if s == 0:
@@ -873,6 +886,9 @@ class DepthLimitedAgent(Agent):
         a = sample_action(P[self.hole], self.rng)
         self.decided[hand.betting()] = (tokens, P)
         self.times[s].append(time.perf_counter() - t0)
+        if s == 0 and self.plan.sub.key:
+            solved = self.stats["preflop_solves"] > solves
+            self.preflop_times["solved" if solved else "cached"].append(self.times[0][-1])
         return tokens[a]
 
     def _flop_node(self, hand) -> int:
