@@ -69,16 +69,23 @@ def test_preflop_beliefs_are_the_bayes_posterior_of_the_blueprint(bp, tiny_hunl)
 
 
 def _deal_like_rollouts(sub, n, seed):
-    """The deals :func:`rollouts` samples with ``seed`` (the same generator calls, in Python)."""
+    """The deals :func:`rollouts` samples with ``seed`` (the same generator calls, in Python;
+    preflop, no board: the flop a row of the dealer's flops, the deal drawn again where it shares
+    a card)."""
     rng = K.seed_state(seed)
     cdf = [np.cumsum(sub.w[0]), np.cumsum(sub.w[1])]
-    d = sub.bp.deals
+    d, flops = sub.bp.deals, sub.bp.flops
     out = []
     while len(out) < n:
         h = [min(int(np.searchsorted(c, K.uniform(rng) * c[-1], side="right")), len(c) - 1) for c in cdf]
         if set(HOLES[h[0]]) & set(HOLES[h[1]]):
             continue
         cards = list(HOLES[h[0]]) + list(HOLES[h[1]]) + list(sub.board)
+        if not sub.board:
+            f = [int(c) for c in flops[int(K.below(rng, len(flops)))]]
+            if set(f) & set(cards):
+                continue
+            cards += f
         while len(cards) < 9:
             while True:
                 c = int(K.below(rng, 52))
@@ -103,25 +110,39 @@ def test_k1_leaf_values_are_the_blueprints_own_values(bp):
     prob = sub.problem(table)
     # the blueprint in the subgame: each subgame node is the blueprint node of the same labels
     t = bp.tree
-    behs = [np.zeros(T.n_seqs) for T in prob.treeplexes]
+    u_of = {}
     stack = [(sub.root, v)]
     while stack:
         node, u = stack.pop()
         if node.kind != "decision":
             continue
-        i, m = sub.index[id(node)], len(node.actions)
         assert tuple(t.labels[u]) == tuple(node.actions)
-        behs[node.to_act][sub.base[i]:sub.base[i] + sub.B * m] = bp.P[t.offset[u]:t.offset[u] + sub.B * m]
+        u_of[sub.index[id(node)]] = u
         stack.extend((node.child(lab), bp.child(u, lab)) for lab in node.actions)
+    _, value, direct = _blueprint_in_subgame(
+        sub, prob, lambda i, node: bp.P[t.offset[u_of[i]]:t.offset[u_of[i]] + sub.B * len(node.actions)], v, n, 7)
+    assert value == pytest.approx(direct, rel=1e-9, abs=1e-9)
+
+
+def _blueprint_in_subgame(sub, prob, rows, root, n, seed):
+    """The blueprint played in ``sub`` (``rows(i, node)``: decision node i's probabilities,
+    bucket-major; the chooser takes continuation 0, the blueprint, at every leaf): (behavioral
+    strategies, their value in ``prob``, the mean of the trainer's exact expected values from
+    blueprint node ``root`` over the deals the rollouts with ``seed`` sample)."""
+    t = sub.bp.tree
+    behs = [np.zeros(m) for m in sub.n_seqs]
+    for i, (node, _) in enumerate(sub.nodes):
+        behs[node.to_act][sub.base[i]:sub.base[i] + sub.B * len(node.actions)] = rows(i, node)
     for base in sub.leaf_base.values():
-        behs[sub.chooser][base:base + sub.B] = 1.0
+        behs[sub.chooser][base:base + sub.B * sub.k:sub.k] = 1.0
     behs[0][0] = behs[1][0] = 1.0
     x, y = (T.plan_from_behavioral(b) for T, b in zip(prob.treeplexes, behs))
     value = float(x @ prob.A.matvec(y, count=False))
     frame, acc = np.zeros((128, 2), dtype=np.int64), np.zeros(128)
     direct = np.mean([K.expected_value(bk, sd, t.kind, t.street, t.actor, t.n_act, t.first, t.payoff, t.children,
-                                       t.offset, bp.P, bp.P, frame, acc, v) for bk, sd in _deal_like_rollouts(sub, n, 7)])
-    assert value == pytest.approx(direct, rel=1e-9, abs=1e-9)
+                                       t.offset, sub.bp.P, sub.bp.P, frame, acc, root)
+                      for bk, sd in _deal_like_rollouts(sub, n, seed)])
+    return behs, value, direct
 
 
 def _best_response(sub, beh, table, p):
@@ -244,37 +265,6 @@ def test_lbr_model_of_the_agent_is_the_strategy_it_plays(bp, monkeypatch):
 # ------------------------------------------------------------------ the preflop cache
 
 
-def _preflop_deals(sub, n, seed):
-    """The deals :func:`rollouts` samples on the preflop with ``seed`` (the flop a row of the
-    dealer's flops, the deal drawn again where it shares a card; the same generator calls)."""
-    rng = K.seed_state(seed)
-    cdf = [np.cumsum(sub.w[0]), np.cumsum(sub.w[1])]
-    d, flops = sub.bp.deals, sub.bp.flops
-    out = []
-    while len(out) < n:
-        h = [min(int(np.searchsorted(c, K.uniform(rng) * c[-1], side="right")), len(c) - 1) for c in cdf]
-        if set(HOLES[h[0]]) & set(HOLES[h[1]]):
-            continue
-        cards = list(HOLES[h[0]]) + list(HOLES[h[1]])
-        f = flops[int(K.below(rng, len(flops)))]
-        if set(f) & set(cards):
-            continue
-        cards += [int(c) for c in f]
-        while len(cards) < 9:
-            while True:
-                c = int(K.below(rng, 52))
-                if c not in cards:
-                    break
-            cards.append(c)
-        cards = np.array(cards, dtype=np.int64)
-        bk = np.zeros((2, 4), dtype=np.int64)
-        sd = K.real_buckets(cards, d.ix_rounds, d.ix_keys, d.ix_offsets, d.ix_shapes, d.ix_lens, d.vals, d.wheres, bk)
-        if (bk[:, 1:] < 0).any():
-            continue
-        out.append((bk.copy(), sd))
-    return out
-
-
 def test_preflop_subgame_with_no_added_size_reproduces_the_blueprint(bp):
     """The whole preflop as a depth-limited subgame (street 0), no size added, k = 1: its tree is
     the blueprint's preflop (every decision node has the blueprint node of the same labels), the
@@ -295,18 +285,8 @@ def test_preflop_subgame_with_no_added_size_reproduces_the_blueprint(bp):
     table = sub.leaf_table(n, K.seed_state(4))
     prob = sub.problem(table)
     plan = BlueprintPlan(sub)
-    behs = [np.zeros(m) for m in sub.n_seqs]
-    for i, (node, _) in enumerate(sub.nodes):
-        m = len(node.actions)
-        behs[node.to_act][sub.base[i]:sub.base[i] + sub.B * m] = plan.probs(node, np.arange(169)).ravel()
-    for base in sub.leaf_base.values():
-        behs[sub.chooser][base:base + sub.B] = 1.0
-    behs[0][0] = behs[1][0] = 1.0
-    x, y = (T.plan_from_behavioral(b) for T, b in zip(prob.treeplexes, behs))
-    value = float(x @ prob.A.matvec(y, count=False))
-    frame, acc = np.zeros((128, 2), dtype=np.int64), np.zeros(128)
-    direct = np.mean([K.expected_value(bk, sd, t.kind, t.street, t.actor, t.n_act, t.first, t.payoff, t.children,
-                                       t.offset, bp.P, bp.P, frame, acc, 0) for bk, sd in _preflop_deals(sub, n, 4)])
+    behs, value, direct = _blueprint_in_subgame(sub, prob, lambda i, node: plan.probs(node, np.arange(169)).ravel(),
+                                                0, n, 4)
     assert value == pytest.approx(direct, rel=1e-9, abs=1e-9)
     sol = sub.solve(n, K.seed_state(4), max_iters=60)
     np.testing.assert_array_equal(sol.table, table)
@@ -379,14 +359,17 @@ def test_bad_preflop_cache_files_are_one_line_errors(bp, tiny_hunl, tmp_path, ca
     other = tmp_path / "other.npz"  # a cache made for k = 1: another fingerprint
     c = PreflopCache(bp, continuation_strategies(bp, 1), str(other))
     c.save()
-    cache = PreflopCache(bp, continuation_strategies(bp, 4), str(tmp_path / "ok.npz"))
+    short = tmp_path / "short.npz"  # player 0's strategy one entry short of the subgame's sequences
+    cache = PreflopCache(bp, continuation_strategies(bp, 4), str(short))
     sub = cache.subgame(1, ("r275",))
-    cache.plans[(1, ("r275",))] = Solved(sub, None, None, [np.ones(sub.n_seqs[0] - 1), np.ones(sub.n_seqs[1])], 0.0, 0.0, 0.0, 0.0)  # x too short
+    beh = [np.ones(sub.n_seqs[0] - 1), np.ones(sub.n_seqs[1])]
+    cache.plans[(1, ("r275",))] = Solved(sub, None, None, beh, 0.0, 0.0, 0.0, 0.0)
     cache.save()
-    for f in (text, other, tmp_path / "ok.npz", tmp_path):
+    for f in (text, other, short, tmp_path):
         assert main(["play", "--agent", f"dl:{path}", "--vs", "call", "--abstraction", ab, "--hands", "1",
                      "--preflop-cache", str(f)]) == 2, f
     assert main(["play", "--agent", "call", "--vs", "call", "--hands", "1", "--preflop-cache", str(text)]) == 2
+    assert main(["lbr", "--blueprint", path, "--abstraction", ab, "--hands", "2", "--preflop-cache", str(text)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 5 and all("error" in line and "--preflop-cache" in line for line in err), err
+    assert len(err) == 6 and all("error" in line and "--preflop-cache" in line for line in err), err
     assert "npz" in err[0] and "another blueprint" in err[1] and "entry 0 (r275)" in err[2] and "directory" in err[3]
