@@ -15,7 +15,7 @@ from treeplex.play.agents import Blueprint, BlueprintAgent, RandomAgent
 from treeplex.play.engine import Hand, deal, replay
 from treeplex.play.equity import HOLES
 from treeplex.play.match import play_hand
-from treeplex.play.realtime import BIAS, DepthLimitedAgent, StreetSubgame, continuation_strategies
+from treeplex.play.realtime import BIAS, DepthLimitedAgent, Solved, StreetSubgame, continuation_strategies
 
 
 @pytest.fixture(scope="module")
@@ -59,26 +59,33 @@ def test_preflop_beliefs_are_the_bayes_posterior_of_the_blueprint(bp, tiny_hunl)
     h = replay(cards, f"{raise_to}c", bp.table)  # the small blind raises a pot, the big blind calls: the flop
     dl = DepthLimitedAgent(bp, k=1, seed=0)
     dl.begin(1, h.view(1))
-    dl._observe(h.view(1))
+    dl.observe(h.view(1))
     v1 = bp.child(0, "p1")
     post0 = prob(0, "p1")  # uniform prior times the likelihood of the raise
     post1 = prob(v1, "c")
     for w, want in ((dl.w[0], post0), (dl.w[1], post1)):
         np.testing.assert_allclose(w / w.sum(), want / want.sum(), rtol=1e-12)
-    assert dl.v == bp.child(v1, "c")
+    assert dl._flop_node(h.view(1)) == bp.child(v1, "c")
 
 
 def _deal_like_rollouts(sub, n, seed):
-    """The deals :func:`rollouts` samples with ``seed`` (the same generator calls, in Python)."""
+    """The deals :func:`rollouts` samples with ``seed`` (the same generator calls, in Python;
+    preflop, no board: the flop a row of the dealer's flops, the deal drawn again where it shares
+    a card)."""
     rng = K.seed_state(seed)
     cdf = [np.cumsum(sub.w[0]), np.cumsum(sub.w[1])]
-    d = sub.bp.deals
+    d, flops = sub.bp.deals, sub.bp.flops
     out = []
     while len(out) < n:
         h = [min(int(np.searchsorted(c, K.uniform(rng) * c[-1], side="right")), len(c) - 1) for c in cdf]
         if set(HOLES[h[0]]) & set(HOLES[h[1]]):
             continue
         cards = list(HOLES[h[0]]) + list(HOLES[h[1]]) + list(sub.board)
+        if not sub.board:
+            f = [int(c) for c in flops[int(K.below(rng, len(flops)))]]
+            if set(f) & set(cards):
+                continue
+            cards += f
         while len(cards) < 9:
             while True:
                 c = int(K.below(rng, 52))
@@ -103,25 +110,39 @@ def test_k1_leaf_values_are_the_blueprints_own_values(bp):
     prob = sub.problem(table)
     # the blueprint in the subgame: each subgame node is the blueprint node of the same labels
     t = bp.tree
-    behs = [np.zeros(T.n_seqs) for T in prob.treeplexes]
+    u_of = {}
     stack = [(sub.root, v)]
     while stack:
         node, u = stack.pop()
         if node.kind != "decision":
             continue
-        i, m = sub.index[id(node)], len(node.actions)
         assert tuple(t.labels[u]) == tuple(node.actions)
-        behs[node.to_act][sub.base[i]:sub.base[i] + sub.B * m] = bp.P[t.offset[u]:t.offset[u] + sub.B * m]
+        u_of[sub.index[id(node)]] = u
         stack.extend((node.child(lab), bp.child(u, lab)) for lab in node.actions)
+    _, value, direct = _blueprint_in_subgame(
+        sub, prob, lambda i, node: bp.P[t.offset[u_of[i]]:t.offset[u_of[i]] + sub.B * len(node.actions)], v, n, 7)
+    assert value == pytest.approx(direct, rel=1e-9, abs=1e-9)
+
+
+def _blueprint_in_subgame(sub, prob, rows, root, n, seed):
+    """The blueprint played in ``sub`` (``rows(i, node)``: decision node i's probabilities,
+    bucket-major; the chooser takes continuation 0, the blueprint, at every leaf): (behavioral
+    strategies, their value in ``prob``, the mean of the trainer's exact expected values from
+    blueprint node ``root`` over the deals the rollouts with ``seed`` sample)."""
+    t = sub.bp.tree
+    behs = [np.zeros(m) for m in sub.n_seqs]
+    for i, (node, _) in enumerate(sub.nodes):
+        behs[node.to_act][sub.base[i]:sub.base[i] + sub.B * len(node.actions)] = rows(i, node)
     for base in sub.leaf_base.values():
-        behs[sub.chooser][base:base + sub.B] = 1.0
+        behs[sub.chooser][base:base + sub.B * sub.k:sub.k] = 1.0
     behs[0][0] = behs[1][0] = 1.0
     x, y = (T.plan_from_behavioral(b) for T, b in zip(prob.treeplexes, behs))
     value = float(x @ prob.A.matvec(y, count=False))
     frame, acc = np.zeros((128, 2), dtype=np.int64), np.zeros(128)
     direct = np.mean([K.expected_value(bk, sd, t.kind, t.street, t.actor, t.n_act, t.first, t.payoff, t.children,
-                                       t.offset, bp.P, bp.P, frame, acc, v) for bk, sd in _deal_like_rollouts(sub, n, 7)])
-    assert value == pytest.approx(direct, rel=1e-9, abs=1e-9)
+                                       t.offset, sub.bp.P, sub.bp.P, frame, acc, root)
+                      for bk, sd in _deal_like_rollouts(sub, n, seed)])
+    return behs, value, direct
 
 
 def _best_response(sub, beh, table, p):
@@ -239,3 +260,116 @@ def test_lbr_model_of_the_agent_is_the_strategy_it_plays(bp, monkeypatch):
     for a, tok in enumerate(tokens):
         sd = np.sqrt(n * p[a] * (1 - p[a]))
         assert abs(drawn.count(tok) - n * p[a]) <= 4 * sd + 1e-9, (tok, drawn.count(tok), n * p[a])
+
+
+# ------------------------------------------------------------------ the preflop cache
+
+
+def test_preflop_subgame_with_no_added_size_reproduces_the_blueprint(bp):
+    """The whole preflop as a depth-limited subgame (street 0), no size added, k = 1: its tree is
+    the blueprint's preflop (every decision node has the blueprint node of the same labels), the
+    blueprint's strategy in it (BlueprintPlan, the cache's empty key) is worth the mean of the
+    blueprint's own expected values from the root (the trainer's kernel) on the same sampled
+    deals, to 1e-9; and the DCFR solution's value interval and the blueprint's, each bounded by
+    best responses computed independently by backward induction, overlap (both hold the
+    subgame's value)."""
+    from treeplex.play.realtime import BlueprintPlan
+
+    sub = StreetSubgame(bp, 0, (50, 100), 0, [], [], [np.ones(1326), np.ones(1326)], 0, continuation_strategies(bp, 1))
+    t = bp.tree
+    assert sub.B == 169 and sub.key == () and min(sub.vnode) >= 0
+    assert len(sub.nodes) == int(((t.kind == 0) & (t.street == 0)).sum())
+    leaves = {e[2] for e in sub.ends if e[0] == 2}
+    assert leaves and all(t.street[v] == 1 and t.kind[v] == 0 for v in leaves)
+    n = 300
+    table = sub.leaf_table(n, K.seed_state(4))
+    prob = sub.problem(table)
+    plan = BlueprintPlan(sub)
+    behs, value, direct = _blueprint_in_subgame(sub, prob, lambda i, node: plan.probs(node, np.arange(169)).ravel(),
+                                                0, n, 4)
+    assert value == pytest.approx(direct, rel=1e-9, abs=1e-9)
+    sol = sub.solve(n, K.seed_state(4), max_iters=60)
+    np.testing.assert_array_equal(sol.table, table)
+    lo_bp, hi_bp = _best_response(sub, behs[0], table, 1), _best_response(sub, behs[1], table, 0)
+    lo, hi = _best_response(sub, sol.beh[0], table, 1), _best_response(sub, sol.beh[1], table, 0)
+    assert lo_bp <= value + 1e-9 <= hi_bp + 2e-9 and lo <= sol.value + 1e-9 <= hi + 2e-9
+    assert max(lo, lo_bp) <= min(hi, hi_bp) + 1e-9
+    assert hi - lo == pytest.approx(sol.gap, rel=1e-6, abs=1e-6)  # the solver's own gap, by the independent walk
+
+
+def _off_tree_hand(bp, seed):
+    """Cards and the small blind's opening raise to 275 chips (the blueprint opens to 200 = 0.5 pot,
+    300 = 1 pot or all-in: 275 is off its tree)."""
+    cards = deal(np.random.default_rng(seed), bp.flops)
+    h = replay(cards, "r275", bp.table)
+    assert "r275" not in [bp.real_token(lab, Hand(cards, bp.table)) for lab in bp.tree.labels[0]]
+    return h
+
+
+def test_an_off_tree_preflop_raise_is_solved_once_then_loaded_from_the_cache(bp, tmp_path):
+    """The agent (big blind) facing an off-tree open: one solve of the whole preflop with the size
+    added; its strategy there is a distribution over the node's actions (fold, call, its raises
+    and all-in) for every hand, and its beliefs of the raiser are the uniform prior times the
+    solution's probability of the raise; a second hand with the same raise loads the cached
+    solution (no solve), in the same agent and, through --preflop-cache's file, in a new one;
+    and the cached strategy equals a fresh solve of the same subgame with the same seed."""
+    kw = dict(k=4, seed=3, budget=(1000, 0.1, 0.1, 0.1), rollouts=200, max_iters=20)
+    path = str(tmp_path / "pre.npz")
+    dl = DepthLimitedAgent(bp, preflop_cache=path, **kw)
+    for i, seed in enumerate((0, 1)):
+        h = _off_tree_hand(bp, seed)
+        dl.begin(1, h.view(1))
+        tok = dl.act(h.view(1), 1)
+        assert h.legal(tok)
+        assert dl.stats["preflop_solves"] == 1 and dl.stats["preflop_loads"] == i
+        tokens, P = dl.decided[h.betting()]
+        assert tokens[:2] == ["f", "c"] and all(h.legal(t) for t in tokens) and len(set(tokens)) == len(tokens)
+        assert P.shape == (1326, len(tokens)) and (P >= 0).all()
+        np.testing.assert_allclose(P.sum(1), 1.0, atol=1e-12)
+        dl.end(h, 1)
+    plan = dl.plan
+    assert plan.sub.key == (("", 275),)
+    root = plan.sub.root
+    a = root.actions.index(plan.sub.path[0][1])
+    raise_p = plan.probs(root, plan.sub.bucket)[:, a]
+    np.testing.assert_allclose(dl.w[0] / dl.w[0].sum(), raise_p / raise_p.sum(), rtol=1e-12)
+    np.testing.assert_array_equal(dl.w[1], 1.0)
+
+    again = DepthLimitedAgent(bp, preflop_cache=path, **kw)  # loads the file
+    h = _off_tree_hand(bp, 2)
+    again.begin(1, h.view(1))
+    again.act(h.view(1), 1)
+    assert again.stats["preflop_solves"] == 0 and again.stats["preflop_loads"] == 1
+    for b0, b1 in zip(again.plan.beh, plan.beh):
+        np.testing.assert_array_equal(b0, b1)
+
+    fresh = StreetSubgame(bp, 0, (50, 100), 0, [], ["r275"], [np.ones(1326), np.ones(1326)], 1, dl.Pc)
+    sol = fresh.solve(200, K.seed_state(3), time_limit=800, max_iters=20)
+    for b0, b1 in zip(sol.beh, plan.beh):
+        np.testing.assert_array_equal(b0, b1)
+
+
+def test_bad_preflop_cache_files_are_one_line_errors(bp, tiny_hunl, tmp_path, capsys):
+    from treeplex.cli import main
+    from treeplex.play.realtime import PreflopCache
+
+    ab, path = tiny_hunl
+    text = tmp_path / "text.npz"
+    text.write_text("not a cache")
+    other = tmp_path / "other.npz"  # a cache made for k = 1: another fingerprint
+    c = PreflopCache(bp, continuation_strategies(bp, 1), str(other))
+    c.save()
+    short = tmp_path / "short.npz"  # player 0's strategy one entry short of the subgame's sequences
+    cache = PreflopCache(bp, continuation_strategies(bp, 4), str(short))
+    sub = cache.subgame(1, ("r275",))
+    beh = [np.ones(sub.n_seqs[0] - 1), np.ones(sub.n_seqs[1])]
+    cache.plans[(1, ("r275",))] = Solved(sub, None, None, beh, 0.0, 0.0, 0.0, 0.0)
+    cache.save()
+    for f in (text, other, short, tmp_path):
+        assert main(["play", "--agent", f"dl:{path}", "--vs", "call", "--abstraction", ab, "--hands", "1",
+                     "--preflop-cache", str(f)]) == 2, f
+    assert main(["play", "--agent", "call", "--vs", "call", "--hands", "1", "--preflop-cache", str(text)]) == 2
+    assert main(["lbr", "--blueprint", path, "--abstraction", ab, "--hands", "2", "--preflop-cache", str(text)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 6 and all("error" in line and "--preflop-cache" in line for line in err), err
+    assert "npz" in err[0] and "another blueprint" in err[1] and "entry 0 (r275)" in err[2] and "directory" in err[3]

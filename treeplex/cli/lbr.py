@@ -8,7 +8,7 @@ import argparse
 import io
 
 from ..errors import InputError
-from .play import budget_option
+from .play import realtime_options
 
 
 def options(sp: argparse.ArgumentParser) -> None:
@@ -20,7 +20,7 @@ def options(sp: argparse.ArgumentParser) -> None:
     who.add_argument("--opponent", choices=("call", "fold"), default=None,
                      help="a fixed opponent instead (calling station or folder): checks with closed forms")
     sp.add_argument("--abstraction", default=None, metavar="ABS.npz", help="the blueprint's abstraction")
-    budget_option(sp)
+    realtime_options(sp)
     sp.add_argument("--hands", type=int, default=1000, metavar="N", help="duplicate pairs of hands (default 1000)")
     sp.add_argument("--rollouts", type=int, default=200, metavar="R",
                     help="board runouts sampled for LBR's equity before the turn (default 200)")
@@ -48,8 +48,10 @@ def run(args) -> int:
         if not args.agent.startswith("dl:"):
             raise InputError(f"--agent {args.agent!r}: expected dl:BP.npz[,k=4][,rollouts=N][,hands=N] "
                              "(a blueprint: --blueprint BP.npz; a calling station or folder: --opponent)")
-        opp = make_agent(args.agent, args.abstraction, args.seed + 1, args.budget)
+        opp = make_agent(args.agent, args.abstraction, args.seed + 1, args.budget, preflop_cache=args.preflop_cache)
         model, table, flops = DepthLimitedModel(opp), opp.bp.table, opp.bp.flops
+    elif args.preflop_cache:
+        raise InputError("--preflop-cache: only with --agent dl:BP.npz")
     elif args.blueprint:
         if not args.abstraction:
             raise InputError("--blueprint needs --abstraction ABS.npz")

@@ -22,7 +22,7 @@ def options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--hands", type=int, default=1000, metavar="N", help="duplicate pairs of hands (default 1000)")
     sp.add_argument("--seed", type=int, default=0, help="cards and the agents' random choices (default 0)")
     sp.add_argument("--abstraction", default=None, metavar="ABS.npz", help="the blueprint's abstraction")
-    budget_option(sp)
+    realtime_options(sp)
     sp.add_argument("--history", default=None, metavar="FILE", help="write ACPC STATE lines, one per hand")
     net = sp.add_mutually_exclusive_group()
     net.add_argument("--serve", type=int, default=None, metavar="PORT",
@@ -30,11 +30,15 @@ def options(sp: argparse.ArgumentParser) -> None:
     net.add_argument("--connect", default=None, metavar="HOST:PORT", help="play A as a client of an ACPC dealer")
 
 
-def budget_option(sp: argparse.ArgumentParser) -> None:
-    """``--budget P,F,T,R``, read by :func:`treeplex.play.realtime.parse_budget`."""
+def realtime_options(sp: argparse.ArgumentParser) -> None:
+    """``--budget P,F,T,R`` (read by :func:`treeplex.play.realtime.parse_budget`) and
+    ``--preflop-cache FILE``, the depth-limited agent's."""
     sp.add_argument("--budget", default=None, metavar="P,F,T,R",
-                    help="a depth-limited agent's seconds per decision on each street (default 0,3,3,1.5; "
-                         "preflop plays the blueprint)")
+                    help="a depth-limited agent's seconds per decision on each street (default 30,3,3,1.5; "
+                         "preflop: a solve of the whole preflop, once per new off-tree opponent raise)")
+    sp.add_argument("--preflop-cache", default=None, metavar="FILE",
+                    help="the depth-limited agent's (--agent's) solved preflops: loaded from this npz if it "
+                         "exists, saved to it after each hand that solved one")
 
 
 def run(args) -> int:
@@ -45,7 +49,7 @@ def run(args) -> int:
     parse_budget(args.budget)  # a malformed budget is refused whichever agents play
     if args.history:
         check_output(args.history, "--history", {}, regular=True)
-    a = make_agent(args.agent, args.abstraction, args.seed, args.budget)
+    a = make_agent(args.agent, args.abstraction, args.seed, args.budget, preflop_cache=args.preflop_cache)
     table, flops = _table(a)
     if args.connect:
         if args.vs:
@@ -110,7 +114,15 @@ def report_agents(agents) -> None:
             print(f"  {ag.name}: seconds per decision, mean/median/max (decisions): " + ", ".join(
                 f"{s} {np.mean(t):.2f}/{np.median(t):.2f}/{max(t):.2f} ({len(t):,})"
                 for s, t in zip(STREETS, times) if t))
+        pre = getattr(ag, "preflop_times", None)
+        if pre is not None and (pre["solved"] or pre["cached"]):
+            print(f"  {ag.name}: preflop cache: {ag.stats['preflop_solves']:,} solves, {ag.stats['preflop_loads']:,} "
+                  f"loads; seconds per preflop decision off the blueprint's tree, mean (decisions): "
+                  + ", ".join(f"{k} {np.mean(t):.2f} ({len(t):,})" for k, t in pre.items() if t))
         st = getattr(ag, "stats", None)
+        if st and "safe_solves" in st and getattr(ag, "safe", False):
+            print(f"  {ag.name}: {st['safe_solves']:,} turn/river spots solved safely (a resolve gadget with the "
+                  "previous spot's values as alts), the rest of them unsafely")
         if st and (st["off_tree"] or st["unreached"]):
             print(f"  {ag.name}: {st['off_tree']:,} of {st['decisions']:,} decisions off its tree, "
                   f"{st['unreached']:,} in classes its abstraction did not reach (checked or called)")

@@ -77,29 +77,31 @@ class DepthLimitedModel:
     when it gets there, with the same beliefs and, LBR raising only to sizes of the tree, the
     same tree, but fresh rollouts and iterations, so its strategy there differs by the solve's
     noise. The agent re-solves in each seat of a duplicate pair, so the two hands of a pair
-    differ by that noise as well. Preflop, where the agent plays its blueprint, LBR raises
-    to the blueprint's sizes (:class:`BlueprintModel`)."""
+    differ by that noise as well. Preflop the probabilities are the agent's preflop plan's
+    (exact); LBR raises to the blueprint's sizes there (:class:`BlueprintModel`), which are in
+    the plan's tree, so the agent plays its blueprint's preflop against LBR."""
 
     def __init__(self, agent):
         self.agent = agent
         self.preflop = BlueprintModel(agent.bp)
 
     def _strategy(self, hand: Hand):
-        """(tokens, probabilities): the agent's decision there, else its latest solve of the
-        street, else a new solve (as the agent would make it)."""
+        """(tokens, probabilities): the agent's decision there, else its preflop plan's, else
+        its latest solve of the street, else a new solve (as the agent would make it)."""
         ag = self.agent
         known = ag.decided.get(hand.betting())
         if known is not None:
             return known
+        if hand.street == 0:
+            ag.observe(hand)  # the plan of this preflop line, as the agent's next act would take it
+            return ag.plan.strategy(hand.rounds[0])
         if ag.last is None or ag.last_street != hand.street:
-            ag._observe(hand)  # the street-start beliefs, as the agent's next act would update them
+            ag.observe(hand)  # the street-start beliefs, as the agent's next act would update them
             return ag.solve_or_call(hand)
         return ag.last.strategy(hand.rounds[hand.street])
 
     def probs(self, hand: Hand, holes) -> dict:
         """{token: probability per row of ``holes``} at the agent's decision in ``hand``."""
-        if hand.street == 0 and hand.betting() not in self.agent.decided:
-            return self.preflop.probs(hand, holes)
         tokens, P = self._strategy(hand)
         rows = P[HAND_INDEX[holes[:, 0], holes[:, 1]]]
         out = {}

@@ -5,12 +5,21 @@ Sandholm & Amos, "Depth-limited solving for imperfect-information games", NeurIP
 **Beliefs.** Both players' ranges over the 1,326 hole-card pairs as the public sees them (the
 agent's own range too: its strategy's, not its cards), updated by Bayes' rule on every action:
 the weight of hand h times the probability that the actor plays the action with h, under the
-strategy that produced it (preflop: the blueprint; later streets: the last subgame solution of
-that street, whose tree holds every action of the street).
+strategy that produced it (preflop: the preflop's plan; later streets: the last subgame solution
+of that street, whose tree holds every action of the street).
 
-**Preflop** is the blueprint's strategy, as :class:`.agents.BlueprintAgent` plays it (off-tree
-raises by the pseudo-harmonic mapping); Modicum solved the preflop once per new opponent action
-and cached it, and the blueprint's preflop strategy stands in for that cache.
+**Preflop: Modicum's cache** (Appendix A: "whenever the opponent takes an action that we have
+not previously observed, we add it to the action abstraction for the preflop, solve the whole
+preflop again, and cache the solution"; :class:`PreflopCache`). While the opponent's raises are
+in the blueprint's tree the agent plays the blueprint's preflop (the cache's empty key). An
+opponent raise to a size the tree lacks is added, and the whole preflop is solved as a
+:class:`StreetSubgame` of street 0 (below: the 169 classes as buckets, uniform beliefs, leaves at
+the flop's first decisions valued by rollouts from the matching blueprint node) within the
+preflop's budget; the solution is cached under the preflop's actions through that raise (which
+fix the added sizes and where), per seat, so a later hand with the same raise loads it. The
+preflop beliefs are recomputed from uniform by Bayes' rule under the plan in force (the solved
+one's probability of the opponent's raise: nested unsafe solving), and the flop subgame starts
+from the plan's leaf.
 
 **Flop: a depth-limited subgame** (:class:`StreetSubgame`) rooted at the start of the street
 with the street-start beliefs. Its public tree is the street's betting with the blueprint's
@@ -28,10 +37,10 @@ the real pot to the abstract pot (Appendix A: "as a fraction of the pot"). k = 1
 variant (a single value per state, the blueprint's; the paper's Table 1).
 
 **Leaf values by rollouts** (§4: "Monte Carlo rollouts"): :func:`rollouts` samples n deals
-(h0 from player 0's belief, h1 from player 1's, card-disjoint; then the turn and river
-uniform), computes the deal's buckets on every street and its showdown, and adds to
-``table[e, j, b0, b1]`` the deal's value at each end e of the subgame: a fold's or a called
-all-in's chips, and at a leaf the blueprint's exact expected value (both players' actions
+(h0 from player 0's belief, h1 from player 1's, card-disjoint; on the preflop a flop of the
+dealer's; then the turn and river uniform), computes the deal's buckets on every street and its
+showdown, and adds to ``table[e, j, b0, b1]`` the deal's value at each end e of the subgame: a
+fold's or a called all-in's chips, and at a leaf the blueprint's exact expected value (both players' actions
 summed over, :func:`treeplex.blueprint.kernels.expected_value`) under continuation j, scaled.
 ``table / n`` is then the payoff of the bucket-level subgame (chance over bucket pairs with the
 beliefs' probabilities, card removal included), an unbiased estimate of the real one. The
@@ -58,6 +67,9 @@ street start and the solve itself conditions on the street's actions.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import os
 import time
 from dataclasses import dataclass
 from functools import cached_property
@@ -78,7 +90,7 @@ from .engine import Hand
 from .equity import HOLES
 
 BIAS = ("blueprint", "fold x10", "call x10", "raise x10")  # Modicum's four, in this order
-DEFAULT_BUDGET = (0.0, 3.0, 3.0, 1.5)  # seconds per decision, preflop..river (preflop: the blueprint)
+DEFAULT_BUDGET = (30.0, 3.0, 3.0, 1.5)  # seconds per decision, preflop..river (preflop: a solve, Modicum's 30 s)
 CALL = (["c"], np.ones((N_HANDS, 1)))  # (tokens, [1326, 1]): check/call with every hand, where the agent cannot follow
 
 
@@ -131,13 +143,15 @@ def _draw(cdf, rng):
 
 
 @nb.njit(cache=True)
-def rollouts(n, cdf0, cdf1, holes, board, street, end_kind, end_value, end_node, end_scale, chooser, Pc, Pb,
+def rollouts(n, cdf0, cdf1, holes, board, flops, street, end_kind, end_value, end_node, end_scale, chooser, Pc, Pb,
              kind, tstreet, actor, n_act, first, payoff, children, offset, ix_rounds, ix_keys, ix_offsets,
              ix_shapes, ix_lens, vals, wheres, rng, table):
     """Add ``n`` sampled deals' values to ``table[e, j, b0, b1]`` (module doc). ``end_kind[e]``:
     0 fold (``end_value`` = player 0's chips), 1 showdown (``end_value`` = player 0's chips
     in, times the showdown sign), 2 leaf (blueprint node ``end_node``, times ``end_scale``;
-    the chooser plays ``Pc[j]``, the other ``Pb``). A deal whose later-street class the
+    the chooser plays ``Pc[j]``, the other ``Pb``). With no ``board`` (the preflop) the flop is
+    a row of ``flops`` (the dealer's), the deal drawn again where it shares a card with a hand
+    (so hand pairs weigh as the dealer deals them). A deal whose later-street class the
     abstraction did not reach is drawn again. Returns the redraws."""
     cards = np.empty(9, dtype=np.int64)
     bk = np.zeros((2, 4), dtype=np.int64)
@@ -160,7 +174,16 @@ def rollouts(n, cdf0, cdf1, holes, board, street, end_kind, end_value, end_node,
         for j in range(nb_):
             cards[4 + j] = board[j]
             used[board[j]] = True
-        for j in range(nb_, 5):
+        dealt = nb_
+        if nb_ == 0:
+            f = K.below(rng, flops.shape[0])
+            if used[flops[f, 0]] or used[flops[f, 1]] or used[flops[f, 2]]:
+                continue
+            for j in range(3):
+                cards[4 + j] = flops[f, j]
+                used[flops[f, j]] = True
+            dealt = 3
+        for j in range(dealt, 5):
             while True:
                 c = K.below(rng, 52)
                 if not used[c]:
@@ -210,25 +233,32 @@ class _StreetRules:
         self.max_raises = max_raises
         self.rounds = c.rounds
         self.off_tree: dict[str, set] = {}
+        self.added: list[tuple[str, int]] = []  # (history, chips raised to) of each size added, in order
 
 
 def street_root(rules, street: int, contrib) -> PublicNode:
-    """The first decision of ``street`` (the big blind acts first after the preflop)."""
+    """The first decision of ``street`` (the small blind acts first preflop, after the blinds;
+    the big blind after the preflop)."""
+    if street == 0:
+        return PublicNode(rules, "decision", 0, (rules.small_blind, rules.big_blind), 0, last_inc=rules.big_blind)
     return PublicNode(rules, "decision", street, tuple(contrib), 1, street0=contrib[0])
 
 
 def token_label(node: PublicNode, token: str, rules=None) -> str:
     """The label at ``node`` of a real action (a raise: the label whose chips are nearest,
-    after adding its pot fraction to ``rules.off_tree`` at this history when given)."""
+    after adding its pot fraction to ``rules.off_tree`` at this history, and to
+    ``rules.added``, when given and the tree lacks it)."""
     if token == "f":
         return "f"
     if token == "c":
         return "c" if node.to_call() > 0 else "x"
     to = int(token[1:])
-    if rules is not None and to != rules.stack:
-        rules.off_tree.setdefault(node.hist_str, set()).add(node.fraction_of(to))
-        node._actions = None
     sizes = node.raise_sizes()
+    if rules is not None and to not in sizes.values():
+        rules.off_tree.setdefault(node.hist_str, set()).add(node.fraction_of(to))
+        rules.added.append((node.hist_str, to))
+        node._actions = None
+        sizes = node.raise_sizes()
     if not sizes:
         raise InputError(f"depth-limited agent: no raise at {node.hist_str!r} for {token!r}")
     return min(sizes, key=lambda lab: abs(sizes[lab] - to))
@@ -264,14 +294,16 @@ def blueprint_label(bp: Blueprint, v: int, an: PublicNode, node: PublicNode, lab
                                            - x))
 
 
-# ------------------------------------------------------------------ the flop subgame
+# ------------------------------------------------------------------ the street subgame (preflop and flop)
 
 
 class StreetSubgame:
     """The depth-limited subgame of one street (module doc), built from the street-start
     state (``contrib``, the blueprint node ``vb`` there or -1, the board), the street's
-    tokens so far (their sizes are added), the beliefs ``w`` ([2, 1326]) and the agent's seat
-    ``searcher``; ``Pc`` the continuation strategies ([k, slots])."""
+    tokens so far (the sizes the tree lacks are added: ``key``, their (history, chips) in
+    order), the beliefs ``w`` ([2, 1326]) and the agent's seat ``searcher``; ``Pc`` the
+    continuation strategies ([k, slots]). Street 0 is the whole preflop (``vb`` 0, no board):
+    its buckets are the 169 classes, its leaves the flop's first decisions."""
 
     def __init__(self, bp: Blueprint, street: int, contrib, vb: int, board, tokens, w, searcher: int,
                  Pc: np.ndarray):
@@ -279,6 +311,7 @@ class StreetSubgame:
         self.searcher, self.chooser, self.Pc = searcher, 1 - searcher, Pc
         self.k = Pc.shape[0]
         self.B = int(bp.tree.buckets[street])
+        self.tokens = list(tokens)
         raises = sum(1 for t in tokens if t.startswith("r"))
         self.rules = _StreetRules(bp, max(bp.tree.config.max_raises, raises))
         self.root = street_root(self.rules, street, contrib)
@@ -289,14 +322,18 @@ class StreetSubgame:
             self.path.append((node, lab))
             node = node.child(lab)
         self.current = node
+        self.key = tuple(self.rules.added)
         self.bucket = bp.buckets(street, HOLES, self.board)  # [1326], -1: blocked or unreached
         self.w = [np.where(self.bucket >= 0, np.asarray(x, dtype=np.float64), 0.0) for x in w]
         self._walk(vb)
+        self._layout()
 
     def _walk(self, vb: int) -> None:
-        """Number decision nodes and ends, and map each leaf to the blueprint."""
-        self.nodes, self.ends = [], []  # ends: (kind, value, blueprint node, scale, last (node, action) per player)
-        self.index = {}
+        """Number decision nodes (``vnode``: each one's blueprint node of the same labels, or
+        -1) and ends (``end_at``: by node), and map each leaf to the blueprint."""
+        self.nodes, self.ends, self.vnode = [], [], []
+        # ends: (kind, value, blueprint node, scale, last (node, action) per player)
+        self.index, self.end_at = {}, {}
         stack = [(self.root, (None, None), vb, abstract_node(self.bp, self.bp.tree.history[vb]) if vb >= 0 else None)]
         while stack:
             node, last, v, an = stack.pop()
@@ -304,6 +341,7 @@ class StreetSubgame:
                 i = len(self.nodes)
                 self.index[id(node)] = i
                 self.nodes.append((node, last))
+                self.vnode.append(v if v >= 0 and tuple(self.bp.tree.labels[v]) == tuple(node.actions) else -1)
                 for a, lab in reversed(list(enumerate(node.actions))):
                     child = node.child(lab)
                     nl = tuple((i, a) if p == node.to_act else last[p] for p in (0, 1))
@@ -316,7 +354,9 @@ class StreetSubgame:
                             if can.kind == "deal":
                                 can = can.after_deal()
                     stack.append((child, nl, cv, can))
-            elif node.kind == "fold":
+                continue
+            self.end_at[id(node)] = len(self.ends)
+            if node.kind == "fold":
                 c = node.contrib
                 self.ends.append((0, -float(c[0]) if node.folder == 0 else float(c[1]), -1, 0.0, last))
             elif node.kind == "showdown" or node.allin or v < 0:
@@ -345,9 +385,10 @@ class StreetSubgame:
         t0, done = time.perf_counter(), 0
         while done < n:
             m = n - done if time_limit is None else min(500, n - done)
-            rollouts(m, cdf[0], cdf[1], HOLES, board, self.street, kinds, values, nodes, scales, self.chooser, Pc,
-                     self.Pc[0], t.kind, t.street, t.actor, t.n_act, t.first, t.payoff, t.children, t.offset,
-                     d.ix_rounds, d.ix_keys, d.ix_offsets, d.ix_shapes, d.ix_lens, d.vals, d.wheres, rng, table)
+            rollouts(m, cdf[0], cdf[1], HOLES, board, bp.flops, self.street, kinds, values, nodes, scales,
+                     self.chooser, Pc, self.Pc[0], t.kind, t.street, t.actor, t.n_act, t.first, t.payoff, t.children,
+                     t.offset, d.ix_rounds, d.ix_keys, d.ix_offsets, d.ix_shapes, d.ix_lens, d.vals, d.wheres, rng,
+                     table)
             done += m
             if time_limit is not None and time.perf_counter() - t0 >= time_limit:
                 break
@@ -356,32 +397,23 @@ class StreetSubgame:
 
     # ---------------------------------------------------------------- the sequence form
 
-    def problem(self, table: np.ndarray):
-        """The subgame as a :class:`Problem`: per player, infosets (decision node, bucket)
-        with the node's actions, then the chooser's (leaf, bucket) with k actions; A from
-        ``table`` (player 0's chips x the bucket pair's probability)."""
-        from ..core.treeplex import Treeplex
-        from ..model.problem import Problem, SparsePayoff
-
+    def _layout(self) -> None:
+        """The sequences: per player, infosets (decision node, bucket) with the node's actions
+        (``base[i]``: node i's first sequence), then the chooser's (leaf, bucket) with k actions
+        (``leaf_base[e]``); ``n_seqs`` per player."""
         B, k = self.B, self.k
         n = [1, 1]
-        starts, parents, keys, labels = [[], []], [[], []], [[], []], [[], []]
+        self._infosets = [[[], [], [], []], [[], [], [], []]]  # per player: starts, parents, keys, labels
         self.base = {}
-        bs = np.arange(B)
-
-        def seq(p, last):  # the sequences of p's last action, per bucket
-            if last is None:
-                return np.zeros(B, dtype=np.int64)
-            i, a = last
-            return self.base[i] + bs * len(self.nodes[i][0].actions) + a
 
         def infosets(p, last, m, name, label):  # one infoset per bucket, m actions each; returns the first sequence
-            first, par = n[p], seq(p, last)
+            first, par = n[p], self.seq(last)
+            st, pa, ke, la = self._infosets[p]
             for b in range(B):
-                starts[p].append(n[p] + b * m)
-                parents[p].append(int(par[b]))
-                keys[p].append(f"b{b}:{name}")
-                labels[p].append(label)
+                st.append(n[p] + b * m)
+                pa.append(int(par[b]))
+                ke.append(f"b{b}:{name}")
+                la.append(label)
             n[p] += B * m
             return first
 
@@ -391,10 +423,27 @@ class StreetSubgame:
         c = self.chooser
         self.leaf_base = {e: infosets(c, last[c], k, f"leaf{e}", BIAS[:k])
                           for e, (kind, _, _, _, last) in enumerate(self.ends) if kind == 2}
+        self.n_seqs = tuple(n)
+
+    def seq(self, last) -> np.ndarray:
+        """The sequences, per bucket, of a player's last action ``last`` (node, action) (0: none)."""
+        if last is None:
+            return np.zeros(self.B, dtype=np.int64)
+        i, a = last
+        return self.base[i] + np.arange(self.B) * len(self.nodes[i][0].actions) + a
+
+    def problem(self, table: np.ndarray):
+        """The subgame as a :class:`Problem` over the sequences of :meth:`_layout`; A from
+        ``table`` (player 0's chips x the bucket pair's probability)."""
+        from ..core.treeplex import Treeplex
+        from ..model.problem import Problem, SparsePayoff
+
+        B, k, c = self.B, self.k, self.chooser
+        bs = np.arange(B)
         rows, cols, vals = [], [], []
         g0, g1 = np.meshgrid(bs, bs, indexing="ij")
         for e, (kind, _, _, _, last) in enumerate(self.ends):
-            s = [seq(0, last[0]), seq(1, last[1])]
+            s = [self.seq(last[0]), self.seq(last[1])]
             for j in range(k if kind == 2 else 1):
                 if kind == 2:
                     s[c] = self.leaf_base[e] + bs * k + j
@@ -403,11 +452,13 @@ class StreetSubgame:
                 rows.append(s[0][g0][nz])
                 cols.append(s[1][g1][nz])
                 vals.append(m[nz])
-        A = SparsePayoff((np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)), (n[0], n[1]))
+        A = SparsePayoff((np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)), self.n_seqs)
         Ts = []
         for p in (0, 1):
-            st = np.array(starts[p], dtype=np.int64)
-            Ts.append(Treeplex(st, np.append(st[1:], n[p]), np.array(parents[p], dtype=np.int64), keys[p], labels[p]))
+            starts, parents, keys, labels = self._infosets[p]
+            st = np.array(starts, dtype=np.int64)
+            Ts.append(Treeplex(st, np.append(st[1:], self.n_seqs[p]), np.array(parents, dtype=np.int64), keys,
+                               labels))
         return Problem(Ts[0], Ts[1], A, name=f"depth-limited {STREETS[self.street]} subgame (k={k})",
                        payoff_unit="chips", big_blind=self.bp.table.big_blind)
 
@@ -441,29 +492,28 @@ class StreetSubgame:
         return np.where((buckets >= 0)[:, None], rows[np.maximum(buckets, 0)], 1.0 / m)
 
 
-@dataclass
-class Solved:
-    """A solved street subgame: behavioral strategies per player, value and gap (chips)."""
+class Plan:
+    """A strategy for both players on a :class:`StreetSubgame`'s tree (``sub``); subclasses
+    give :meth:`probs`."""
 
     sub: StreetSubgame
-    problem: object
-    table: np.ndarray
-    beh: list
-    value: float
-    gap: float
-    leaf_seconds: float
-    solve_seconds: float
 
     def probs(self, node: PublicNode, buckets: np.ndarray) -> np.ndarray:
-        return self.sub.probs(self.beh[node.to_act], node, buckets)
+        """``[len(buckets), k]``: the actor's probabilities at ``node`` per bucket."""
+        raise NotImplementedError
+
+    def node(self, tokens) -> PublicNode:
+        """The subgame node the street's ``tokens`` reach."""
+        node = self.sub.root
+        for tok in tokens:
+            node = node.child(token_label(node, tok))
+        return node
 
     def strategy(self, tokens) -> tuple[list[str], np.ndarray]:
         """(protocol tokens, ``[1326, k]`` probabilities) of the actor at the node the street's
         ``tokens`` reach: its strategy per hand by the hand's bucket; a hand whose class the
         abstraction did not reach checks or calls, as the agent does."""
-        node = self.sub.root
-        for tok in tokens:
-            node = node.child(token_label(node, tok))
+        node = self.node(tokens)
         toks = [_passive(lab) or f"r{node.raise_sizes()[lab]}" for lab in node.actions]
         P = self.probs(node, self.sub.bucket)
         P[self.sub.bucket < 0] = np.eye(len(toks))[toks.index("c")]
@@ -478,6 +528,43 @@ class Solved:
             lab = token_label(node, tok)
             bayes(w[node.to_act], self.probs(node, self.sub.bucket)[:, node.actions.index(lab)])
             node = node.child(lab)
+
+    def leaf_node(self, tokens) -> int:
+        """The blueprint node of the leaf the street's ``tokens`` end at (the next street's
+        first decision), -1 where they end elsewhere (a fold, a called all-in, no blueprint)."""
+        e = self.sub.end_at.get(id(self.node(tokens)))
+        return -1 if e is None or self.sub.ends[e][0] != 2 else int(self.sub.ends[e][2])
+
+
+class BlueprintPlan(Plan):
+    """The blueprint's own strategy on a subgame with no added size (its tree is the
+    blueprint's: the preflop cache's empty key)."""
+
+    def __init__(self, sub: StreetSubgame):
+        if sub.key or min(sub.vnode) < 0:
+            raise ValueError("BlueprintPlan: the subgame's tree is not the blueprint's")
+        self.sub = sub
+
+    def probs(self, node, buckets):
+        return self.sub.bp.probs(self.sub.vnode[self.sub.index[id(node)]], buckets)
+
+
+@dataclass
+class Solved(Plan):
+    """A solved street subgame: behavioral strategies per player, value and gap (chips);
+    ``problem`` and ``table`` None once dropped (the preflop cache keeps only the strategies)."""
+
+    sub: StreetSubgame
+    problem: object
+    table: np.ndarray | None
+    beh: list
+    value: float
+    gap: float
+    leaf_seconds: float
+    solve_seconds: float
+
+    def probs(self, node: PublicNode, buckets: np.ndarray) -> np.ndarray:
+        return self.sub.probs(self.beh[node.to_act], node, buckets)
 
 
 # ------------------------------------------------------------------ turn and river
@@ -755,48 +842,151 @@ def parse_budget(text: str | None) -> tuple[float, ...]:
     except ValueError:
         b = ()
     if len(b) != 4 or any(not (x >= 0) for x in b):
-        raise InputError(f"--budget {text!r}: expected 4 seconds per decision, preflop,flop,turn,river (e.g. 0,3,3,1.5)")
+        raise InputError(f"--budget {text!r}: expected 4 seconds per decision, preflop,flop,turn,river (e.g. 30,3,3,1.5)")
     return b
+
+
+class PreflopCache:
+    """Modicum's preflop cache (Appendix A): per (seat, key) a :class:`Plan` of the whole
+    preflop. ``key`` is the preflop's tokens through the opponent's last raise off the tree:
+    they fix which sizes the tree adds and where (the added sizes, ``StreetSubgame.key``). The
+    empty key is the blueprint's own strategy (:class:`BlueprintPlan`); any other is a
+    :class:`StreetSubgame` of street 0 from uniform beliefs, solved once by ``solve`` (only its
+    strategies are kept). ``path``: an npz the solved plans are loaded from (checked: this
+    blueprint, this k, each entry's tree) and saved to."""
+
+    FORMAT = "treeplex preflop cache 1"
+
+    def __init__(self, bp: Blueprint, Pc: np.ndarray, path: str | None = None):
+        self.bp, self.Pc, self.path = bp, Pc, path
+        self.plans: dict[tuple, Plan] = {}
+        self.dirty = False  # solved plans not saved yet
+        if path is not None:
+            from ..io.files import check_output
+
+            check_output(path, "--preflop-cache", {bp.path: "the blueprint"}, regular=True)
+            if os.path.exists(path):
+                self._load(path)
+
+    def subgame(self, seat: int, key) -> StreetSubgame:
+        t = self.bp.table
+        return StreetSubgame(self.bp, 0, (t.small_blind, t.big_blind), 0, [], list(key),
+                             [np.ones(N_HANDS), np.ones(N_HANDS)], seat, self.Pc)
+
+    def get(self, seat: int, key: tuple, solve) -> tuple[Plan, bool]:
+        """(the plan of ``key`` for the agent in ``seat``, whether ``solve(subgame)`` made it now)."""
+        plan = self.plans.get((seat, key))
+        if plan is not None:
+            return plan, False
+        sub = self.subgame(seat, key)
+        if not key:
+            plan = BlueprintPlan(sub)
+        else:
+            plan = dataclasses.replace(solve(sub), problem=None, table=None)
+            self.dirty = True
+        self.plans[(seat, key)] = plan
+        return plan, bool(key)
+
+    def fingerprint(self) -> str:
+        """sha256 of the blueprint's tree, its strategy and k: what the plans were solved for."""
+        h = hashlib.sha256(self.bp.tree.digest().encode())
+        h.update(np.ascontiguousarray(self.bp.P).tobytes())
+        h.update(np.ascontiguousarray(self.Pc).tobytes())
+        return h.hexdigest()
+
+    def save(self) -> None:
+        from ..io.files import atomic_write
+
+        arrays = {"format": np.array(self.FORMAT), "fingerprint": np.array(self.fingerprint())}
+        solved = [(k, p) for k, p in self.plans.items() if k[1]]
+        for i, ((seat, key), plan) in enumerate(solved):
+            arrays[f"seat{i}"] = np.array(seat)
+            arrays[f"key{i}"] = np.array(",".join(key))
+            arrays[f"x{i}"], arrays[f"y{i}"] = plan.beh
+        atomic_write(self.path, lambda f: np.savez(f, **arrays))
+        self.dirty = False
+
+    def _load(self, path: str) -> None:
+        def bad(what):
+            return InputError(f"--preflop-cache {path}: {what}")
+
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                arrays = {name: z[name] for name in z.files}
+        except Exception as e:  # noqa: BLE001 - any unreadable file is the same one-line error
+            raise bad(f"not a readable npz file ({type(e).__name__})") from None
+        if str(arrays.get("format", "")) != self.FORMAT:
+            raise bad(f"not a preflop cache (no format {self.FORMAT!r})")
+        if str(arrays.get("fingerprint", "")) != self.fingerprint():
+            raise bad("made for another blueprint or k")
+        i = 0
+        while f"seat{i}" in arrays:
+            try:
+                seat, key = int(arrays[f"seat{i}"]), tuple(str(arrays[f"key{i}"]).split(","))
+                beh = [np.asarray(arrays[f"{p}{i}"], dtype=np.float64) for p in "xy"]
+                if seat not in (0, 1):
+                    raise ValueError(f"seat {seat}")
+                sub = self.subgame(seat, key)
+            except (KeyError, ValueError, InputError, GameError) as e:
+                raise bad(f"entry {i}: {e}") from None
+            if not sub.key or any(b.shape != (n,) or not np.isfinite(b).all() or (b < 0).any() or (b > 1 + 1e-9).any()
+                                  for b, n in zip(beh, sub.n_seqs)):
+                raise bad(f"entry {i} ({','.join(key)}): not a strategy of that subgame's tree")
+            self.plans[(seat, key)] = Solved(sub, None, None, beh, float("nan"), float("nan"), 0.0, 0.0)
+            i += 1
 
 
 class DepthLimitedAgent(Agent):
     """Real-time depth-limited solving over a :class:`Blueprint` (module doc). ``k`` 4 (bias
-    set) or 1 (naive); ``budget`` seconds per decision per street; ``rollouts`` deals per flop
-    subgame's leaf table; ``max_hands`` per range in the turn and river spots. ``times``: the
-    seconds of each decision, per street; ``stats`` as :class:`.agents.BlueprintAgent`'s;
-    ``decided``: per betting string of the hand, the (tokens, ``[1326, k]`` probabilities) the
-    decision there sampled its action from (its strategy for every hand it could hold)."""
+    set) or 1 (naive); ``budget`` seconds per decision per street; ``rollouts`` deals per
+    subgame's leaf table (preflop and flop); ``max_hands`` per range in the turn and river
+    spots; ``preflop_cache`` an npz for :class:`PreflopCache`; ``max_iters`` DCFR iterations at
+    most per preflop or flop solve. ``times``: the seconds of each decision, per street, and
+    ``preflop_times`` of the preflop ones off the blueprint's tree (that solved, or that used a
+    cached plan); ``stats`` as :class:`.agents.BlueprintAgent`'s, and the preflop cache's solves
+    and loads (a cached solved plan used in a new hand); ``decided``: per betting string of the
+    hand, the (tokens, ``[1326, k]`` probabilities) the decision there sampled its
+    action from (its strategy for every hand it could hold)."""
 
     def __init__(self, bp: Blueprint, k: int = 4, seed: int = 0, budget=DEFAULT_BUDGET, rollouts: int = 20000,
-                 max_hands: int = 60, safe: bool = True, name: str | None = None):
-        self.bp, self.k, self.safe = bp, k, safe
+                 max_hands: int = 60, safe: bool = True, name: str | None = None, preflop_cache: str | None = None,
+                 max_iters: int = 2000):
+        self.bp, self.k, self.safe, self.max_iters = bp, k, safe, int(max_iters)
         self.Pc = continuation_strategies(bp, k)
-        self.classes = bp.buckets(0, HOLES, [])  # each hand's preflop bucket
         self.budget = tuple(budget)
         self.n_rollouts, self.max_hands = int(rollouts), int(max_hands)
         self.rng = np.random.default_rng(seed)
         self.krng = K.seed_state(seed)
         self.name = name or f"dl:k={k}"
         self.times = [[] for _ in STREETS]
-        self.stats = {"decisions": 0, "off_tree": 0, "unreached": 0, "safe_solves": 0}
+        self.preflop_times = {"solved": [], "cached": []}
+        self.stats = {"decisions": 0, "off_tree": 0, "unreached": 0, "preflop_solves": 0, "preflop_loads": 0,
+                      "safe_solves": 0}
+        self.preflop = PreflopCache(bp, self.Pc, preflop_cache)
 
     def begin(self, seat, hand):
         self.seat, self.hole = seat, int(HAND_INDEX[hand.hole(seat)[0], hand.hole(seat)[1]])
         self.w = [np.ones(N_HANDS), np.ones(N_HANDS)]
-        self.v = 0  # the blueprint node while the preflop follows it (-1: left the tree)
-        self.seen = 0  # tokens the beliefs have taken in
-        self.mine: dict[int, str] = {}  # preflop token position -> the blueprint label played
+        self.plan = None  # the preflop's plan for the preflop tokens ``pre`` (beliefs ``w`` are the preflop's by it)
+        self.pre = None
+        self.keys = set()  # the preflop cache's keys this hand has used
         self.last = None  # the latest solution of the current street (Solved or EndSpot)
         self.last_street = 0
         self.closed = 0  # the last street whose actions the beliefs have taken in
         self.spot = None  # the hand's latest solved turn or river EndSpot (the next one's alts)
         self.decided: dict[str, tuple] = {}
 
+    def end(self, hand, seat):
+        if self.preflop.dirty and self.preflop.path is not None:
+            self.preflop.save()
+
     # ---------------------------------------------------------------- beliefs
 
-    def _observe(self, hand: Hand) -> None:
-        """Bayes' rule on the actions not taken in yet: preflop by the blueprint (module doc);
-        a later street's once it is over, by its last solution."""
+    def observe(self, hand: Hand) -> None:
+        """Take in the actions of ``hand`` not taken in yet (``hand`` may be a line the agent
+        considers, as LBR's model of it does: preflop the beliefs are recomputed whenever the
+        preflop's tokens differ): the preflop by its plan (module doc); a later street's once
+        it is over, by its last solution."""
         self._preflop(hand)
         for r in range(max(1, self.closed + 1), len(hand.rounds) - 1):
             if self.last is not None and self.last_street == r:
@@ -808,35 +998,48 @@ class DepthLimitedAgent(Agent):
             self.closed = r
 
     def _preflop(self, hand: Hand) -> None:
-        bp = self.bp
-        h = Hand([-1] * 9, hand.table)
-        for i, tok in enumerate(hand.rounds[0]):
-            if i >= self.seen and self.v >= 0:
-                t = bp.tree
-                if t.kind[self.v] != DECISION or t.street[self.v] != 0 or t.actor[self.v] != h.to_act:
-                    self.v = -1
-                else:
-                    lab = self.mine.get(i) or bp.map_action(self.v, h, tok, self.rng)
-                    if lab is None:
-                        self.v = -1
-                    else:
-                        a = t.labels[self.v].index(lab)
-                        bayes(self.w[h.to_act], bp.probs(self.v, self.classes)[:, a])
-                        self.v = bp.child(self.v, lab)
-            h.apply(tok)
-        self.seen = len(hand.rounds[0])
+        """The plan of the preflop's tokens (the blueprint's until the opponent raises to a size
+        the plan's tree lacks; then the cached plan with the sizes added through that raise, solved
+        on a miss: nested unsafe solving) and both beliefs by Bayes' rule under it from uniform."""
+        toks = tuple(hand.rounds[0])
+        if toks == self.pre:
+            return
+        plan = self._plan(())
+        node = plan.sub.root
+        for i, tok in enumerate(toks):
+            if node.to_act != self.seat and tok[0] == "r" and int(tok[1:]) not in node.raise_sizes().values():
+                plan = self._plan(toks[:i + 1])
+                node = plan.sub.path[-1][0]
+            node = node.child(token_label(node, tok))
+        self.plan, self.pre = plan, toks
+        self.w = [np.ones(N_HANDS), np.ones(N_HANDS)]
+        plan.update(self.w, toks)
+
+    def _plan(self, key: tuple) -> Plan:
+        """The preflop cache's plan of ``key`` for this seat, solved within the preflop's budget
+        on a miss (counted in ``stats``)."""
+        def solve(sub):
+            return sub.solve(self.n_rollouts, self.krng, time_limit=max(0.05, self.budget[0] * 0.8),
+                             max_iters=self.max_iters)
+
+        plan, solved = self.preflop.get(self.seat, key, solve)
+        if key and key not in self.keys:
+            self.keys.add(key)
+            self.stats["preflop_solves" if solved else "preflop_loads"] += 1
+        return plan
 
     # ---------------------------------------------------------------- acting
 
     def act(self, hand, seat):
         t0 = time.perf_counter()
         self.stats["decisions"] += 1
-        self._observe(hand)
+        solves = self.stats["preflop_solves"]
+        self.observe(hand)
         s = hand.street
         if s == 0:
-            tokens, P = self._preflop_strategy(hand)
+            tokens, P = self.plan.strategy(hand.rounds[0])
         else:
-            if s == 1 and self._flop_node() < 0:
+            if s == 1 and self._flop_node(hand) < 0:
                 self.stats["off_tree"] += 1
             tokens, P = self.solve_or_call(hand)
             if self.last is None:
@@ -844,24 +1047,16 @@ class DepthLimitedAgent(Agent):
             if s == 1 and self.last is not None and self.last.sub.bucket[self.hole] < 0:
                 self.stats["unreached"] += 1
         a = sample_action(P[self.hole], self.rng)
-        if s == 0 and P is not CALL[1]:
-            self.mine[len(hand.rounds[0])] = self.bp.tree.labels[self.v][a]
         self.decided[hand.betting()] = (tokens, P)
         self.times[s].append(time.perf_counter() - t0)
+        if s == 0 and self.plan.sub.key:
+            solved = self.stats["preflop_solves"] > solves
+            self.preflop_times["solved" if solved else "cached"].append(self.times[0][-1])
         return tokens[a]
 
-    def _preflop_strategy(self, hand):
-        """The blueprint's (tokens, ``[1326, k]`` probabilities) at its node (check/call off its tree)."""
-        bp, v = self.bp, self.v
-        if v < 0 or bp.tree.kind[v] != DECISION or bp.tree.actor[v] != hand.to_act or bp.tree.street[v] != 0:
-            self.stats["off_tree"] += 1
-            return CALL
-        return [bp.real_token(lab, hand) for lab in bp.tree.labels[v]], bp.probs(v, self.classes)
-
-    def _flop_node(self) -> int:
-        """The blueprint node at the flop's start (-1: the preflop left the tree)."""
-        v, t = self.v, self.bp.tree
-        return v if v >= 0 and t.kind[v] == DECISION and t.street[v] == 1 else -1
+    def _flop_node(self, hand) -> int:
+        """The blueprint node at the flop's start: the preflop plan's leaf (-1: none)."""
+        return self.plan.leaf_node(hand.rounds[0])
 
     def solve_or_call(self, hand):
         """(tokens, ``[1326, k]`` probabilities) at ``hand``'s decision from a new solve of its
@@ -882,9 +1077,10 @@ class DepthLimitedAgent(Agent):
         c = hand.node.street0
         toks = list(hand.rounds[s])
         if s == 1:
-            sub = StreetSubgame(self.bp, 1, (c, c), self._flop_node(), hand.board(), toks, [w.copy() for w in self.w],
-                                self.seat, self.Pc)
-            return sub.solve(self.n_rollouts, self.krng, time_limit=max(0.05, self.budget[1] * 0.8), max_iters=2000)
+            sub = StreetSubgame(self.bp, 1, (c, c), self._flop_node(hand), hand.board(), toks,
+                                [w.copy() for w in self.w], self.seat, self.Pc)
+            return sub.solve(self.n_rollouts, self.krng, time_limit=max(0.05, self.budget[1] * 0.8),
+                             max_iters=self.max_iters)
         args = (self.bp, s, (c, c), hand.board(), toks, self.w, self.seat, self.hole, self.max_hands)
         spot = None
         if self.safe and self.spot is not None:  # Reach-style safe re-solving from the previous spot
@@ -905,13 +1101,15 @@ def _passive(label: str) -> str:
 
 
 def make_agent(spec: str, abstraction: str | None, seed: int, budget: str | None = None, stdin=None,
-               stdout=None) -> Agent:
-    """``dl:BP.npz[,k=4][,rollouts=N][,hands=N][,safe=1]``: the depth-limited agent on that blueprint
-    (``budget``: seconds per decision per street, "P,F,T,R"); any other spec is
-    :func:`.agents.make_agent`'s."""
+               stdout=None, preflop_cache: str | None = None) -> Agent:
+    """``dl:BP.npz[,k=4][,rollouts=N][,hands=N][,safe=1]``: the depth-limited agent on that
+    blueprint (``budget``: seconds per decision per street, "P,F,T,R"; ``preflop_cache``: its npz
+    file); any other spec is :func:`.agents.make_agent`'s."""
     from .agents import make_agent as plain
 
     if not spec.startswith("dl:"):
+        if preflop_cache is not None:
+            raise InputError(f"--preflop-cache: {spec!r} is not a depth-limited agent (dl:BP.npz)")
         return plain(spec, abstraction, seed, stdin, stdout)
     path, *opts = spec[3:].split(",")
     kw = {"k": 4, "rollouts": 20000, "hands": 60, "safe": 1}
@@ -923,4 +1121,5 @@ def make_agent(spec: str, abstraction: str | None, seed: int, budget: str | None
     if not abstraction:
         raise InputError(f"{spec}: a depth-limited agent needs --abstraction ABS.npz")
     return DepthLimitedAgent(Blueprint(path, abstraction), k=kw["k"], seed=seed, budget=parse_budget(budget),
-                             rollouts=kw["rollouts"], max_hands=kw["hands"], safe=bool(kw["safe"]), name=spec)
+                             rollouts=kw["rollouts"], max_hands=kw["hands"], safe=bool(kw["safe"]), name=spec,
+                             preflop_cache=preflop_cache)
