@@ -23,6 +23,9 @@ def options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--seed", type=int, default=0, help="cards and the agents' random choices (default 0)")
     sp.add_argument("--abstraction", default=None, metavar="ABS.npz", help="the blueprint's abstraction")
     realtime_options(sp)
+    sp.add_argument("--aivat", action="store_true",
+                    help="also score A by AIVAT (Burch et al. 2018), the value function the blueprint of A "
+                         "(else of B): mbb/g and its 95%% CI beside the plain ones (with --vs)")
     sp.add_argument("--history", default=None, metavar="FILE", help="write ACPC STATE lines, one per hand")
     net = sp.add_mutually_exclusive_group()
     net.add_argument("--serve", type=int, default=None, metavar="PORT",
@@ -51,6 +54,8 @@ def run(args) -> int:
         check_output(args.history, "--history", {}, regular=True)
     a = make_agent(args.agent, args.abstraction, args.seed, args.budget, preflop_cache=args.preflop_cache)
     table, flops = _table(a)
+    if args.aivat and not args.vs:
+        raise InputError("--aivat: needs --vs B (a match played here, both agents' policies at hand)")
     if args.connect:
         if args.vs:
             raise InputError("--vs: with --connect the dealer chooses the opponent")
@@ -70,7 +75,15 @@ def run(args) -> int:
     if t2 != table:
         raise InputError(f"--vs: {args.vs} plays stacks/blinds {t2}, {args.agent} {table}")
     flops = flops if flops is not None else f2
-    return _report(args, a, b, table, lambda hist: _match(a, b, args, table, flops, hist))
+    aivat = None
+    if args.aivat:
+        from ..play.aivat import Aivat
+
+        bp = getattr(a, "bp", None) or getattr(b, "bp", None)
+        if bp is None:
+            raise InputError("--aivat: needs a blueprint or dl: agent on either side (its blueprint is the value function)")
+        aivat = Aivat(bp, flops, seed=args.seed)
+    return _report(args, a, b, table, lambda hist: _match(a, b, args, table, flops, hist, aivat))
 
 
 def _table(agent):
@@ -80,10 +93,13 @@ def _table(agent):
     return (bp.table, bp.flops) if bp is not None else (Table(), None)
 
 
-def _match(a, b, args, table, flops, hist):
+def _match(a, b, args, table, flops, hist, aivat=None):
     from ..play.match import duplicate_match
 
-    return duplicate_match(a, b, args.hands, args.seed, table, flops, hist, allin_ev=True)
+    r = duplicate_match(a, b, args.hands, args.seed, table, flops, hist, allin_ev=True, aivat=aivat)
+    if aivat is not None:
+        r["aivat"].update(blueprint=aivat.bp.path, seconds=aivat.seconds)
+    return r
 
 
 def _report(args, a, b, table, play) -> int:
@@ -99,6 +115,10 @@ def _report(args, a, b, table, play) -> int:
           + (f"; wrote {args.history}" if args.history else ""))
     if "adjusted" in r:
         _adjusted(r)
+    if "aivat" in r:
+        v = r["aivat"]
+        print(f"  AIVAT (v: blueprint {v['blueprint']}'s expected values; known policies: the blueprint and dl: "
+              f"agents): {v['mbb']:+.1f} ± {v['ci95']:.1f} mbb/g; {v['seconds'] / (2 * v['pairs']):.3f} s per hand")
     report_agents((a,) if isinstance(b, str) else (a, b))
     return 0
 

@@ -190,15 +190,24 @@ class Blueprint:
         return int(t.children[t.first[v] + t.labels[v].index(label)])
 
     def map_action(self, v: int, hand: Hand, token: str, rng) -> str | None:
-        """The label at node ``v`` for real ``token`` at ``hand`` (before it is played), by
-        the module doc's translation; None where the tree has no match."""
+        """The label at node ``v`` for real ``token`` at ``hand`` (before it is played), drawn
+        from :meth:`map_probs`; None where the tree has no match."""
+        m = self.map_probs(v, hand, token)
+        if len(m) == 2:
+            return m[0][0] if rng.random() < m[0][1] else m[1][0]
+        return m[0][0] if m else None
+
+    def map_probs(self, v: int, hand: Hand, token: str) -> list[tuple[str, float]]:
+        """The labels at node ``v`` that real ``token`` at ``hand`` maps to, with their
+        probabilities (module doc: one label, or the pseudo-harmonic pair); [] where the tree
+        has no match."""
         t = self.tree
         labels = t.labels[v]
         if token == "f":
-            return "f" if "f" in labels else None
+            return [("f", 1.0)] if "f" in labels else []
         if token == "c":
             lab = "c" if hand.to_call() > 0 else "x"
-            return lab if lab in labels else None
+            return [(lab, 1.0)] if lab in labels else []
         to = int(token[1:])
         node = hand.node
         sizes = []
@@ -207,22 +216,23 @@ class Blueprint:
                 tot = self.table.stack if lab == "a" else node.frac_raise_to(float(lab[1:]))
                 sizes.append((tot, lab))
         if not sizes:
-            return None
+            return []
         sizes.sort()
         for tot, lab in sizes:
             if tot == to:
-                return lab
+                return [(lab, 1.0)]
         if to < sizes[0][0]:
-            return sizes[0][1]
+            return [(sizes[0][1], 1.0)]
         if to > sizes[-1][0]:
-            return sizes[-1][1]
+            return [(sizes[-1][1], 1.0)]
         from ..depth_limited.translation import rpat_probability
 
         for (ta, la), (tb, lb) in zip(sizes, sizes[1:]):
             if ta < to < tb:
                 a, x, b = (node.fraction_of(z) for z in (ta, to, tb))
-                return la if rng.random() < rpat_probability(x, a, b) else lb
-        return sizes[-1][1]  # not reached: the sizes are sorted and ``to`` lies within them
+                q = rpat_probability(x, a, b)
+                return [(la, q), (lb, 1.0 - q)]
+        return [(sizes[-1][1], 1.0)]  # not reached: the sizes are sorted and ``to`` lies within them
 
     def real_token(self, label: str, hand: Hand) -> str:
         """The real action for tree label ``label`` at ``hand``."""
@@ -272,7 +282,8 @@ class Follower:
 
 class BlueprintAgent(Agent):
     """Plays a :class:`Blueprint` (module doc); ``stats``: decisions, and those it could not
-    take from the tree (played as check/call)."""
+    take from the tree (played as check/call); ``decided``: per betting string of the hand, the
+    (tokens, probabilities) the decision there sampled its action from (for :mod:`.aivat`)."""
 
     def __init__(self, bp: Blueprint, seed: int = 0, name: str | None = None):
         self.bp = bp
@@ -282,6 +293,7 @@ class BlueprintAgent(Agent):
 
     def begin(self, seat, hand):
         self.follow = Follower(self.bp, self.rng)
+        self.decided: dict[str, tuple] = {}
 
     def act(self, hand, seat):
         self.stats["decisions"] += 1
@@ -295,9 +307,10 @@ class BlueprintAgent(Agent):
             return "c"
         p = self.bp.probs(v, b)[0]
         a = sample_action(p, self.rng)
-        label = self.bp.tree.labels[v][a]
-        self.follow.mine[sum(len(r) for r in hand.rounds)] = label
-        return self.bp.real_token(label, hand)
+        labels = self.bp.tree.labels[v]
+        self.follow.mine[sum(len(r) for r in hand.rounds)] = labels[a]
+        self.decided[hand.betting()] = ([self.bp.real_token(lab, hand) for lab in labels], p)
+        return self.bp.real_token(labels[a], hand)
 
 
 def sample_action(p: np.ndarray, rng) -> int:

@@ -64,20 +64,21 @@ def summary(values, big_blind: int) -> dict:
 
 
 def duplicate_match(a, b, n: int, seed: int = 0, table: Table = Table(), flops=None, history=None,
-                    allin_ev: bool = False, rollouts: int = 1000) -> dict:
+                    allin_ev: bool = False, rollouts: int = 1000, aivat=None) -> dict:
     """``n`` duplicate pairs of ``a`` against ``b`` (module doc); ``history.write`` gets each
     hand's STATE line. With ``allin_ev`` the result has ``adjusted``, the summary of the
-    all-in-adjusted pairs."""
+    all-in-adjusted pairs; with ``aivat`` (an :class:`.aivat.Aivat`) ``aivat``, the summary of
+    the pairs' AIVAT scores."""
     from ..blueprint.kernels import seed_state
     from .history import state_line
 
     rng = np.random.default_rng(seed)
     eq_rng = seed_state(seed)
-    pairs, adjusted = [], []
+    pairs, adjusted, scored = [], [], []
     number = 0
     for _ in range(n):
         cards = deal(rng, flops)
-        u = adj = 0
+        u = adj = sc = 0
         for seats in ((a, b), (b, a)):
             h = play_hand(cards, seats, table)
             r = h.payoff()
@@ -85,12 +86,18 @@ def duplicate_match(a, b, n: int, seed: int = 0, table: Table = Table(), flops=N
             if allin_ev:
                 x = allin_value(h, rollouts, eq_rng, flops)
                 adj += x if seats[0] is a else -x
+            if aivat is not None:
+                x = aivat.score(h, seats)[1]
+                sc += x if seats[0] is a else -x
             if history is not None:
                 history.write(state_line(h, number, [s.name for s in seats]) + "\n")
             number += 1
         pairs.append(u / 2)
         adjusted.append(adj / 2)
+        scored.append(sc / 2)
     out = summary(pairs, table.big_blind)
     if allin_ev:
         out["adjusted"] = summary(adjusted, table.big_blind)
+    if aivat is not None:
+        out["aivat"] = summary(scored, table.big_blind)
     return out
