@@ -114,20 +114,21 @@ class Aivat:
         if u < 0:
             return 0.0
         t, d = self.bp.tree, self.bp.deals
-        c = np.array(cards, dtype=np.int64)
+        c = np.zeros(9, dtype=np.int64)
+        c[:4 + nb_] = cards[:4 + nb_]
         return board_value(c, nb_, u, self.flops, self.stride, self.bp.P, t.kind, t.street, t.actor, t.n_act,
                            t.first, t.payoff, t.children, t.offset, d.ix_rounds, d.ix_keys, d.ix_offsets,
                            d.ix_shapes, d.ix_lens, d.vals, d.wheres)
 
     def deal_outcomes(self, cards, nb_: int) -> list[tuple[list[int], float]]:
         """The cards the dealer can deal after ``cards[:4 + nb_]`` (the flop, turn or river), each
-        as (the 9 cards with them, the rest as dealt; probability)."""
-        used = set(cards[:4 + nb_])
+        as (the cards dealt with them; probability)."""
+        used = list(cards[:4 + nb_])
         if nb_ == 0:
-            ok = [f for f in self.flops.tolist() if not used & set(f)]
-            return [(cards[:4] + f + cards[7:], 1.0 / len(ok)) for f in ok]
+            ok = [f for f in self.flops.tolist() if not set(used) & set(f)]
+            return [(used + f, 1.0 / len(ok)) for f in ok]
         left = [c for c in range(52) if c not in used]
-        return [(cards[:4 + nb_] + [c] + cards[5 + nb_:], 1.0 / len(left)) for c in left]
+        return [(used + [c], 1.0 / len(left)) for c in left]
 
     def chance_term(self, u: int, cards, nb_: int) -> float:
         """E_c[v(h c)] - v(h c_dealt) at the deal of the board cards after ``nb_`` of them."""
