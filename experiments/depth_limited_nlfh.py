@@ -94,6 +94,9 @@ def main(argv=None) -> int:
     ap.add_argument("--subgame-iters", type=int, default=20_000, help="nlfh52: and at most this many iterations")
     ap.add_argument("--blueprint-cache", default=None, metavar="FILE.npz",
                     help="nlfh52: read the blueprint from FILE if it is there (same game), else save it there")
+    ap.add_argument("--blueprint-checkpoint", default=None, metavar="FILE",
+                    help="nlfh52: save the blueprint's DCFR run here at every gap check, and continue the run "
+                         "saved there if FILE exists (a blueprint that takes hours survives a stop)")
     ap.add_argument("--ranks", type=int, default=8)
     ap.add_argument("--suits", type=int, default=2)
     ap.add_argument("--hole", type=int, default=1)
@@ -329,7 +332,12 @@ def main52(args) -> int:
     bp_kw = {"target_gap": 2 * args.target_mbb * bb / 1000, "max_iters": args.max_iters}
     sub_kw = {"target_gap": args.subgame_target_mbb * bb / 1000, "max_iters": args.subgame_iters}
     rss0 = _rss_mb()
-    bp = cached_blueprint52(view, args.blueprint_cache, **bp_kw)
+    ck = {}
+    if args.blueprint_checkpoint:
+        resume = os.path.exists(args.blueprint_checkpoint)
+        ck = {"checkpoint": args.blueprint_checkpoint, "resume": args.blueprint_checkpoint if resume else None}
+        log(f"blueprint checkpoint {args.blueprint_checkpoint}: " + ("continuing its run" if resume else "new run"))
+    bp = cached_blueprint52(view, args.blueprint_cache, **bp_kw, **ck)
     rss_bp = _rss_mb()
     seqs = [int(n) for n in G.problem().n_seqs]
     log(f"game {G.name}: {seqs} sequences; blueprint DCFR {bp.iterations} iterations, {bp.seconds:.1f} s, peak RSS "

@@ -782,3 +782,31 @@ def test_the_figure_on_nlfh52_agrees_with_the_cli(tmp_path, round2):
     assert res["rpat_mbb"] == pytest.approx(cli["rpat_exploitability_mbb"], abs=1e-9)
     assert res["lower_bound_mbb"] == pytest.approx(cli["lower_bound_exploitability_mbb"], abs=1e-9)
     assert rows[("self-generative", 2)] == pytest.approx(cli["dl_exploitability_mbb"], abs=1e-9)
+
+
+def test_the_figures_blueprint_continues_from_its_checkpoint(tmp_path):
+    """``--blueprint-checkpoint FILE``: a run stopped after 10 DCFR iterations and continued to
+    20 gives the same blueprint and the same rows as 20 iterations in one run; a checkpoint of
+    another game is refused (exit 2, one line naming both games)."""
+    spec = "nlfh52(stack=500, flops=all, bets=0.5,1,a, deck=JcJdQcQdKcKdAcAd)"
+    env = dict(os.environ, PYTHONPATH=os.getcwd())
+    ck = str(tmp_path / "bp.ck")
+
+    def run(game, iters, out, *extra):
+        return subprocess.run([sys.executable, "experiments/depth_limited_nlfh.py", "--game", game, "--k", "1",
+                               "--max-iters", str(iters), "--target-mbb", "1e-9", "--out", str(tmp_path / out),
+                               *extra], capture_output=True, text=True, env=env)
+
+    for iters, out in ((10, "first"), (20, "continued")):
+        r = run(spec, iters, out, "--blueprint-checkpoint", ck)
+        assert r.returncode == 0, r.stderr[-2000:]
+    assert "continuing its run" in r.stdout
+    r = run(spec, 20, "straight")
+    assert r.returncode == 0, r.stderr[-2000:]
+    got, want = (json.loads((tmp_path / d / "results.json").read_text()) for d in ("continued", "straight"))
+    assert got["blueprint_iterations"] == want["blueprint_iterations"] == 20
+    assert got["blueprint_mbb"] == pytest.approx(want["blueprint_mbb"], rel=1e-12)
+    assert [row["exploitability_mbb"] for row in got["rows"]] == pytest.approx(
+        [row["exploitability_mbb"] for row in want["rows"]], rel=1e-12)
+    r = run(spec.replace("stack=500", "stack=300"), 20, "other", "--blueprint-checkpoint", ck)
+    assert r.returncode == 2 and "checkpoint is for 'nlfh52(stack=500" in r.stderr and "stack=300" in r.stderr
