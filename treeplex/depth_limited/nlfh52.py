@@ -694,16 +694,23 @@ def compose(sol: Solution52, blueprint: list[np.ndarray], players: tuple[int, ..
     if c not in players:
         return out
     beh = sub.problem.treeplexes[c].behavioral_from_plan(sol.plans[c])
-    pseudo = [view.pseudo_plan(c, b) for b in sub.table.continuations]
+    blocks = []  # (slice, k, lam [H, 1]): the chooser's flop nodes below each leaf, and its leaf choice there
     for l, base in sub.lb.items():
         lam = beh[base + view.orbit[:, None] * sub.table.k + np.arange(sub.table.k)[None, :]]  # [H, K]
         chance_id = view.lines[l]["id"]
         for v in np.flatnonzero((view.line_of_node == chance_id) & (t.actor == c)):
             k = int(t.n_actions[v])
-            sl = slice(view.bases[c][v], view.bases[c][v] + H * k)
-            mix = sum(lam[:, j, None] * pp[sl].reshape(H, k) for j, pp in enumerate(pseudo))
-            tot = mix.sum(axis=1, keepdims=True)
-            out[c][sl] = np.where(tot > 0, mix / np.where(tot > 0, tot, 1.0), 1.0 / k).ravel()
+            blocks.append((slice(view.bases[c][v], view.bases[c][v] + H * k), k, lam))
+    mix = np.zeros_like(out[c])
+    for j, b in enumerate(sub.table.continuations):  # one pseudo-plan at a time: memory of 2 layouts, not k + 1
+        pp = view.pseudo_plan(c, b)
+        for sl, k, lam in blocks:
+            mix[sl] += (lam[:, j, None] * pp[sl].reshape(H, k)).ravel()
+        del pp
+    for sl, k, _ in blocks:
+        m = mix[sl].reshape(H, k)
+        tot = m.sum(axis=1, keepdims=True)
+        out[c][sl] = np.where(tot > 0, m / np.where(tot > 0, tot, 1.0), 1.0 / k).ravel()
     return out
 
 
@@ -786,7 +793,7 @@ def self_generative_table52(lv: LeafValues52, chooser: int, k: int, *, weaken: b
     while table.k < k:
         t0 = time.perf_counter()
         sol = solve_subgame52(build_subgame(view, table, 0), solver, **solve_kw)
-        searcher = compose(sol, lv.blueprint)[me]
+        searcher = compose(sol, lv.blueprint, players=(me,))[me]
         b_red, v_br = best_response_everywhere(P, chooser, view.plan(me, searcher))
         b_br = view.full(chooser, b_red)
         own = list(bp_plans)
