@@ -343,7 +343,7 @@ def main52(args) -> int:
     log(f"game {G.name}: {seqs} sequences; blueprint DCFR {bp.iterations} iterations, {bp.seconds:.1f} s, peak RSS "
         f"{rss_bp:.0f} MB ({rss_bp - rss0:+.0f} MB), exploitability {mbb(bp.gap / 2):.3f} mbb/g in the abstraction")
     bettor = int(G.tree.actor[0])  # the first action's player makes the off-tree raise; it chooses at the leaves
-    lv = LeafValues52(view, bp.b)
+    lv = LeafValues52(view, bp.b, keep_strategies=False)  # the responses need the tables' values only
     kmax = max(args.k)
     t0 = time.perf_counter()
     tables = {"bias": bias_table52(lv, bettor, min(kmax, 16))}

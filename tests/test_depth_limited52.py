@@ -180,6 +180,25 @@ def test_composed_strategies_have_the_subgame_value_in_the_real_game(name):
     assert abs(U_sol - U_bp) > 1e-6  # the subgame changed play
 
 
+def test_tables_without_their_strategies_have_the_same_values():
+    """``LeafValues52(keep_strategies=False)`` (the Figure 1 run's memory): the bias and
+    self-generative tables' values, shifts and the responder's composed play are those of the
+    tables that keep their continuations; composing the chooser's play from such a table is
+    refused, not done with missing strategies."""
+    game = NLFH52(**GAMES["deck4-all"])
+    view = View52(game)
+    bp = compute_blueprint52(view, "dcfr", max_iters=30)
+    kept, lean = LeafValues52(view, bp.b), LeafValues52(view, bp.b, keep_strategies=False)
+    for make in (lambda lv: bias_table52(lv, 1, 4), lambda lv: self_generative_table52(lv, 1, 3)[0]):
+        a, b = make(kept), make(lean)
+        np.testing.assert_array_equal(a.values, b.values)
+        assert a.shifts == b.shifts and len(a.continuations) == a.k and b.continuations == []
+        sa, sb = (solve_subgame52(build_subgame(view, t, 0), "lp") for t in (a, b))
+        np.testing.assert_array_equal(compose(sa, bp.b, players=(0,))[0], compose(sb, bp.b, players=(0,))[0])
+        with pytest.raises(ValueError, match="keeps no continuation strategies"):
+            compose(sb, bp.b)
+
+
 @pytest.mark.parametrize("name", ["deck4-all", "deck4-S3"])
 @pytest.mark.parametrize("blueprint", ["dcfr", "random"])
 def test_self_generative_set_and_its_weakening(name, blueprint):

@@ -433,10 +433,14 @@ class LeafTable52:
 
 
 class LeafValues52:
-    """Computes leaf tables of one game and blueprint (``blueprint``: both players' full-layout behaviorals)."""
+    """Computes leaf tables of one game and blueprint (``blueprint``: both players' full-layout
+    behaviorals). ``keep_strategies=False``: the tables keep their values only, not the
+    continuations (a full-layout float64 vector of the chooser each: at k = 16 and two sets,
+    about 128 B per sequence of the game); :func:`compose` then cannot mix the chooser's play
+    below the leaves, which an off-tree response (the responder's alone) never needs."""
 
-    def __init__(self, view: View52, blueprint: list[np.ndarray]):
-        self.view, self.blueprint = view, blueprint
+    def __init__(self, view: View52, blueprint: list[np.ndarray], keep_strategies: bool = True):
+        self.view, self.blueprint, self.keep = view, blueprint, keep_strategies
         self.terminals = {i: view.end_block(e) for i, e in enumerate(view.ends) if not e["line"]}
 
     def values(self, chooser: int, b_chooser: np.ndarray) -> np.ndarray:
@@ -446,12 +450,17 @@ class LeafValues52:
         v = self.view
         return v.line_blocks(b)
 
-    def table(self, chooser: int, strategies: list[np.ndarray], names: list[str],
-              max_memory: str | None = None) -> LeafTable52:
-        check_table_memory(self.view, len(strategies), max_memory)
+    def table(self, chooser: int, strategies, names: list[str], max_memory: str | None = None) -> LeafTable52:
+        """The table of ``strategies`` (an iterable of the chooser's full-layout behaviorals, one
+        per name, each dropped after its values unless the strategies are kept)."""
+        check_table_memory(self.view, len(names), max_memory)
         t0 = time.perf_counter()
-        vals = np.stack([self.values(chooser, b) for b in strategies])
-        return LeafTable52(self.view, chooser, vals, list(names), list(strategies), dict(self.terminals),
+        vals, kept = [], []
+        for b in strategies:
+            vals.append(self.values(chooser, b))
+            if self.keep:
+                kept.append(b)
+        return LeafTable52(self.view, chooser, np.stack(vals), list(names), kept, dict(self.terminals),
                            time.perf_counter() - t0)
 
     def append(self, table: LeafTable52, strategy: np.ndarray, name: str, shift: float = 0.0) -> LeafTable52:
@@ -462,7 +471,7 @@ class LeafValues52:
         vals = self.values(table.chooser, strategy) - shift * self.view.leaf_mass[None]
         shifts = table.shifts + [0.0] * (table.k - len(table.shifts)) + [shift]
         return LeafTable52(self.view, table.chooser, np.concatenate([table.values, vals[None]]),
-                           table.names + [name], table.continuations + [strategy], table.terminals,
+                           table.names + [name], table.continuations + ([strategy] if self.keep else []), table.terminals,
                            table.seconds + time.perf_counter() - t0, shifts)
 
 
@@ -693,6 +702,9 @@ def compose(sol: Solution52, blueprint: list[np.ndarray], players: tuple[int, ..
     c = sub.chooser
     if c not in players:
         return out
+    if len(sub.table.continuations) != sub.table.k:
+        raise ValueError("compose: the leaf table keeps no continuation strategies (LeafValues52(..., "
+                         "keep_strategies=False)): the chooser's play below the leaves cannot be mixed")
     beh = sub.problem.treeplexes[c].behavioral_from_plan(sol.plans[c])
     blocks = []  # (slice, k, lam [H, 1]): the chooser's flop nodes below each leaf, and its leaf choice there
     for l, base in sub.lb.items():
@@ -771,7 +783,7 @@ def bias_table52(lv: LeafValues52, chooser: int, k: int, max_memory: str | None 
     if not 1 <= k <= len(BIAS):
         raise InputError(f"bias: k must be in 1..{len(BIAS)}, got {k}")
     check_table_memory(lv.view, k, max_memory)
-    strategies = [biased52(lv.view, chooser, lv.blueprint[chooser], f) for _, f in BIAS[:k]]
+    strategies = (biased52(lv.view, chooser, lv.blueprint[chooser], f) for _, f in BIAS[:k])
     return lv.table(chooser, strategies, [n for n, _ in BIAS[:k]], max_memory)
 
 
