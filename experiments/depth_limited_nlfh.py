@@ -272,6 +272,26 @@ def _measured(fn):
     return out, time.perf_counter() - t0, max(peak[0], rss()) - start
 
 
+def _gadget_slack(sf, mbb) -> dict | None:
+    """How tight the safe flop re-solve's gadgets are in its solution: of the gadgets with a
+    nonzero alt (``reached``), how many have the chooser's best "enter" value at its alt, to
+    1e-6 of the largest |alt| (``binding``), and the sums of both, in mbb/g of the game. A
+    gadget with enter < alt constrains nothing: the other player's play below it may be any
+    that keeps it there, all equally good in the re-solve (None without a safe re-solve)."""
+    import numpy as np
+
+    if sf is None:
+        return None
+    A = sf.problem.A
+    ev = sf.enter_values(sf.res.y if A.chooser == 0 else sf.res.x)
+    sign = 1.0 if A.chooser == 0 else -1.0  # the chooser's own sense: it wants sign * value high
+    reached = np.abs(sf.alt) > 0
+    tol = 1e-6 * max(float(np.abs(sf.alt).max(initial=0.0)), 1e-300)
+    binding = reached & (sign * (ev - sf.alt) >= -tol)
+    return {"reached": int(reached.sum()), "binding": int(binding.sum()), "alt_mbb": mbb(float(sf.alt[reached].sum())),
+            "enter_mbb": mbb(float(ev[reached].sum()))}
+
+
 def _rss_mb() -> float:
     import resource
 
@@ -412,12 +432,15 @@ def offtree_rows52(args, x, game_x, view, bp, lv, tables, bp_kw, sub_kw, mbb, lo
                              "subgame_solve_seconds": info["solution"].seconds,
                              "subgame_iterations": info["solution"].iterations,
                              "subgame_sequences": [int(n) for n in sub.problem.n_seqs],
-                             "round2_gap_mbb": None if res2 is None else mbb(res2.gap / 2)})
+                             "round2_gap_mbb": None if res2 is None else mbb(res2.gap / 2),
+                             "gadgets": _gadget_slack(info.get("safe_flop"), mbb)})
                 log(f"{x:g} pot: {method:16s} k={k:2d} flop {r2:6s}: {m:8.3f} mbb/g   response {seconds:.2f} s, "
                     f"peak RSS +{rise:.0f} MB "
                     f"(subgame {info['solution'].seconds:.2f} s, {info['solution'].iterations} iterations, "
                     f"{rows[-1]['subgame_sequences']} sequences" + ("" if res2 is None else
-                    f"; flop re-solve {res2.iterations} iterations, locked gap / 2 {mbb(res2.gap / 2):.3f} mbb/g") + ")")
+                    f"; flop re-solve {res2.iterations} iterations, locked gap / 2 {mbb(res2.gap / 2):.3f} mbb/g") +
+                    ("" if rows[-1]["gadgets"] is None else "; gadgets binding {binding}/{reached}, bettor's alts "
+                     "{alt_mbb:.2f} mbb/g against its enter values {enter_mbb:.2f}".format(**rows[-1]["gadgets"])) + ")")
     return {"offtree": x, "lower_bound_mbb": lb, "rpat_mbb": rpat, "rpat": dict(rinfo), "rows": rows,
             "costs": {"lower_bound_seconds": lower.seconds, "lower_bound_iterations": lower.iterations,
                       "subgame_to_the_end_sequences": [int(n) for n in sequences_below(vx, after)]}}
