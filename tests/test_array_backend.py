@@ -180,3 +180,25 @@ def test_float32_average_is_a_plan(games):
         np.testing.assert_allclose(kids, x[T.parent], rtol=1e-12, atol=1e-15)
     ev = evaluate(p, *s.average())
     assert ev.br1 - 1e-12 <= ev.value <= ev.br0 + 1e-12
+
+
+@pytest.mark.parametrize("backend", ["numba", "array"])
+def test_a_solved_problem_is_freed_without_the_cyclic_collector(games, backend):
+    """The problem owns its backend and the backend refers back weakly: when the last reference
+    to a solved problem goes, reference counting frees it and its matrices at once (a
+    depth-limited run builds hundreds of subgames: with a cycle, 1.5 GB of them waited for the
+    collector at 10 BB, S8, k = 16)."""
+    import gc
+    import weakref
+
+    p = tp.compile_game(games["leduc"])
+    p.use_backend(backend)
+    tp.solve(p, "dcfr", max_iters=5)
+    assert p.backend.problem is p
+    ref = weakref.ref(p)
+    gc.disable()
+    try:
+        del p
+        assert ref() is None
+    finally:
+        gc.enable()

@@ -57,6 +57,8 @@ crossover size where the device beats numba on the CPU needs a device to measure
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..errors import InputError
@@ -245,10 +247,15 @@ class ArrayBackend:
 
     auto = False  # True when driver.solve picked this backend itself (see backends.starts_on_numpy)
 
+    @property
+    def problem(self):
+        """The problem this backend runs (held weakly: the problem owns the backend)."""
+        return self._problem()
+
     def __init__(self, problem, xp=np, name: str = "array"):
         if problem.locks is not None:
             raise InputError(f"node locks run on the numba backend, not {name}")
-        self.problem = problem
+        self._problem = weakref.ref(problem)  # the problem owns its backend: no cycle to wait for the collector
         self.xp = xp
         self.name = name
         self.treeplexes = problem.treeplexes

@@ -9,6 +9,8 @@ CFR iteration in one numba call (no Python between the products and the passes).
 
 from __future__ import annotations
 
+import weakref
+
 import numba as nb
 import numpy as np
 
@@ -30,8 +32,13 @@ class NumbaBackend:
     name = "numba"
     auto = False  # True when driver.solve picked this backend itself (see backends.starts_on_numpy)
 
+    @property
+    def problem(self):
+        """The problem this backend runs (held weakly: the problem owns the backend)."""
+        return self._problem()
+
     def __init__(self, problem):
-        self.problem = problem
+        self._problem = weakref.ref(problem)  # the problem owns its backend: no cycle to wait for the collector
         self.treeplexes = problem.treeplexes
         self._arrays = tuple((T.start, T.end, T.parent) for T in self.treeplexes)
         self._parts = tuple(runs(T, nb.get_num_threads() if T.n_seqs > PARALLEL_SEQS else 1)
