@@ -2,7 +2,7 @@
 
 Code blocks are fenced (```) or indented by four spaces. A line that starts with ``treeplex `` is
 a command (a trailing ``\\`` joins the next line), and so is ``.venv/bin/python experiments/...``
-(run by this interpreter); commands of one block run in order in one
+or ``benchmarks/...`` (run by this interpreter); commands of one block run in order in one
 temporary folder, so a block's ``solve --out turn.json`` feeds its ``show turn.json``. A command
 that ends in ``# test: VARIANT`` runs VARIANT instead: the same command at a small size (smaller
 ranges, a looser target), written next to the documented one. ``python`` blocks run as scripts.
@@ -191,7 +191,7 @@ def _run_block(cmds, cwd):
             continue
         for part in run.split(" && "):
             argv = shlex.split(part)
-            if argv[0] == ".venv/bin/python" and argv[1].startswith("experiments/"):  # a script, run at its test size
+            if argv[0] == ".venv/bin/python" and argv[1].startswith(("experiments/", "benchmarks/")):  # a script, at its test size
                 env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
                 r = subprocess.run([sys.executable, str(ROOT / argv[1]), *argv[2:]], cwd=cwd, env=env,
                                    capture_output=True, text=True, timeout=600)
