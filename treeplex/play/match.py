@@ -68,7 +68,8 @@ def duplicate_match(a, b, n: int, seed: int = 0, table: Table = Table(), flops=N
     """``n`` duplicate pairs of ``a`` against ``b`` (module doc); ``history.write`` gets each
     hand's STATE line. With ``allin_ev`` the result has ``adjusted``, the summary of the
     all-in-adjusted pairs; with ``aivat`` (an :class:`.aivat.Aivat`) ``aivat``, the summary of
-    the pairs' AIVAT scores."""
+    the pairs' AIVAT scores. ``per_pair`` holds A's chips per pair for each of them (two agents
+    run on the same ``seed`` get the same cards: their per-pair differences are paired)."""
     from ..blueprint.kernels import seed_state
     from .history import state_line
 
@@ -98,6 +99,10 @@ def duplicate_match(a, b, n: int, seed: int = 0, table: Table = Table(), flops=N
     out = summary(pairs, table.big_blind)
     if allin_ev:
         out["adjusted"] = summary(adjusted, table.big_blind)
+    out["per_pair"] = {"plain": pairs}
+    if allin_ev:
+        out["per_pair"]["adjusted"] = adjusted
     if aivat is not None:
         out["aivat"] = summary(scored, table.big_blind)
+        out["per_pair"]["aivat"] = scored
     return out
