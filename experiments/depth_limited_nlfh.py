@@ -87,7 +87,8 @@ def main(argv=None) -> int:
     ap.add_argument("--max-iters", type=int, default=2000, help="nlfh52: blueprint DCFR iterations at most")
     ap.add_argument("--round2", choices=list(FLOP_NAMES), nargs="+", default=["none"],
                     help="nlfh52: the flop after the bet, one row set each (none: the translated blueprints; "
-                         "re-solved unsafely or safely, with the resolve gadgets and the step-1 gifts)")
+                         "re-solved unsafely or safely, with the resolve gadgets and the step-1 gifts; maxmargin: safely, with "
+                         "the Maxmargin gadget and the same alts)")
     ap.add_argument("--round2-iters", type=int, default=500, help="nlfh52: DCFR iterations of the flop re-solve")
     ap.add_argument("--subgame-target-mbb", type=float, default=0.1,
                     help="nlfh52: each depth-limited subgame solved by DCFR to this gap (mbb/g of its root's pairs)")
@@ -446,7 +447,8 @@ def offtree_rows52(args, x, game_x, view, bp, lv, tables, bp_kw, sub_kw, mbb, lo
                       "subgame_to_the_end_sequences": [int(n) for n in sequences_below(vx, after)]}}
 
 
-FLOP_NAMES = {"none": "blueprint flop", "unsafe": "unsafe flop", "safe": "safe flop"}  # --round2 (nlfh52)
+FLOP_NAMES = {"none": "blueprint flop", "unsafe": "unsafe flop", "safe": "safe flop",  # --round2 (nlfh52)
+              "maxmargin": "maxmargin flop"}
 
 
 def variant_name(row, main: str = "safe") -> str:

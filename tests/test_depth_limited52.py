@@ -666,6 +666,42 @@ def test_safe_flop_re_solve_is_the_locked_game_below_the_lines():
     assert abs(const) > 1e-3
 
 
+def test_maxmargin_flop_re_solve_raises_the_smallest_margin():
+    """Reach-Maxmargin (``safe_flop_problem(..., margin=True)``), solved by the exact LP: its
+    products agree with its explicit matrix; its value is the largest normalized excess over
+    the bounds, max_g (enter_g - alt_g) / w_g, of the responder's solution, with the enter
+    values taken independently in the resolve gadget's problem; no other responder play has a
+    smaller one (the resolve gadget's LP solution and the uniform play checked); every
+    unreached gadget has w = 0."""
+    from treeplex.depth_limited.offtree52 import flop_alts, offtree_table, safe_flop_resolve
+    from treeplex.model.metrics import evaluate
+
+    vx, bx, bet, args, b1, info, lines = _safe_spot()
+    table = offtree_table(args[0], args[1], LeafValues52(vx, bx), args[5])[0]
+    alts = flop_alts(vx, table, info["solution"], b1, lines)
+    lock = [bx[0], b1]
+    mm = safe_flop_resolve(vx, lock, lines, 0, alts, "lp", margin=True)
+    A = mm.problem.A
+    rng = np.random.default_rng(3)
+    x, y = rng.random(A.shape[0]), rng.random(A.shape[1])
+    M = A.to_sparse()
+    np.testing.assert_allclose(A.matvec(y), M @ y, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(A.rmatvec(x), M.T @ x, rtol=1e-12, atol=1e-12)
+
+    def excess(y_plan):
+        e = mm.enter_values(y_plan)[A.reached]
+        return float(np.max((e - mm.alt[A.reached]) / A.w[A.reached]))
+
+    value = evaluate(mm.problem, mm.res.x, mm.res.y).value
+    assert excess(mm.res.y) == pytest.approx(value, abs=1e-7)
+    rs = safe_flop_resolve(vx, lock, lines, 0, alts, "lp")
+    for other in (rs.res.y, mm.problem.Y.uniform()):
+        assert excess(other) >= value - 1e-7
+    assert value < 0  # every bound held with room to spare: the LP raised the smallest margin
+    unreached = np.setdiff1d(np.arange(len(mm.gadgets)), A.reached)
+    assert np.all(A.w[unreached] <= 1e-12 * A.w.max())
+
+
 def _safe_spot():
     """The off-tree 0.75-pot open on the short deck: the step-1 subgame solved exactly (LP)
     with the root gadget and a bias table of k = 2 (the bettor, player 0, chooses)."""

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from ..model.gadget import GadgetPayoff, gadget_treeplex
+from ..model.gadget import GadgetPayoff, MarginPayoff, gadget_treeplex, maxmargin_treeplex
 from ..model.problem import Problem
 from ..poker.flop_lines import FlopLines
 from ..poker.nlfh import frac_label
@@ -215,17 +215,18 @@ def dl_response(tr: Translator, table_g: LeafTable52, lv_g: LeafValues52, b_x: l
     lines with the responder's new preflop and the bettor's range for the bracket's sizes
     (:func:`flop_resolve`); ``"safe"`` re-solves it with the bettor's every hand behind a
     resolve gadget whose alt is its step-1 leaf value raised by its gift (:func:`flop_alts`,
-    :func:`safe_flop_resolve`; gifts need ``safe``); ``round2_kw`` go to either re-solve's
-    solver, DCFR for 500 iterations by default; ``"none"``: the bracket's translated
+    :func:`safe_flop_resolve`; gifts need ``safe``); ``"maxmargin"`` the same with the
+    Maxmargin gadget (:func:`safe_flop_problem`'s ``margin``); ``round2_kw`` go to the
+    re-solve's solver, DCFR for 500 iterations by default; ``"none"``: the bracket's translated
     blueprints, half and half."""
     vx, vg = tr.x, tr.g
     bettor = int(vx.tree.actor[bet_node])
     responder = 1 - bettor
     if table_g.chooser != bettor:
         raise ValueError(f"the leaf table's chooser is player {table_g.chooser}, the bettor is {bettor}")
-    if round2 not in ("safe", "unsafe", "none"):
-        raise InputError(f"--round2 {round2}: on nlfh52 the flop after the bet is re-solved safely (safe), unsafely "
-                         "(unsafe) or played by the translated blueprint (none)")
+    if round2 not in ("safe", "maxmargin", "unsafe", "none"):
+        raise InputError(f"--round2 {round2}: on nlfh52 the flop after the bet is re-solved safely (safe, or "
+                         "maxmargin), unsafely (unsafe) or played by the translated blueprint (none)")
     lv_x = LeafValues52(vx, b_x)
     table, picks = offtree_table(tr, table_g, lv_x, after)
     reach_x = vx.reach_to(after, b_x)
@@ -260,7 +261,8 @@ def dl_response(tr: Translator, table_g: LeafTable52, lv_g: LeafValues52, b_x: l
         both, res = flop_resolve(vx, lock, lines, "dcfr", **kw)
     else:
         lock[bettor] = b_x[bettor]  # its range below the lines is the gadgets' (every hand)
-        sf = safe_flop_resolve(vx, lock, lines, bettor, flop_alts(vx, table, sol, b, lines), "dcfr", **kw)
+        sf = safe_flop_resolve(vx, lock, lines, bettor, flop_alts(vx, table, sol, b, lines), "dcfr",
+                               margin=round2 == "maxmargin", **kw)
         both, res = sf.behaviorals(), sf.res
         info["safe_flop"] = sf
     info["round2"] = res
@@ -300,14 +302,16 @@ class SafeFlop:
     alt: np.ndarray
     b: list[np.ndarray]
     res: object = None
+    resolve: Problem | None = None  # the resolve gadget's problem (``problem`` itself unless Maxmargin)
 
     def enter_values(self, other: np.ndarray) -> np.ndarray:
         """[G] the chooser's best-response value of "enter" at each gadget against the other
         player's plan ``other`` (player 0's chips times chance and reach, as ``alt``)."""
-        A = self.problem.A
+        P = self.resolve or self.problem
+        A = P.A
         sign = 1.0 if A.chooser == 0 else -1.0
         g = sign * (A.matvec(other, count=False) if A.chooser == 0 else A.rmatvec(other, count=False))
-        return sign * br_values(self.problem.treeplexes[A.chooser], g)[2 + 2 * np.arange(len(self.gadgets))]
+        return sign * br_values(P.treeplexes[A.chooser], g)[2 + 2 * np.arange(len(self.gadgets))]
 
     def behaviorals(self) -> list[np.ndarray]:
         """Both players' full-layout behaviorals: ``b`` with the flop below the lines the
@@ -321,11 +325,11 @@ class SafeFlop:
 
 
 def safe_flop_resolve(vx: View52, b: list[np.ndarray], lines: list[int], chooser: int, alt: dict[int, np.ndarray],
-                      solver: str = "dcfr", **solve_kw) -> SafeFlop:
+                      solver: str = "dcfr", margin: bool = False, **solve_kw) -> SafeFlop:
     """:func:`safe_flop_problem` solved by ``solver`` (``solve_kw`` to it)."""
     from ..run.driver import solve
 
-    sf = safe_flop_problem(vx, b, lines, chooser, alt)
+    sf = safe_flop_problem(vx, b, lines, chooser, alt, margin)
     sf.res = solve(sf.problem, solver, **solve_kw)
     return sf
 
@@ -359,8 +363,8 @@ def flop_alts(vx: View52, table: LeafTable52, sol: Solution52, b_resp: np.ndarra
                              vx.game.stack * mass[l], c) for l in lines}
 
 
-def safe_flop_problem(vx: View52, b: list[np.ndarray], lines: list[int], chooser: int, alt: dict[int, np.ndarray]
-                      ) -> SafeFlop:
+def safe_flop_problem(vx: View52, b: list[np.ndarray], lines: list[int], chooser: int, alt: dict[int, np.ndarray],
+                      margin: bool = False) -> SafeFlop:
     """Safe re-solving of the flop below the chance nodes ``lines`` (Burch et al. 2014's resolve
     gadget, Brown & Sandholm 2017): the flop below the lines alone
     (:class:`~treeplex.poker.flop_lines.FlopLines`), the other player's fixed reach into each
@@ -369,7 +373,15 @@ def safe_flop_problem(vx: View52, b: list[np.ndarray], lines: list[int], chooser
     (payoff ``alt[l][o]``, player 0's chips times chance and the other's reach) or enter: the
     chooser's range there is every hand, each free to take its alt. The other player's flop
     play there minimizes, for player 0 = chooser, sum_o max(alt, enter). Up to a constant
-    of ``b`` (the terminals off the lines), the real game with every other infoset locked."""
+    of ``b`` (the terminals off the lines), the real game with every other infoset locked.
+
+    ``margin``: Reach-Maxmargin instead (Brown & Sandholm 2017, §4; :class:`.gadget.MarginPayoff`):
+    the chooser picks the one (line, orbit) whose step-1 bound its flop play exceeds most per
+    unit of its weight w (chance times the other's reach: ``pair_block`` times the other's
+    reach into the line), so the other player raises the smallest margin alt - enter rather
+    than only holding every enter to its alt. Where the alts are loose (most gadgets not
+    binding), the resolve gadget's equilibria are all the plays that keep every hand under
+    its alt, and a solver may return any of them."""
     fl = FlopLines(vx.game, lines)
     gadgets = [(l, o) for l in fl.lines for o in range(vx.O)]
     reach = [None, None]
@@ -377,9 +389,23 @@ def safe_flop_problem(vx: View52, b: list[np.ndarray], lines: list[int], chooser
     Ts = [fl.treeplex(0), fl.treeplex(1)]
     Ts[chooser] = gadget_treeplex(*fl.infosets(chooser), len(gadgets))
     alts = np.array([alt[l][o] for l, o in gadgets])
-    problem = Problem(Ts[0], Ts[1], GadgetPayoff(fl.operator(tuple(reach)), chooser, alts),
-                      name=f"safe flop re-solve of {vx.game.name}", payoff_unit="chips", big_blind=vx.game.big_blind)
-    return SafeFlop(problem, fl, gadgets, alts, b)
+    inner = fl.operator(tuple(reach))
+    name = f"safe flop re-solve of {vx.game.name}"
+    resolve = Problem(Ts[0], Ts[1], GadgetPayoff(inner, chooser, alts), name=name, payoff_unit="chips",
+                      big_blind=vx.game.big_blind)
+    if not margin:
+        return SafeFlop(resolve, fl, gadgets, alts, b)
+    r_other = reach[1 - chooser][:, vx.first]  # [lines, O]: orbit-constant
+    w = (r_other @ (vx.pair_block.T if chooser == 0 else vx.pair_block)).ravel()  # gadget (l, o) -> l * O + o
+    reached = np.flatnonzero(w > 1e-12 * w.max(initial=0.0))
+    start, end, parent = fl.infosets(chooser)
+    owner = np.full(int(end.max(initial=1)), -1, np.int64)  # each inner sequence's gadget
+    for j in np.argsort(start, kind="stable"):  # a parent sequence comes before its infoset
+        owner[start[j]:end[j]] = -1 - parent[j] if parent[j] < 0 else owner[parent[j]]
+    Ts[chooser] = maxmargin_treeplex(start, end, parent, reached)
+    problem = Problem(Ts[0], Ts[1], MarginPayoff(inner, chooser, alts, w, owner, reached), name=name + " (maxmargin)",
+                      payoff_unit="chips", big_blind=vx.game.big_blind)
+    return SafeFlop(problem, fl, gadgets, alts, b, resolve=resolve)
 
 
 def with_bracket_range(tr: Translator, bettor: int, b: np.ndarray, bet_node: int, picks: list) -> np.ndarray:

@@ -74,3 +74,78 @@ class GadgetPayoff(PayoffOperator):
                             shape=(2 * self.G, A.shape[1]))
         out = sp.vstack([A[:1], gad, A[1:]]).tocsr()
         return out if self.chooser == 0 else out.T.tocsr()
+
+
+def maxmargin_treeplex(start: np.ndarray, end: np.ndarray, parent: np.ndarray, reached: np.ndarray) -> Treeplex:
+    """The chooser's treeplex for :class:`MarginPayoff`: one root infoset whose actions are the
+    R reached gadgets (sequences 1..R, in the order of ``reached``, gadget indices), then the
+    inner infosets (sequence s >= 1 moved to s + R); an inner ``parent`` -1 - g hangs from
+    gadget g's root action, or from the empty sequence where g is not reached (no payoff there)."""
+    parent = np.asarray(parent, np.int64)
+    R = len(reached)
+    action = np.zeros(int(-parent.min(initial=0)) + 1, np.int64)
+    action[np.asarray(reached, np.int64)] = 1 + np.arange(R)
+    return Treeplex(np.concatenate(([1], np.asarray(start) + R)), np.concatenate(([1 + R], np.asarray(end) + R)),
+                    np.concatenate(([0], np.where(parent < 0, action[np.maximum(-1 - parent, 0)],
+                                                  np.where(parent > 0, parent + R, 0)))))
+
+
+class MarginPayoff(PayoffOperator):
+    """Maxmargin (Moravcik et al. 2016; Brown & Sandholm 2017, "Safe and nested subgame
+    solving", §4): the chooser picks one reached gadget g at a root infoset and plays below it;
+    its payoff is g's margin against its bound per unit of g's weight, (enter_g - alt_g) / w_g
+    in player 0's chips (``w_g`` > 0: chance times the other's reach into g, the units of
+    ``alt``). The other player minimizes the largest normalized excess over the bounds, i.e.
+    maximizes the smallest margin alt_g - enter_g (for chooser 1 the signs turn with its sense).
+    ``owner[s]``: the gadget of the chooser's inner sequence s (-1 for the empty sequence)."""
+
+    def __init__(self, inner, chooser: int, alt: np.ndarray, w: np.ndarray, owner: np.ndarray, reached: np.ndarray):
+        self.inner, self.chooser = inner, chooser
+        self.reached = np.asarray(reached, np.int64)
+        self.w = w = np.asarray(w, np.float64)
+        self.R = len(self.reached)
+        self.root = -np.asarray(alt, np.float64)[self.reached] / w[self.reached]  # each root action's own payoff
+        inv = np.where(w > 0, 1.0 / np.where(w > 0, w, 1.0), 1.0)
+        self.scale = np.where(np.asarray(owner) >= 0, inv[np.maximum(owner, 0)], 1.0)  # per inner chooser sequence
+        shape = list(inner.shape)
+        shape[chooser] += self.R
+        self.shape = tuple(shape)
+        self.gradients = 0
+
+    def inner_vector(self, x: np.ndarray) -> np.ndarray:
+        """The chooser's vector in ``inner``'s layout (the root actions dropped)."""
+        return np.concatenate((x[:1], x[1 + self.R:]))
+
+    def _product(self, own, v, out):
+        R = self.R
+        if own == self.chooser:
+            g = self.inner._product(own, v, None) * self.scale
+            res = np.zeros(self.shape[own])
+            res[0], res[1 + R:] = g[0], g[1:]
+            res[1:1 + R] = self.root * v[0]
+        else:
+            res = self.inner._product(own, self.inner_vector(v) * self.scale, None)
+            res[0] += self.root @ v[1:1 + R]
+        if out is None:
+            return res
+        out[...] = res
+        return out
+
+    @property
+    def nnz(self) -> int:
+        return self.inner.nnz + self.R
+
+    def max_abs_entry(self) -> float:
+        return max(self.inner.max_abs_entry() * float(self.scale.max(initial=1.0)),
+                   float(np.abs(self.root).max(initial=0.0)))
+
+    def to_sparse(self):
+        import scipy.sparse as sp
+
+        A = sp.csr_matrix(self.inner.to_sparse())
+        if self.chooser == 1:
+            A = A.T.tocsr()
+        A = sp.diags(self.scale) @ A
+        root = sp.csr_matrix((self.root, (np.arange(self.R), np.zeros(self.R, np.int64))), shape=(self.R, A.shape[1]))
+        out = sp.vstack([A[:1], root, A[1:]]).tocsr()
+        return out if self.chooser == 0 else out.T.tocsr()
