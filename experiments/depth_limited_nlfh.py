@@ -289,7 +289,8 @@ def _gadget_slack(sf, mbb) -> dict | None:
     reached = np.abs(sf.alt) > 0
     tol = 1e-6 * max(float(np.abs(sf.alt).max(initial=0.0)), 1e-300)
     binding = reached & (sign * (ev - sf.alt) >= -tol)
-    return {"reached": int(reached.sum()), "binding": int(binding.sum()), "alt_mbb": mbb(float(sf.alt[reached].sum())),
+    return {"gadget": "resolve" if sf.resolve is None else "maxmargin", "reached": int(reached.sum()),
+            "binding": int(binding.sum()), "alt_mbb": mbb(float(sf.alt[reached].sum())),
             "enter_mbb": mbb(float(ev[reached].sum()))}
 
 
@@ -440,7 +441,7 @@ def offtree_rows52(args, x, game_x, view, bp, lv, tables, bp_kw, sub_kw, mbb, lo
                     f"(subgame {info['solution'].seconds:.2f} s, {info['solution'].iterations} iterations, "
                     f"{rows[-1]['subgame_sequences']} sequences" + ("" if res2 is None else
                     f"; flop re-solve {res2.iterations} iterations, locked gap / 2 {mbb(res2.gap / 2):.3f} mbb/g") +
-                    ("" if rows[-1]["gadgets"] is None else "; gadgets binding {binding}/{reached}, bettor's alts "
+                    ("" if rows[-1]["gadgets"] is None else "; {gadget} gadgets binding {binding}/{reached}, bettor's alts "
                      "{alt_mbb:.2f} mbb/g against its enter values {enter_mbb:.2f}".format(**rows[-1]["gadgets"])) + ")")
     return {"offtree": x, "lower_bound_mbb": lb, "rpat_mbb": rpat, "rpat": dict(rinfo), "rows": rows,
             "costs": {"lower_bound_seconds": lower.seconds, "lower_bound_iterations": lower.iterations,

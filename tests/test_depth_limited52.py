@@ -693,7 +693,7 @@ def test_maxmargin_flop_re_solve_raises_the_smallest_margin():
         return float(np.max((e - mm.alt[A.reached]) / A.w[A.reached]))
 
     value = evaluate(mm.problem, mm.res.x, mm.res.y).value
-    assert excess(mm.res.y) == pytest.approx(value, abs=1e-7)
+    assert excess(mm.res.y) == pytest.approx(value, abs=1e-7) and mm.margin(mm.res.y) == pytest.approx(-value, abs=1e-7)
     rs = safe_flop_resolve(vx, lock, lines, 0, alts, "lp")
     for other in (rs.res.y, mm.problem.Y.uniform()):
         assert excess(other) >= value - 1e-7
@@ -702,16 +702,37 @@ def test_maxmargin_flop_re_solve_raises_the_smallest_margin():
     assert np.all(A.w[unreached] <= 1e-12 * A.w.max())
 
 
-def _safe_spot():
-    """The off-tree 0.75-pot open on the short deck: the step-1 subgame solved exactly (LP)
-    with the root gadget and a bias table of k = 2 (the bettor, player 0, chooses)."""
+@pytest.mark.parametrize("size", [0.75, 1.8])
+def test_maxmargin_response_keeps_its_bounds_or_falls_back_to_resolve(size):
+    """``dl_response(round2="maxmargin")``: where the Maxmargin re-solve holds every bettor hand
+    to its alt (smallest margin >= 0) its play is kept; where it cannot, the response is the
+    resolve gadget's, the same as ``round2="safe"`` (on the short deck 0.75 pot keeps it and
+    1.8 pot falls back; both cases must occur)."""
+    from treeplex.depth_limited.offtree52 import dl_response
+
+    vx, bx, bet, args, b1, info, lines = _safe_spot(size)
+    kw = dict(safe=True, solver="lp", round2_kw={"max_iters": 200})
+    b_mm, i_mm = dl_response(*args, round2="maxmargin", **kw)
+    b_rs, i_rs = dl_response(*args, round2="safe", **kw)
+    sf = i_mm["safe_flop"]
+    if size == 0.75:
+        assert sf.resolve is not None and sf.margin(sf.res.y) >= 0
+        assert np.abs(b_mm - b_rs).max() > 1e-6
+    else:
+        assert sf.resolve is None
+        np.testing.assert_array_equal(b_mm, b_rs)
+
+
+def _safe_spot(size: float = 0.75):
+    """The off-tree ``size``-pot open on the short deck: the step-1 subgame solved exactly
+    (LP) with the root gadget and a bias table of k = 2 (the bettor, player 0, chooses)."""
     from treeplex.depth_limited.offtree52 import Translator, dl_response, offtree_game
 
     game = NLFH52(**OFF_PARAMS)
     view = View52(game)
     bp = compute_blueprint52(view, "dcfr", max_iters=30)
     lv = LeafValues52(view, bp.b)
-    gx, bet, after = offtree_game(game, OFF_PARAMS, "", 0.75)
+    gx, bet, after = offtree_game(game, OFF_PARAMS, "", size)
     vx = View52(gx)
     tr = Translator(view, vx, bet)
     bx = [tr.behavioral(p, bp.b[p]) for p in (0, 1)]

@@ -216,7 +216,9 @@ def dl_response(tr: Translator, table_g: LeafTable52, lv_g: LeafValues52, b_x: l
     (:func:`flop_resolve`); ``"safe"`` re-solves it with the bettor's every hand behind a
     resolve gadget whose alt is its step-1 leaf value raised by its gift (:func:`flop_alts`,
     :func:`safe_flop_resolve`; gifts need ``safe``); ``"maxmargin"`` the same with the
-    Maxmargin gadget (:func:`safe_flop_problem`'s ``margin``); ``round2_kw`` go to the
+    Maxmargin gadget (:func:`safe_flop_problem`'s ``margin``) where its solution holds every
+    bettor hand to its alt, else with the resolve gadget (Maxmargin then spends its play on the
+    one bound it cannot meet and leaves every other hand free); ``round2_kw`` go to the
     re-solve's solver, DCFR for 500 iterations by default; ``"none"``: the bracket's translated
     blueprints, half and half."""
     vx, vg = tr.x, tr.g
@@ -261,8 +263,10 @@ def dl_response(tr: Translator, table_g: LeafTable52, lv_g: LeafValues52, b_x: l
         both, res = flop_resolve(vx, lock, lines, "dcfr", **kw)
     else:
         lock[bettor] = b_x[bettor]  # its range below the lines is the gadgets' (every hand)
-        sf = safe_flop_resolve(vx, lock, lines, bettor, flop_alts(vx, table, sol, b, lines), "dcfr",
-                               margin=round2 == "maxmargin", **kw)
+        alts = flop_alts(vx, table, sol, b, lines)
+        sf = safe_flop_resolve(vx, lock, lines, bettor, alts, "dcfr", margin=round2 == "maxmargin", **kw)
+        if round2 == "maxmargin" and sf.margin(sf.res.y if bettor == 0 else sf.res.x) < 0:
+            sf = safe_flop_resolve(vx, lock, lines, bettor, alts, "dcfr", **kw)  # a bound it cannot hold: Resolve
         both, res = sf.behaviorals(), sf.res
         info["safe_flop"] = sf
     info["round2"] = res
@@ -312,6 +316,15 @@ class SafeFlop:
         sign = 1.0 if A.chooser == 0 else -1.0
         g = sign * (A.matvec(other, count=False) if A.chooser == 0 else A.rmatvec(other, count=False))
         return sign * br_values(P.treeplexes[A.chooser], g)[2 + 2 * np.arange(len(self.gadgets))]
+
+    def margin(self, other: np.ndarray) -> float:
+        """The smallest margin over the reached gadgets, in the chooser's sense, per unit of
+        weight: min_g sign (alt_g - enter_g) / w_g against the other player's plan (``problem``
+        a Maxmargin one); negative where some bound is not held."""
+        A = self.problem.A
+        sign = 1.0 if A.chooser == 0 else -1.0
+        g = A.reached
+        return float(np.min(sign * (self.alt[g] - self.enter_values(other)[g]) / A.w[g]))
 
     def behaviorals(self) -> list[np.ndarray]:
         """Both players' full-layout behaviorals: ``b`` with the flop below the lines the
