@@ -57,6 +57,10 @@ def test_two_calling_stations_break_even_exactly_in_duplicate():
     assert play_hand(deal(np.random.default_rng(0)), [Folder(), CallingStation()]).payoff() == -50
     r = duplicate_match(RandomAgent(1), CallingStation(), 300, seed=3)
     assert np.isfinite(r["mbb"]) and r["ci95"] > 0
+    assert len(r["per_pair"]["plain"]) == 300 and np.mean(r["per_pair"]["plain"]) * 1000 / 100 == pytest.approx(r["mbb"])
+    # a repeat of the seeded match (cards and agents) gives the same pairs
+    again = duplicate_match(RandomAgent(1), CallingStation(), 300, seed=3)
+    assert again["per_pair"]["plain"] == r["per_pair"]["plain"]
 
 
 def test_human_agent_reads_scripted_input_and_plays_legal_actions():
