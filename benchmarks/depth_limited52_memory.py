@@ -5,17 +5,16 @@
 The pipeline of ``experiments/depth_limited_nlfh.py --game nlfh52(...)`` for one off-tree size
 and one k (the blueprint only a few DCFR iterations: memory does not depend on how long it
 runs). For each phase: the resident memory after it, its peak while it ran (sampled every 10
-ms from /proc/self/status) and both divided by the game's full-layout sequences (both players,
+ms: :func:`treeplex.core.memory.measured`) and both divided by the game's full-layout sequences (both players,
 ``treeplex info GAME --count``), so that a larger game's need can be read off before it is run.
 ``--top N``: also the N source lines that hold the most memory allocated in each phase and still
 held after it (tracemalloc: numpy's arrays, not numba's). Linux only (reads /proc).
 """
 
 import argparse
-import threading
-import time
 import tracemalloc
 
+from treeplex.core.memory import measured, rss
 from treeplex.depth_limited.nlfh52 import (LeafValues52, View52, bias_table52, compute_blueprint52, evaluate_full,
                                            self_generative_table52)
 from treeplex.depth_limited.offtree52 import Translator, dl_response, offtree_game
@@ -24,27 +23,7 @@ from treeplex.poker.nlfh52 import NLFH52
 
 
 def rss_mb() -> float:
-    with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) / 1024 for line in f if line.startswith("VmRSS"))
-
-
-def measured(fn):
-    """(fn(), seconds, peak RSS MB while it ran)."""
-    peak, done = [rss_mb()], threading.Event()
-
-    def sample():
-        while not done.wait(0.01):
-            peak[0] = max(peak[0], rss_mb())
-
-    th = threading.Thread(target=sample, daemon=True)
-    th.start()
-    t0 = time.perf_counter()
-    try:
-        out = fn()
-    finally:
-        done.set()
-        th.join()
-    return out, time.perf_counter() - t0, max(peak[0], rss_mb())
+    return rss() / 2**20
 
 
 def main(argv=None) -> None:
@@ -106,7 +85,7 @@ def main(argv=None) -> None:
     for label, fn in phases:
         before = tracemalloc.take_snapshot() if args.top else None
         _, sec, peak = measured(fn)
-        after = rss_mb()
+        peak, after = peak / 2**20, rss_mb()
         per = lambda mb: (mb - base) * 2**20 / n_full[0]  # noqa: E731
         print(f"{label:<44} {sec:7.1f} {after:8.0f} MB {peak:6.0f} MB {per(after):12.0f} {per(peak):11.0f}", flush=True)
         if args.top:

@@ -245,32 +245,12 @@ GAME_ALIASES = {"nlfh-50-s64": "nlfh52(stack=5000, flops=S64)"}  # the issue's N
 
 def _measured(fn):
     """(fn(), its seconds, the rise of this process's resident memory in MB at its peak while fn
-    ran over before it): sampled every 20 ms from /proc/self/status (Linux; 0 elsewhere)."""
-    import threading
-
-    def rss() -> float:
-        try:
-            with open("/proc/self/status") as f:
-                return next((int(line.split()[1]) / 1024 for line in f if line.startswith("VmRSS")), 0.0)
-        except OSError:
-            return 0.0
+    ran over before it): :func:`treeplex.core.memory.measured`, sampled every 20 ms."""
+    from treeplex.core.memory import measured, rss
 
     start = rss()
-    peak, done = [start], threading.Event()
-
-    def sample():
-        while not done.wait(0.02):
-            peak[0] = max(peak[0], rss())
-
-    th = threading.Thread(target=sample, daemon=True)
-    th.start()
-    t0 = time.perf_counter()
-    try:
-        out = fn()
-    finally:
-        done.set()
-        th.join()
-    return out, time.perf_counter() - t0, max(peak[0], rss()) - start
+    out, seconds, peak = measured(fn, 0.02)
+    return out, seconds, (peak - start) / 2**20
 
 
 def _gadget_slack(sf, mbb) -> dict | None:

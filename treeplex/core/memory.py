@@ -81,6 +81,30 @@ def rss() -> int:
         return 0
 
 
+def measured(fn, every: float = 0.01):
+    """(fn(), its seconds, the peak of this process's resident bytes while it ran, sampled
+    every ``every`` seconds by a thread: what a phase of a run needs, for benchmarks and
+    experiments; 0 where /proc is not there)."""
+    import threading
+    import time
+
+    peak, done = [rss()], threading.Event()
+
+    def sample():
+        while not done.wait(every):
+            peak[0] = max(peak[0], rss())
+
+    th = threading.Thread(target=sample, daemon=True)
+    th.start()
+    t0 = time.perf_counter()
+    try:
+        out = fn()
+    finally:
+        done.set()
+        th.join()
+    return out, time.perf_counter() - t0, max(peak[0], rss())
+
+
 def probe_histories(game, probes: int = PROBES, seed: int = 0, max_steps: int = 100_000) -> float:
     """Knuth's estimate of the number of histories: the median, over ``probes`` random paths,
     of the sum over a path's depths of the product of the branching factors above (uniform
