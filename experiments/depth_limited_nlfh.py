@@ -269,7 +269,7 @@ def _gadget_slack(sf, mbb) -> dict | None:
     reached = np.abs(sf.alt) > 0
     tol = 1e-6 * max(float(np.abs(sf.alt).max(initial=0.0)), 1e-300)
     binding = reached & (sign * (ev - sf.alt) >= -tol)
-    return {"gadget": "resolve" if sf.resolve is None else "maxmargin", "reached": int(reached.sum()),
+    return {"gadget": sf.gadget, "reached": int(reached.sum()),
             "binding": int(binding.sum()), "alt_mbb": mbb(float(sf.alt[reached].sum())),
             "enter_mbb": mbb(float(ev[reached].sum()))}
 

@@ -830,14 +830,16 @@ def test_a_held_out_size_bracketed_by_all_in():
     assert np.abs(table.values[1, lx] - table.values[0, lx]).max() > 1e-6
 
 
-@pytest.mark.parametrize("round2", ["none", "safe"])
+@pytest.mark.parametrize("round2", ["none", "safe", "maxmargin"])
 def test_the_figure_on_nlfh52_agrees_with_the_cli(tmp_path, round2):
     """``experiments/depth_limited_nlfh.py --game "nlfh52(...)"`` (the README's Figure 1 at 52
     cards, here on a short deck): with the same blueprint (30 DCFR iterations, the target out of
     reach) its RPAT, lower bound and self-generative k = 2 rows equal ``treeplex depth-limited
     --bet 0.75``'s (another entry point, one process each); k = 1 is the same for both sets (the
     blueprint's continuation alone); it writes the table, the JSON and the figure. The same
-    with the flop after the bet re-solved safely (``--round2 safe``, 500 DCFR iterations in both)."""
+    with the flop after the bet re-solved safely (``--round2 safe``, 50 DCFR iterations in both),
+    and with the Maxmargin gadget where it holds (``--round2 maxmargin``: the CLI says which gadget
+    it kept, as the experiment's log)."""
     spec = "nlfh52(stack=500, flops=all, bets=0.5,1,a, deck=JcJdQcQdKcKdAcAd)"
     env = dict(os.environ, PYTHONPATH=os.getcwd())
     r = subprocess.run([sys.executable, "experiments/depth_limited_nlfh.py", "--game", spec, "--k", "1", "2",
@@ -854,7 +856,9 @@ def test_the_figure_on_nlfh52_agrees_with_the_cli(tmp_path, round2):
     assert p.returncode == 0, p.stderr[-2000:]
     cli = json.loads(p.stdout)
     assert res["blueprint_iterations"] == 30 and res["costs"]["round2"] == [round2]
-    assert cli["round2"].startswith("none" if round2 == "none" else "safe: dcfr 50 iterations")
+    assert cli["round2"].startswith("none" if round2 == "none" else f"{round2}: dcfr 50 iterations")
+    if round2 == "maxmargin":
+        assert cli["round2"].endswith(f", {res['rows'][-1]['gadgets']['gadget']} gadget kept")
     assert res["rpat_mbb"] == pytest.approx(cli["rpat_exploitability_mbb"], abs=1e-9)
     assert res["lower_bound_mbb"] == pytest.approx(cli["lower_bound_exploitability_mbb"], abs=1e-9)
     assert rows[("self-generative", 2)] == pytest.approx(cli["dl_exploitability_mbb"], abs=1e-9)

@@ -32,6 +32,8 @@ def test_cost_report(capsys):
     (["--at", "zz"], "unknown action"),
     (["--round2-iters", "0"], "--round2-iters: only on"),  # it was silently ignored
     (["--blueprint", "lp", "--exact"], "--blueprint, --exact: only on"),
+    (["--round2", "none"], "--round2 none: the nlfh(...) games solve the second round"),
+    (["--round2", "maxmargin"], "none and maxmargin are for --game"),
 ])
 def test_bad_input_is_one_line_exit_2(args, msg):
     env = dict(os.environ, PYTHONPATH=os.getcwd())

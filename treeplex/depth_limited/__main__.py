@@ -48,10 +48,11 @@ def main(argv=None) -> int:
     ap.add_argument("--bet", type=float, default=None, help="the off-tree raise, x pot (default 0.75; not on nlfh52)")
     ap.add_argument("--method", choices=["bias", "self-generative"], default="self-generative")
     ap.add_argument("--k", type=int, default=8, help="values per leaf state")
-    ap.add_argument("--round2", choices=["safe", "unsafe", "none"], default=None,
+    ap.add_argument("--round2", choices=["safe", "maxmargin", "unsafe", "none"], default=None,
                     help="the second round after the leaves: safe (default; nlfh52: resolve gadgets with the step-1 "
                          "gifts) or unsafe subgame solving, none (nlfh52: the blueprint; the default without --bet, "
-                         "unsafe with it)")
+                         "unsafe with it); nlfh52 with --bet only: maxmargin (the Maxmargin gadget where it holds "
+                         "every bettor hand to its alt, else the resolve gadget)")
     ap.add_argument("--no-root-safety", action="store_true", help="no resolve gadget at the subgame's root")
     ap.add_argument("--solver", default="lp", help="subgame solver: lp (exact) or a registered one (cfr+)")
     ap.add_argument("--json", action="store_true")
@@ -100,8 +101,9 @@ def run(args) -> dict:
         args.bet = 0.75
     if args.round2 is None:
         args.round2 = "safe"
-    if args.round2 == "none":
-        raise InputError("--round2 none: the nlfh(...) games solve the second round (safe or unsafe)")
+    if args.round2 in ("none", "maxmargin"):
+        raise InputError(f"--round2 {args.round2}: the nlfh(...) games solve the second round (safe or unsafe); "
+                         "none and maxmargin are for --game \"nlfh52(...)\"")
     if args.game:
         name, params = parse_game_name(args.game)
         if name != "nlfh":

@@ -308,6 +308,11 @@ class SafeFlop:
     res: object = None
     resolve: Problem | None = None  # the resolve gadget's problem (``problem`` itself unless Maxmargin)
 
+    @property
+    def gadget(self) -> str:
+        """Which gadget ``problem`` has: "resolve" or "maxmargin"."""
+        return "resolve" if self.resolve is None else "maxmargin"
+
     def enter_values(self, other: np.ndarray) -> np.ndarray:
         """[G] the chooser's best-response value of "enter" at each gadget against the other
         player's plan ``other`` (player 0's chips times chance and reach, as ``alt``)."""

@@ -206,7 +206,8 @@ def _offtree(args, params, game, view, bp, bp_spec, lv, table, table_seconds, su
         "k": table.k,
         "root_gadget": not args.no_root_safety,
         "round2": round2 if info2["round2"] is None else
-        f"{round2}: dcfr {info2['round2'].iterations} iterations, locked gap {info2['round2'].gap:.2e}",
+        f"{round2}: dcfr {info2['round2'].iterations} iterations, locked gap {info2['round2'].gap:.2e}"
+        + (f", {info2['safe_flop'].gadget} gadget kept" if round2 == "maxmargin" else ""),
         "blueprint": f"{bp_solver} {bp.iterations} iterations, {bp.seconds:.2f} s",
         "blueprint_exploitability_mbb": to_mbb(bp.gap / 2, bb),
         "leaf_table_bytes": table.nbytes,
