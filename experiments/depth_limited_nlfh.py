@@ -389,7 +389,7 @@ def offtree_rows52(args, x, game_x, view, bp, lv, tables, bp_kw, sub_kw, mbb, lo
     bx = [tr.behavioral(p, bp.b[p]) for p in (0, 1)]
     plan, rinfo = rpat_response(tr, responder, bp.b[responder], after)
     plans = [vx.plan(0, bx[0]), vx.plan(1, bx[1])]
-    plans[responder] = vx.reduced(responder, plan)
+    plans[responder] = plan
     rpat = mbb(evaluate(gx.problem(), *plans).exploitability)
     log(f"{x:g} pot: RPAT {rpat:.3f} mbb/g (f = {rinfo['f']:.4f} to {rinfo['below']}, else {rinfo['above']})")
     lower = compute_blueprint52(vx, "dcfr", **bp_kw)

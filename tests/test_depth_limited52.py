@@ -39,6 +39,29 @@ def random_profile(game, seed):
     return view, plans, [view.full(p, red[p]) for p in (0, 1)]
 
 
+@pytest.mark.parametrize("name", ["deck4-S3", "deck5-S4-off"])
+def test_the_views_conversions_equal_the_full_layout_treeplexes(name):
+    """View52 converts plans and behaviorals on the solver's (orbit) treeplexes and expands
+    them (no full-layout treeplex, no index per full-layout sequence): bit for bit what the
+    game's full-layout treeplexes give, with and without the suit reduction; ``reduced`` picks
+    an orbit-constant vector back and refuses one that is not."""
+    game = NLFH52(**GAMES[name])
+    view, plans, b = random_profile(game, seed=11)
+    for p in (0, 1):
+        T = game.treeplex(p)
+        assert np.array_equal(view.full(p, view.plan(p, b[p])), T.plan_from_behavioral(b[p]))
+        assert np.array_equal(view.full_behavioral(p, plans[p]), T.behavioral_from_plan(view.full(p, plans[p])))
+        pseudo = np.where(view.full(p, view.flop_seq[p].astype(float)) > 0, b[p], 1.0)
+        assert np.array_equal(view.pseudo_plan(p, b[p]), T.plan_from_behavioral(pseudo))
+        assert np.array_equal(view.reduced(p, view.full(p, plans[p])), plans[p])
+    if game.reduction is not None:
+        h = int(np.flatnonzero(np.bincount(view.orbit)[view.orbit] > 1)[0])  # a hand with suit images
+        off = b[0].copy()
+        off[view.bases[0][0] + h * int(game.tree.n_actions[0])] += 1e-3  # that hand alone, at the root
+        with pytest.raises(ValueError, match="not constant on the suit-isomorphism orbits"):
+            view.reduced(0, off)
+
+
 @pytest.mark.parametrize("name", list(GAMES))
 @pytest.mark.parametrize("chooser", [0, 1])
 def test_one_value_of_a_profile_is_its_full_game_value(name, chooser):
@@ -466,9 +489,9 @@ def test_the_blueprint_carried_into_the_game_with_the_bet(at):
     assert evaluate_full(vx, bx).value == pytest.approx(bp.value, abs=1e-9)
     responder = 1 - int(gx.tree.actor[bet])
     plan, info = rpat_response(tr, responder, bp.b[responder], after)
-    assert vx.full_treeplexes[responder].is_plan(plan) and 0 < info["f"] < 1
+    assert vx.treeplexes[responder].is_plan(plan) and 0 < info["f"] < 1
     plans = [vx.plan(p, bx[p]) for p in (0, 1)]
-    plans[responder] = vx.reduced(responder, plan)
+    plans[responder] = plan
     assert float(plans[0] @ gx.problem().A.matvec(plans[1])) == pytest.approx(bp.value, abs=1e-9)
     table = LeafValues52(view, bp.b).table(1 - responder, [bp.b[1 - responder]], ["blueprint"])
     again = LeafValues52(vx, bx).values(1 - responder, bx[1 - responder])
@@ -525,7 +548,7 @@ def test_flop_resolve_keeps_the_locks_and_the_bracket_range():
     assert res.gap < 1e-3
     free = np.isin(vx.line_of_node, list(lines))
     for p, lock in ((0, b0), (1, bx[1])):
-        reached = vx.full_treeplexes[p].plan_from_behavioral(both[p]) > 1e-9
+        reached = gx.treeplex(p).plan_from_behavioral(both[p]) > 1e-9
         for v in np.flatnonzero(~free & (gx.tree.actor == p)):
             sl = slice(vx.bases[p][v], vx.bases[p][v] + H * int(gx.tree.n_actions[v]))
             np.testing.assert_allclose(both[p][sl][reached[sl]], lock[sl][reached[sl]], atol=1e-9)
@@ -612,14 +635,15 @@ def _locked_reference(vx, b, lines, chooser, alt):
     T = P.treeplexes[chooser]
     G = len(lines) * vx.O
     parent = np.where(T.parent > 0, T.parent + 2 * G, 0)
+    red_of = g.reduction.red_of(chooser)
     for i, l in enumerate(lines):
         u, a = next(e for e in vx.lines if e["id"] == l)["last"][chooser]
         gadget = np.full(T.n_seqs, -1)
-        gadget[vx.red_of[chooser][vx.bases[chooser][u] + vx.first * int(t.n_actions[u]) + a]] = i * vx.O + \
+        gadget[red_of[vx.bases[chooser][u] + vx.first * int(t.n_actions[u]) + a]] = i * vx.O + \
             np.arange(vx.O)
         nodes = np.flatnonzero((vx.line_of_node == l) & (t.actor == chooser))
         full = np.concatenate([vx.bases[chooser][v] + np.arange(vx.H * int(t.n_actions[v])) for v in nodes])
-        js = np.unique(T.seq_infoset[vx.red_of[chooser][full]])
+        js = np.unique(T.seq_infoset[red_of[full]])
         gi = gadget[T.parent[js]]
         parent[js[gi >= 0]] = 2 + 2 * gi[gi >= 0]
     Tg = Treeplex(np.concatenate((1 + 2 * np.arange(G), T.start + 2 * G)),
@@ -752,7 +776,7 @@ def _bet_values(vx, bet, off_label, b_resp):
     v = br_values(P.X, P.A.matvec(vx.plan(1, b_resp), count=False))
     k = int(vx.tree.n_actions[bet])
     full = vx.bases[0][bet] + vx.first * k + vx.tree.actions[bet].index(off_label)
-    return v[full if vx.red_of is None else vx.red_of[0][full]]
+    return v[full if vx.game.reduction is None else vx.game.reduction.red_of(0)[full]]
 
 
 def test_safe_flop_resolve_holds_every_hand_to_its_bound():

@@ -167,6 +167,28 @@ def test_products_equal_compiled_matrix_with_flushes_and_straights():
     assert flushes  # suited flops: a suited hand makes a flush (a straight flush on TJQKA)
 
 
+def test_an_operator_of_occasional_products_frees_its_scratch():
+    """``A.keep_scratch(False)`` (the depth-limited pipeline's :class:`View52` sets it): a
+    product frees the per-thread partial products it summed (8 B per sequence and run, kept
+    for a solver's next product by default) and gives the same numbers as one that keeps them."""
+    from treeplex.depth_limited.nlfh52 import View52
+
+    g = NLFH52(stack=500, flops="S2", bets="1,a")
+    P = g.problem()
+    op = P.A.built.inner  # deferred, then the suit reduction, then the streets operator
+    if max(op._partials.rows) == 0:
+        pytest.skip("one numba thread: a product has no partial products")
+    rng = np.random.default_rng(5)
+    x = P.X.plan_from_behavioral(rng.uniform(0.1, 1, P.X.n_seqs))
+    y = P.Y.plan_from_behavioral(rng.uniform(0.1, 1, P.Y.n_seqs))
+    kept = P.A.matvec(y), P.A.rmatvec(x)
+    assert all(a is not None for a in op._partials._arrays)
+    View52(g)
+    freed = P.A.matvec(y), P.A.rmatvec(x)
+    assert all(a is None for a in op._partials._arrays)
+    assert all(np.array_equal(a, b) for a, b in zip(kept, freed))
+
+
 def test_cfr_converges_to_the_lp_value():
     g = NLFH52(stack=300, flops="all", bets="0.5,1,a", deck=DECK4)
     P = g.problem()

@@ -75,6 +75,7 @@ class View52:
     def __init__(self, game):
         self.game = g = game
         self.tree = t = g.tree
+        g.problem().A.keep_scratch(False)  # its products are occasional (best responses, values)
         self.P = len(g.preflop.actor)
         hands = g.hands[0]
         self.H = H = len(hands)
@@ -290,48 +291,57 @@ class View52:
         return self.flop_blocks[0]
 
     # ------------------------------------------------------------- layouts
+    # Plans and behaviorals convert on the solver's (orbit) treeplexes and are expanded to the
+    # full layout by the reduction's gather: an orbit-constant behavioral's plan and a plan's
+    # behavioral are the same numbers on either layout (each member hand's chain of products
+    # and each infoset's mass are its orbit's), and neither the full-layout treeplexes nor an
+    # index array per full-layout sequence is ever built (about 30 B per full-layout sequence).
 
-    @cached_property
-    def full_treeplexes(self) -> tuple[Treeplex, Treeplex]:
-        return (self.game.treeplex(0), self.game.treeplex(1))
-
-    @cached_property
-    def red_of(self) -> tuple[np.ndarray, np.ndarray] | None:
-        r = self.game.reduction
-        return None if r is None else (r.red_of(0), r.red_of(1))
+    @property
+    def treeplexes(self) -> tuple[Treeplex, Treeplex]:
+        """The solver's treeplexes (the orbit layout with a suit reduction)."""
+        return self.game.problem().treeplexes
 
     def full(self, p: int, vec: np.ndarray) -> np.ndarray:
         """A solver-layout vector (plan or behavioral) on every hand: each hand its orbit's entry."""
-        return vec if self.red_of is None else np.asarray(vec)[self.red_of[p]]
+        r = self.game.reduction
+        return vec if r is None else r.expand(p, vec)
 
     def reduced(self, p: int, vec: np.ndarray) -> np.ndarray:
         """The solver-layout vector of an orbit-constant full-layout one (checked)."""
-        if self.red_of is None:
+        r = self.game.reduction
+        if r is None:
             return vec
-        out = np.zeros(self.game.reduction.n_red[p])
-        out[self.red_of[p]] = vec
-        if not np.allclose(out[self.red_of[p]], vec, atol=1e-12):
+        out = r.pick(p, vec)
+        if not np.allclose(r.expand(p, out), vec, atol=1e-12):
             raise ValueError("a strategy that is not constant on the suit-isomorphism orbits")
         return out
 
     def full_behavioral(self, p: int, plan: np.ndarray) -> np.ndarray:
         """Full-layout behavioral strategy of a solver-layout plan."""
-        return self.full_treeplexes[p].behavioral_from_plan(self.full(p, plan))
+        return self.full(p, self.treeplexes[p].behavioral_from_plan(plan))
 
     def plan(self, p: int, b: np.ndarray) -> np.ndarray:
-        """Solver-layout plan of a full-layout behavioral strategy."""
-        return self.reduced(p, self.full_treeplexes[p].plan_from_behavioral(b))
+        """Solver-layout plan of a full-layout (orbit-constant) behavioral strategy."""
+        return self.treeplexes[p].plan_from_behavioral(self.reduced(p, b))
+
+    def solver_seqs(self, p: int, v: int) -> tuple[int, int]:
+        """(first sequence, count) of p's node v in the solver layout."""
+        r, k = self.game.reduction, int(self.tree.n_actions[v])
+        if r is None:
+            return int(self.bases[p][v]), self.H * k
+        return int(r.rbase[p][v]), (int(r.orbits[p][v].max()) + 1) * k
 
     @cached_property
     def flop_seq(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per player, bool[full sequences]: the sequence is in the flop round."""
+        """Per player, bool[solver-layout sequences]: the sequence is in the flop round."""
         t, out = self.tree, []
         for p in (0, 1):
-            m = np.zeros(self.game.n_seqs(p), dtype=bool)
+            m = np.zeros(self.treeplexes[p].n_seqs, dtype=bool)
             for v in t.nodes_of(p):
                 if t.board[v] > 0:
-                    k = int(t.n_actions[v])
-                    m[self.bases[p][v]:self.bases[p][v] + self.H * k] = True
+                    first, n = self.solver_seqs(p, v)
+                    m[first:first + n] = True
             out.append(m)
         return tuple(out)
 
@@ -341,9 +351,10 @@ class View52:
         return self.tree.line_of_node
 
     def pseudo_plan(self, p: int, b: np.ndarray) -> np.ndarray:
-        """Full-layout realization weights with every preflop action counted as 1: the reach
-        of each flop sequence from the leaf above it."""
-        return self.full_treeplexes[p].plan_from_behavioral(np.where(self.flop_seq[p], b, 1.0))
+        """Full-layout realization weights of full-layout behavioral ``b`` with every preflop
+        action counted as 1: the reach of each flop sequence from the leaf above it."""
+        pseudo = np.where(self.flop_seq[p], self.reduced(p, b), 1.0)
+        return self.full(p, self.treeplexes[p].plan_from_behavioral(pseudo))
 
     def own_reach(self, p: int, b: np.ndarray, u: int, a: int) -> np.ndarray:
         """[H] each hand's own reach, under p's full-layout behavioral ``b``, to sequence

@@ -146,16 +146,15 @@ class Translator:
 
 
 def rpat_response(tr: Translator, responder: int, b_g: np.ndarray, after: int) -> tuple[np.ndarray, dict]:
-    """The responder's RPAT plan in Gx (full layout): f x plan(as the size below) + (1 - f) x
+    """The responder's RPAT plan in Gx (solver layout): f x plan(as the size below) + (1 - f) x
     plan(as the size above), realization plans mixed once per hand."""
     x_pub = tr.x.game.betting.node(tr.x.tree.history[after])
     parent = tr.g.game.betting.node(tr.x.tree.history[int(tr.x.tree.node_up_id[after])])
     x = x_pub.parent.fraction_of(x_pub.parent.raise_to_of(x_pub.label))
     (a, la), (bb, lb) = rpat_bracket(parent, x)
     f = rpat_probability(x, a, bb)
-    T = tr.x.full_treeplexes[responder]
-    plan = f * T.plan_from_behavioral(tr.behavioral(responder, b_g, la)) \
-        + (1 - f) * T.plan_from_behavioral(tr.behavioral(responder, b_g, lb))
+    plan = f * tr.x.plan(responder, tr.behavioral(responder, b_g, la)) \
+        + (1 - f) * tr.x.plan(responder, tr.behavioral(responder, b_g, lb))
     return plan, {"f": f, "below": la, "above": lb, "x": x}
 
 
@@ -364,7 +363,7 @@ def flop_alts(vx: View52, table: LeafTable52, sol: Solution52, b_resp: np.ndarra
     sub = sol.subgame
     c, r = sub.chooser, sub.searcher
     sign = 1.0 if c == 0 else -1.0
-    plan = vx.full_treeplexes[r].plan_from_behavioral(b_resp)
+    plan = vx.full(r, vx.plan(r, b_resp))
     index = {e["id"]: i for i, e in enumerate(vx.lines)}
     bound, mass = {}, {}
     for l in lines:

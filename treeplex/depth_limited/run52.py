@@ -183,7 +183,7 @@ def _offtree(args, params, game, view, bp, bp_spec, lv, table, table_seconds, su
     t1 = time.perf_counter()
     plan, info = rpat_response(tr, responder, bp.b[responder], after)
     plans = [vx.plan(0, bx[0]), vx.plan(1, bx[1])]
-    plans[responder] = vx.reduced(responder, plan)
+    plans[responder] = plan
     ev_rpat = evaluate(Px, *plans)
     t2 = time.perf_counter()
     round2 = args.round2 or "unsafe"
@@ -234,13 +234,12 @@ def _offtree(args, params, game, view, bp, bp_spec, lv, table, table_seconds, su
 def sequences_below(view, node: int) -> list[int]:
     """Per player, the solver-layout sequences of the nodes below ``node`` to the end of the
     game (the subgame solved to the end instead of to the flop)."""
-    t, g = view.tree, view.game
+    t = view.tree
     pre = set(subtree(view, node))
     lines = {e["id"] for e in view.ends if e["v"] in pre and e["line"]}
     out = [0, 0]
     for v in range(t.n_nodes):
         if v in pre or (view.line_of_node[v] in lines):
             p = int(t.actor[v])
-            width = view.H if g.reduction is None else int(g.reduction.orbits[p][v].max()) + 1
-            out[p] += width * int(t.n_actions[v])
+            out[p] += view.solver_seqs(p, v)[1]
     return out

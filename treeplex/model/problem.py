@@ -67,6 +67,13 @@ class PayoffOperator:
         out[...] = result
         return out
 
+    def keep_scratch(self, keep: bool) -> None:
+        """Whether products keep their work arrays for the next product (the default: a
+        solver's loop) or free them after each (``False``: an operator of occasional products,
+        such as the depth-limited pipeline's evaluations and best responses, where the poker
+        operators' per-thread partial products are 8 B per sequence and run, kept for
+        nothing). Operators without such arrays ignore it."""
+
     def on_device(self, xp):
         """This operator's products on arrays of the array module ``xp`` (an object with
         ``matvec`` and ``rmatvec`` taking and giving ``xp`` arrays), or None: the array backend
@@ -167,6 +174,9 @@ class DeferredPayoff(PayoffOperator):
 
     def _product(self, own, v, out):
         return self.built._product(own, v, out)
+
+    def keep_scratch(self, keep: bool) -> None:
+        self.built.keep_scratch(keep)
 
     def __getattr__(self, name):
         if name.startswith("_"):

@@ -92,7 +92,12 @@ class Reduction:
 
     def reduce(self, p: int, vec: np.ndarray) -> np.ndarray:
         """E_p^T vec: a full-layout vector summed per orbit."""
-        return _scatter_orbits(vec, *self.maps[p], self.n_red[p])
+        return _scatter_orbits(np.asarray(vec, np.float64), *self.maps[p], self.n_red[p], True)
+
+    def pick(self, p: int, vec: np.ndarray) -> np.ndarray:
+        """The orbit-layout vector of a full-layout one that is constant on the orbits (E_p's
+        left inverse there): each orbit sequence the entry of its last member hand."""
+        return _scatter_orbits(np.asarray(vec, np.float64), *self.maps[p], self.n_red[p], False)
 
     def treeplex(self, p: int) -> Treeplex:
         """The orbit treeplex: infoset (v, orbit o) with the parent of any member hand (the
@@ -125,6 +130,9 @@ class SymmetricPayoff(PayoffOperator):
 
     def _rmatvec(self, x):
         return self.red.reduce(1, self.inner.rmatvec(self.red.expand(0, x), count=False))
+
+    def keep_scratch(self, keep: bool) -> None:
+        self.inner.keep_scratch(keep)
 
     def max_abs_entry(self) -> float:
         """Upper bound: an orbit pair sums at most |G|^2 entries of M."""
@@ -168,8 +176,9 @@ def _gather_orbits(v, nodes, base, rbase, k, node_class, orb_off, orbs, n, n_ful
 
 
 @nb.njit(cache=True)
-def _scatter_orbits(v, nodes, base, rbase, k, node_class, orb_off, orbs, n, n_full, n_red):
-    """The transpose of :func:`_gather_orbits`: out[rbase_v + orbit(h) k_v + a] += v[base_v + h k_v + a]."""
+def _scatter_orbits(v, nodes, base, rbase, k, node_class, orb_off, orbs, n, n_full, n_red, add):
+    """The transpose of :func:`_gather_orbits`: out[rbase_v + orbit(h) k_v + a] += v[base_v + h k_v + a]
+    (``add`` False: = instead of +=, the last member hand's entry)."""
     out = np.zeros(n_red)
     out[0] = v[0]
     for v_ in nodes:
@@ -177,7 +186,7 @@ def _scatter_orbits(v, nodes, base, rbase, k, node_class, orb_off, orbs, n, n_fu
         for h in range(n):
             row = r + orbs[o + h] * kv
             for a in range(kv):
-                out[row + a] += v[b + h * kv + a]
+                out[row + a] = out[row + a] + v[b + h * kv + a] if add else v[b + h * kv + a]
     return out
 
 

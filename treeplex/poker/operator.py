@@ -119,7 +119,11 @@ class RiverPayoff(PayoffOperator):
             out[:] = 0.0
             return sweep(*args, out)
         sweep_parts(self._parts[oth], *args, self._partials[own], out)
+        self._partials.done(own)
         return out
+
+    def keep_scratch(self, keep: bool) -> None:
+        self._partials.keep = keep
 
     def _apply_dense(self, vec, own, out):
         """out = sum over terminals t of value_t M_t^(own) vec[t's input sequences], scattered into
@@ -257,20 +261,28 @@ def _same_combo(cards) -> list[np.ndarray]:
 
 class Partials:
     """Per output player, the per-thread partial products of a sweep split into ``parts`` (by
-    input player): 8 B per sequence and thread, none on one thread; zeroed by their threads on
+    input player): 8 B per sequence and run, none on one thread; zeroed by their threads on
     every call (8% faster products than fresh zeros). Made by the first product that needs
-    them: a spot solved on the fused engine never does (1.8 GB of FLOP-FAST's address space)."""
+    them: a spot solved on the fused engine never does (1.8 GB of FLOP-FAST's address space).
+    ``keep`` False (:meth:`~treeplex.model.problem.PayoffOperator.keep_scratch`): freed after
+    each product (:meth:`done`), for an operator of occasional products."""
 
     def __init__(self, parts, shape):
         runs = [len(parts[1 - p]) - 1 for p in (0, 1)]
         self.rows = [r if r > 1 else 0 for r in runs]
         self.shape = shape
+        self.keep = True
         self._arrays = [None, None]
 
     def __getitem__(self, own: int) -> np.ndarray:
         if self._arrays[own] is None:
             self._arrays[own] = np.zeros((self.rows[own], self.shape[own]))
         return self._arrays[own]
+
+    def done(self, own: int) -> None:
+        """A product into ``own`` is summed: free its rows unless they are kept."""
+        if not self.keep:
+            self._arrays[own] = None
 
     @property
     def nbytes(self) -> int:

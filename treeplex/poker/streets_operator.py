@@ -98,7 +98,11 @@ class StreetsPayoff(PayoffOperator):
         np.copyto(out, outs[0])
         for r in range(1, len(parts) - 1):
             out += outs[r]
+        self._partials.done(own)
         return out
+
+    def keep_scratch(self, keep: bool) -> None:
+        self._partials.keep = keep
 
     def max_abs_entry(self) -> float:
         """An upper bound on max |A_ij| (EGT's mu scale): |value_t| x max coef0 x max w1 x
