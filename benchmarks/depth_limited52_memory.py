@@ -33,6 +33,8 @@ def main(argv=None) -> None:
     ap.add_argument("--k", type=int, default=4)
     ap.add_argument("--bp-iters", type=int, default=10)
     ap.add_argument("--round2", default="safe", choices=["none", "unsafe", "safe"])
+    ap.add_argument("--round2-iters", type=int, default=20, help="DCFR iterations of the flop re-solve (the "
+                                                                   "experiment's: 200)")
     ap.add_argument("--top", type=int, default=0, help="the N allocating lines of each phase (slower)")
     args = ap.parse_args(argv)
     name, params = parse_game_name(args.game)
@@ -66,7 +68,7 @@ def main(argv=None) -> None:
     def response():
         s = state
         b, _ = dl_response(s["tr"], s["sg"], s["lv"], s["bx"], s["bet"], s["after"], safe=True, round2=args.round2,
-                           solver="dcfr", round2_kw={"max_iters": 20}, max_iters=50)
+                           solver="dcfr", round2_kw={"max_iters": args.round2_iters}, max_iters=50)
         s["profile"] = list(s["bx"])
         s["profile"][1] = b
 
