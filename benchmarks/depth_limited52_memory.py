@@ -15,8 +15,8 @@ import argparse
 import tracemalloc
 
 from treeplex.core.memory import measured, rss
-from treeplex.depth_limited.nlfh52 import (LeafValues52, View52, bias_table52, compute_blueprint52, evaluate_full,
-                                           self_generative_table52)
+from treeplex.depth_limited.nlfh52 import (LeafValues52, View52, bias_table52, check_pipeline_memory,
+                                           compute_blueprint52, evaluate_full, self_generative_table52)
 from treeplex.depth_limited.offtree52 import Translator, dl_response, offtree_game
 from treeplex.games import parse_game_name
 from treeplex.poker.nlfh52 import NLFH52
@@ -44,6 +44,7 @@ def main(argv=None) -> None:
     def build():
         G = NLFH52(**params)
         G.problem()
+        check_pipeline_memory(G)
         n_full[0] = sum(G.sizes()["sequences_full_layout"])
         state["view"] = View52(G)
 

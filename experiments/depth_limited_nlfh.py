@@ -312,7 +312,8 @@ def main52(args) -> int:
     from treeplex.games import parse_game_name
     from treeplex.model.metrics import to_mbb
     from treeplex.poker.nlfh52 import NLFH52
-    from treeplex.depth_limited.nlfh52 import LeafValues52, View52, bias_table52, self_generative_table52
+    from treeplex.depth_limited.nlfh52 import (LeafValues52, View52, bias_table52, check_pipeline_memory,
+                                               self_generative_table52)
     from treeplex.depth_limited.offtree52 import offtree_game
 
     spec = GAME_ALIASES.get(args.game, args.game)
@@ -325,6 +326,7 @@ def main52(args) -> int:
     t_all = time.perf_counter()
     log = lambda *a: print(f"[{time.perf_counter() - t_all:7.1f} s]", *a, flush=True)  # noqa: E731
     G = NLFH52(**params)
+    check_pipeline_memory(G)  # before anything is built; the games with the bets are counted in
     sizes = [args.offtree] + list(args.also or [])
     games = {x: offtree_game(G, params, "", x) for x in sizes}  # refuse a bad size before any solving
     bb = G.big_blind

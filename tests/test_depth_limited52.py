@@ -12,7 +12,8 @@ import pytest
 import treeplex as tp
 from treeplex.depth_limited.index import renormalize
 from treeplex.depth_limited.nlfh52 import (LeafValues52, View52, bias_table52, biased52, build_subgame,
-                                           check_table_memory, compose, compute_blueprint52, evaluate_full,
+                                           check_pipeline_memory, check_table_memory, compose,
+                                           compute_blueprint52, evaluate_full,
                                            self_generative_table52, solve_subgame52, subgame_plans_of, subtree)
 from treeplex.depth_limited.subgame import DepthLimitedGame
 from treeplex.errors import InputError
@@ -349,6 +350,35 @@ def test_an_inner_root_with_the_gadget_from_the_cli(capsys):
 def test_bad_input_on_nlfh52_is_one_line_exit_2(args, msg):
     p = _cli("--game", GAME_SPEC, *args)
     assert p.returncode == 2 and msg in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def test_the_pipeline_is_refused_from_its_own_estimate(monkeypatch):
+    """``check_pipeline_memory``: refused in one InputError naming its need (75 B per
+    full-layout sequence and 1 GB) before anything is built; once it passes, the game's
+    sequence form, which the pipeline takes products and best responses on and never a
+    solver's state, is not refused by a solve's estimate, nor the game with the off-tree bet's
+    (counted in the same estimate). Without it that estimate still applies."""
+    from treeplex.depth_limited.offtree52 import offtree_game
+    from treeplex.poker import postflop
+
+    monkeypatch.setattr(postflop, "FUSED_MIN_SEQS", 1)  # as a large game: the fused path is the default
+    params = dict(stack=300, flops="all", bets="0.5,1,a", deck=DECK4)
+    g = NLFH52(**params)
+    with pytest.raises(InputError, match="depth-limited solving needs about"):
+        check_pipeline_memory(g, "1M")
+    assert g._tree is None and not g.products_checked
+    s = g.sizes()
+    between = str((s["memory_fused_bytes"] + s["memory_sequence_form_bytes"]) // 2)  # the fused path fits, a
+    plain = NLFH52(**params)                                                            # sequence-form solve not
+    plain.problem(max_memory=between)
+    with pytest.raises(InputError, match="the sequence form needs about"):
+        plain.problem().X
+    assert check_pipeline_memory(g, "2G") == 75 * sum(s["sequences_full_layout"]) + 2**30
+    g.problem(max_memory=between)
+    assert g.problem().X.n_seqs > 1
+    gx, _, _ = offtree_game(g, params, "", 0.75)
+    gx.problem(max_memory=between)
+    assert gx.products_checked and gx.problem().Y.n_seqs > 1
 
 
 def test_leaf_values_per_pair_equal_the_history_tree_evaluator():

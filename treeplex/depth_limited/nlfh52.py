@@ -388,6 +388,27 @@ def _end_history(t, v: int, a: int) -> str:
 # ------------------------------------------------------------------ leaf tables
 
 
+PIPELINE_BYTES_PER_SEQ = 75  # measured: 72 B per full-layout sequence at the response's peak (docs/benchmarks.md)
+PIPELINE_FIXED_BYTES = 2**30
+
+
+def check_pipeline_memory(game, max_memory: str | None = None) -> int:
+    """Refuse (InputError), before its arrays are made, a game whose depth-limited pipeline
+    would not fit: about :data:`PIPELINE_BYTES_PER_SEQ` per full-layout sequence (the game and
+    the game with the off-tree bet held at once, the flop re-solve's peak; the slope measured
+    between 8 and 16 flop classes at 50 BB) plus 1 GB; the leaf tables are checked apart
+    (:func:`check_table_memory`). The game's sequence form, which the pipeline uses for
+    products and best responses only, is then not checked as a solve's
+    (``NLFH52.products_checked``). Returns the estimate."""
+    need = PIPELINE_BYTES_PER_SEQ * sum(game.sizes()["sequences_full_layout"]) + PIPELINE_FIXED_BYTES
+    limit, name = limit_bytes(max_memory)
+    if limit is not None and need > limit:
+        raise InputError(f"{game.name}: depth-limited solving needs about {show(need)} ({PIPELINE_BYTES_PER_SEQ} B "
+                         f"per full-layout sequence and 1 GB), above {name} ({show(limit)})")
+    game.products_checked = True
+    return need
+
+
 def table_bytes(view: View52, k: int, leaves: int | None = None) -> int:
     """Bytes of a leaf table (k x leaves x O x O float64) and the work arrays of one class's
     walk (:meth:`View52.pair_blocks`: 6 [T, H] reaches and 2 per-card [cards, T, n - 1] gathers

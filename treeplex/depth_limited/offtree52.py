@@ -69,6 +69,7 @@ def offtree_game(game: NLFH52, params: dict, at: str, size: float) -> tuple[NLFH
     if label in node.actions:
         raise InputError(f"--bet {size:g}: that size is in the abstraction at {at or 'the first action'!r}")
     gx = NLFH52(**params, off_tree={at: (size,)})
+    gx.products_checked = game.products_checked  # the pipeline's estimate counts the game with the bet
     xnode = gx.betting.node(at)
     to = xnode.raise_sizes().get(label)
     if to is None or to in node.raise_sizes().values():

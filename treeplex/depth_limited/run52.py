@@ -31,8 +31,9 @@ from ..model.metrics import to_mbb
 from ..poker.nlfh import frac_label
 from ..poker.nlfh52 import NLFH52
 from .offtree52 import Translator, dl_response, offtree_game, rpat_response
-from .nlfh52 import (LeafValues52, View52, bias_table52, build_subgame, check_table_memory, compose,
-                     compute_blueprint52, evaluate_full, root_alt, self_generative_table52, solve_subgame52, subtree)
+from .nlfh52 import (LeafValues52, View52, bias_table52, build_subgame, check_pipeline_memory, check_table_memory,
+                     compose, compute_blueprint52, evaluate_full, root_alt, self_generative_table52, solve_subgame52,
+                     subtree)
 
 
 UNITS = "chips, player 0's payoff; exploitability = gap / 2 (chips); mbb/g = 1000 x chips / big blind"
@@ -66,6 +67,7 @@ def run52(args) -> dict:
     bp_solver, bp_kw = _blueprint_spec(args.blueprint)
     game = NLFH52(**params)
     game.problem(max_memory=args.max_memory)
+    check_pipeline_memory(game, args.max_memory)
     view = View52(game)
     roots = {game.tree.history[v]: v for v in range(view.P)}
     if args.at not in roots:

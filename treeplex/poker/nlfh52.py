@@ -542,6 +542,7 @@ class NLFH52(PublicTreeGame):
         self._tree = None
         self._problem = None
         self._max_memory = None  # problem()'s limit (check_sequence_form_memory applies it)
+        self.products_checked = False  # a caller of products alone checked its own need (check_sequence_form_memory)
         self.reduction = None
 
     def _deck_hands(self) -> np.ndarray:
@@ -673,9 +674,14 @@ class NLFH52(PublicTreeGame):
     def check_sequence_form_memory(self) -> None:
         """Refuse (InputError), before the treeplexes and a solver's sequence-form state are
         allocated, a game whose sequence-form estimate passes the limit :meth:`problem` was
-        given (:meth:`.postflop.PostflopGame.check_sequence_form_memory`)."""
+        given (:meth:`.postflop.PostflopGame.check_sequence_form_memory`). Skipped where a
+        caller that takes only products and best responses on the sequence form, never a
+        solver's state, has checked its own estimate (``products_checked``: the depth-limited
+        pipeline, :func:`treeplex.depth_limited.nlfh52.check_pipeline_memory`)."""
         from ..core.memory import limit_bytes, show
 
+        if self.products_checked:
+            return
         limit, name = limit_bytes(self._max_memory)
         s = self.sizes()
         if limit is not None and s["memory_sequence_form_bytes"] > limit:
