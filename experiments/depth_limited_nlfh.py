@@ -377,7 +377,8 @@ def main52(args) -> int:
 
 
 def offtree_rows52(args, x, game_x, view, bp, lv, tables, bp_kw, sub_kw, mbb, log) -> dict:
-    """One off-tree size on nlfh52: RPAT, the lower bound and the depth-limited rows."""
+    """One off-tree size on nlfh52: RPAT, the depth-limited rows, then the lower bound (a second
+    blueprint: last, so that a long run stopped there has its rows in the log)."""
     from treeplex.model.metrics import evaluate
     from treeplex.depth_limited.nlfh52 import View52, compute_blueprint52, evaluate_full
     from treeplex.depth_limited.offtree52 import Translator, dl_response, rpat_response
@@ -394,10 +395,8 @@ def offtree_rows52(args, x, game_x, view, bp, lv, tables, bp_kw, sub_kw, mbb, lo
     plans[responder] = plan
     rpat = mbb(evaluate(gx.problem(), *plans).exploitability)
     log(f"{x:g} pot: RPAT {rpat:.3f} mbb/g (f = {rinfo['f']:.4f} to {rinfo['below']}, else {rinfo['above']})")
-    lower = compute_blueprint52(vx, "dcfr", **bp_kw)
-    lb = mbb(lower.gap / 2)
-    log(f"{x:g} pot: lower bound ({x:g} in the abstraction) {lb:.3f} mbb/g, {lower.iterations} iterations, "
-        f"{lower.seconds:.1f} s")
+    to_end = [int(n) for n in sequences_below(vx, after)]
+    log(f"{x:g} pot: the subgame after the bet solved to the end: {to_end} sequences")
     rows = []
     for method, table in tables.items():
         for k in args.k:
@@ -425,9 +424,13 @@ def offtree_rows52(args, x, game_x, view, bp, lv, tables, bp_kw, sub_kw, mbb, lo
                     f"; flop re-solve {res2.iterations} iterations, locked gap / 2 {mbb(res2.gap / 2):.3f} mbb/g") +
                     ("" if rows[-1]["gadgets"] is None else "; {gadget} gadgets binding {binding}/{reached}, bettor's alts "
                      "{alt_mbb:.2f} mbb/g against its enter values {enter_mbb:.2f}".format(**rows[-1]["gadgets"])) + ")")
+    lower = compute_blueprint52(vx, "dcfr", **bp_kw)  # last: a long run stopped before it keeps its rows
+    lb = mbb(lower.gap / 2)
+    log(f"{x:g} pot: lower bound ({x:g} in the abstraction) {lb:.3f} mbb/g, {lower.iterations} iterations, "
+        f"{lower.seconds:.1f} s")
     return {"offtree": x, "lower_bound_mbb": lb, "rpat_mbb": rpat, "rpat": dict(rinfo), "rows": rows,
             "costs": {"lower_bound_seconds": lower.seconds, "lower_bound_iterations": lower.iterations,
-                      "subgame_to_the_end_sequences": [int(n) for n in sequences_below(vx, after)]}}
+                      "subgame_to_the_end_sequences": to_end}}
 
 
 FLOP_NAMES = {"none": "blueprint flop", "unsafe": "unsafe flop", "safe": "safe flop",  # --round2 (nlfh52)
