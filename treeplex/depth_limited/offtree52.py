@@ -219,7 +219,8 @@ def dl_response(tr: Translator, table_g: LeafTable52, lv_g: LeafValues52, b_x: l
     Maxmargin gadget (:func:`safe_flop_problem`'s ``margin``) where its solution holds every
     bettor hand to its alt, else with the resolve gadget (Maxmargin then spends its play on the
     one bound it cannot meet and leaves every other hand free); ``round2_kw`` go to the
-    re-solve's solver, DCFR for 500 iterations by default; ``"none"``: the bracket's translated
+    re-solve's solver, DCFR for 500 iterations by default, its gap checked once at the end
+    unless they give a target or ``check_every``; ``"none"``: the bracket's translated
     blueprints, half and half."""
     vx, vg = tr.x, tr.g
     bettor = int(vx.tree.actor[bet_node])
@@ -257,7 +258,9 @@ def dl_response(tr: Translator, table_g: LeafTable52, lv_g: LeafValues52, b_x: l
     lines = [e["id"] for e in vx.lines if tr.after_bet(vx.game.betting.node(e["history"]))]
     lock = [None, None]
     lock[responder] = b
-    kw = round2_kw or {"max_iters": 500}  # a fixed count: the gap is in the whole game's chips x chance
+    kw = {"max_iters": 500, **(round2_kw or {})}  # a fixed count: the gap is in the whole game's chips x chance
+    if "target_gap" not in kw:
+        kw.setdefault("check_every", kw["max_iters"])  # one gap check, at the end (they were 15% of a response)
     if round2 == "unsafe":
         lock[bettor] = with_bracket_range(tr, bettor, b_x[bettor], bet_node, picks)
         both, res = flop_resolve(vx, lock, lines, "dcfr", **kw)
