@@ -21,6 +21,7 @@ reads a preflop sequence; that is checked.
 
 from __future__ import annotations
 
+import numba as nb
 import numpy as np
 
 from ..core.treeplex import Treeplex
@@ -144,8 +145,8 @@ class LinesPayoff(PayoffOperator):
 
     def _apply(self, own: int, v: np.ndarray) -> np.ndarray:
         oth = 1 - own
-        g = self.M._product(own, self.scale[oth] * np.asarray(v)[self.idx[oth]], None)
-        return np.bincount(self.idx[own], self.scale[own] * g, minlength=self.shape[own])
+        g = self.M._product(own, _gather_scaled(np.asarray(v, np.float64), self.idx[oth], self.scale[oth]), None)
+        return _scatter_scaled(g, self.idx[own], self.scale[own], self.shape[own])
 
     def _matvec(self, y):
         return self._apply(0, y)
@@ -167,3 +168,21 @@ class LinesPayoff(PayoffOperator):
         E = [sp.csr_matrix((s, (np.arange(len(i)), i)), shape=(len(i), n))
              for i, s, n in zip(self.idx, self.scale, self.shape)]
         return (E[0].T @ self.M.to_sparse() @ E[1]).tocsr()
+
+
+@nb.njit(cache=True)
+def _gather_scaled(v, idx, scale):
+    """S E v: out[i] = scale[i] v[idx[i]] (one pass, no temporaries)."""
+    out = np.empty(len(idx))
+    for i in range(len(idx)):
+        out[i] = scale[i] * v[idx[i]]
+    return out
+
+
+@nb.njit(cache=True)
+def _scatter_scaled(g, idx, scale, n):
+    """E^T S g: out[idx[i]] += scale[i] g[i] in index order (np.bincount's sums, bit for bit)."""
+    out = np.zeros(n)
+    for i in range(len(idx)):
+        out[idx[i]] += scale[i] * g[i]
+    return out
