@@ -357,9 +357,13 @@ def main52(args) -> int:
     log(f"leaf tables, k = {kmax}: bias {t1 - t0:.1f} s, self-generative {t2 - t1:.1f} s (leaf values "
         f"{tables['self-generative'].seconds:.1f} s of it); {tables['bias'].nbytes / 2**20:.1f} MiB each "
         f"({len(view.lines)} leaves x {view.O}^2 hand orbits x k)")
+    lv.best_response(bettor)
+    t3 = time.perf_counter()
+    log(f"the bettor's best-response leaf values (a blueprint quantity; every root gadget's alts read them): "
+        f"{t3 - t2:.1f} s")
     costs = {"sequences": seqs, "blueprint_seconds": bp.seconds, "blueprint_iterations": bp.iterations,
              "blueprint_peak_rss_mb": rss_bp, "rss_before_blueprint_mb": rss0, "bias_table_seconds": t1 - t0,
-             "self_generative_table_seconds": t2 - t1,
+             "self_generative_table_seconds": t2 - t1, "best_response_values_seconds": t3 - t2,
              "leaf_values_seconds": tables["self-generative"].seconds + tables["bias"].seconds,
              "leaf_table_bytes_k16": tables["bias"].nbytes, "round2": args.round2,
              "round2_iters": args.round2_iters,

@@ -495,6 +495,17 @@ class LeafValues52:
         return LeafTable52(self.view, chooser, np.stack(vals), list(names), kept, dict(self.terminals),
                            time.perf_counter() - t0)
 
+    def best_response(self, chooser: int) -> LeafTable52:
+        """The leaf table of the chooser's best response at every infoset to the searcher's
+        blueprint (:func:`.sets.best_response_everywhere`, in the real game): a blueprint
+        quantity, made once per chooser (every root gadget's alts read it, :func:`root_alt`)."""
+        cache = self.__dict__.setdefault("_best_response", {})
+        if chooser not in cache:
+            view, me = self.view, 1 - chooser
+            b_red, _ = best_response_everywhere(view.game.problem(), chooser, view.plan(me, self.blueprint[me]))
+            cache[chooser] = self.table(chooser, [view.full(chooser, b_red)], ["best response"])
+        return cache[chooser]
+
     def append(self, table: LeafTable52, strategy: np.ndarray, name: str, shift: float = 0.0) -> LeafTable52:
         """``table`` with one more continuation; its values lowered by ``shift`` (player 0's
         chips) per unit of leaf mass (the weakening)."""
@@ -690,15 +701,11 @@ def root_alt(lv: "LeafValues52", chooser: int, root: int, reach: tuple[np.ndarra
     """[O] the gadget's alt values: per hand orbit, the chooser's best-response value from
     ``root`` on against the searcher's blueprint, in the real game (player 0's chips times
     chance and reach). Its flop play is its best response at every infoset to the blueprint
-    (:func:`.sets.best_response_everywhere`), which is the best continuation at every leaf; its
+    (:meth:`LeafValues52.best_response`, made once), which is the best continuation at every leaf; its
     preflop play below ``root`` is the best one given those leaf values (a best-response pass
     of the subgame with that one continuation, read at the gadget's "enter")."""
     view = lv.view
-    me = 1 - chooser
-    P = view.game.problem()
-    b_red, _ = best_response_everywhere(P, chooser, view.plan(me, lv.blueprint[me]))
-    table = lv.table(chooser, [view.full(chooser, b_red)], ["best response"])
-    sub = build_subgame(view, table, root, reach, alt=np.zeros(view.O))
+    sub = build_subgame(view, lv.best_response(chooser), root, reach, alt=np.zeros(view.O))
     return enter_values(sub, subgame_plans_of(sub, lv.blueprint))
 
 
