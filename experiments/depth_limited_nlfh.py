@@ -428,6 +428,7 @@ def offtree_rows52(args, x, game_x, view, bp, lv, tables, bp_kw, sub_kw, mbb, lo
                     f"; flop re-solve {res2.iterations} iterations, locked gap / 2 {mbb(res2.gap / 2):.3f} mbb/g") +
                     ("" if rows[-1]["gadgets"] is None else "; {gadget} gadgets binding {binding}/{reached}, bettor's alts "
                      "{alt_mbb:.2f} mbb/g against its enter values {enter_mbb:.2f}".format(**rows[-1]["gadgets"])) + ")")
+                del b_resp, info, prof, sub, res2  # before the next response: at S64 two at once did not fit in 23 GB
     lower = compute_blueprint52(vx, "dcfr", **bp_kw)  # last: a long run stopped before it keeps its rows
     lb = mbb(lower.gap / 2)
     log(f"{x:g} pot: lower bound ({x:g} in the abstraction) {lb:.3f} mbb/g, {lower.iterations} iterations, "
