@@ -89,7 +89,12 @@ def main(argv=None) -> int:
                     help="nlfh52: the flop after the bet, one row set each (none: the translated blueprints; "
                          "re-solved unsafely or safely, with the resolve gadgets and the step-1 gifts; maxmargin: safely, with "
                          "the Maxmargin gadget and the same alts)")
-    ap.add_argument("--round2-iters", type=int, default=500, help="nlfh52: DCFR iterations of the flop re-solve")
+    ap.add_argument("--round2-iters", type=int, default=None,
+                    help="nlfh52: DCFR iterations of the flop re-solve (default 500 without --round2-budget)")
+    ap.add_argument("--round2-budget", type=float, default=None, metavar="SECONDS",
+                    help="nlfh52: the flop re-solved line by line, as play meets it, each in at most SECONDS")
+    ap.add_argument("--round2-warm", type=float, default=0.0, metavar="W",
+                    help="nlfh52: the flop re-solve starts from the blueprint's flop play with prior weight W (0: cold)")
     ap.add_argument("--subgame-target-mbb", type=float, default=0.1,
                     help="nlfh52: each depth-limited subgame solved by DCFR to this gap (mbb/g of its root's pairs)")
     ap.add_argument("--subgame-iters", type=int, default=20_000, help="nlfh52: and at most this many iterations")
@@ -280,27 +285,6 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def cached_blueprint52(view, path: str | None, **bp_kw):
-    """The DCFR blueprint of ``view``'s game, read from / saved to ``path`` (npz: the game's name,
-    both plans, value, gap, iterations and seconds), so the held-out sizes share one blueprint."""
-    import numpy as np
-
-    from treeplex.depth_limited.nlfh52 import Blueprint52, compute_blueprint52
-
-    if path and os.path.exists(path):
-        z = np.load(path)
-        if str(z["game"]) != view.game.name:
-            raise InputError(f"--blueprint-cache {path}: the blueprint of {z['game']}, not of {view.game.name}")
-        plans = (z["x"], z["y"])
-        return Blueprint52(view, plans, [view.full_behavioral(p, x) for p, x in enumerate(plans)], float(z["value"]),
-                           float(z["gap"]), int(z["iterations"]), float(z["seconds"]))
-    bp = compute_blueprint52(view, "dcfr", **bp_kw)
-    if path:
-        np.savez(path, game=view.game.name, x=bp.plans[0], y=bp.plans[1], value=bp.value, gap=bp.gap,
-                 iterations=bp.iterations, seconds=bp.seconds)
-    return bp
-
-
 def main52(args) -> int:
     """Figure 1 on nlfh52: the blueprint, RPAT, the lower bound and the depth-limited response
     for every k and set, each as the exact exploitability (gap / 2 of the profile in the game
@@ -312,17 +296,23 @@ def main52(args) -> int:
     from treeplex.games import parse_game_name
     from treeplex.model.metrics import to_mbb
     from treeplex.poker.nlfh52 import NLFH52
-    from treeplex.depth_limited.nlfh52 import (LeafValues52, View52, bias_table52, check_pipeline_memory,
-                                               self_generative_table52)
+    from treeplex.depth_limited.nlfh52 import (LeafValues52, View52, bias_table52, cached_blueprint52,
+                                               check_pipeline_memory, self_generative_table52)
     from treeplex.depth_limited.offtree52 import offtree_game
+    from treeplex.depth_limited.run52 import check_round2_budget
 
     spec = GAME_ALIASES.get(args.game, args.game)
     name, params = parse_game_name(spec)
     if name != "nlfh52":
         raise InputError(f"--game {args.game!r}: the 52-card figure runs on nlfh52(...) or nlfh-50-s64")
     check_params(defaults_of(NLFH52), params, "nlfh52")
-    if args.round2_iters < 1:
+    if args.round2_iters is None and args.round2_budget is None:
+        args.round2_iters = 500
+    if args.round2_iters is not None and args.round2_iters < 1:
         raise InputError(f"--round2-iters must be at least 1, got {args.round2_iters}")
+    if not args.round2_warm >= 0:
+        raise InputError(f"--round2-warm must be at least 0 (0: a cold start), got {args.round2_warm}")
+    check_round2_budget(args)
     t_all = time.perf_counter()
     log = lambda *a: print(f"[{time.perf_counter() - t_all:7.1f} s]", *a, flush=True)  # noqa: E731
     G = NLFH52(**params)
@@ -366,7 +356,7 @@ def main52(args) -> int:
              "self_generative_table_seconds": t2 - t1, "best_response_values_seconds": t3 - t2,
              "leaf_values_seconds": tables["self-generative"].seconds + tables["bias"].seconds,
              "leaf_table_bytes_k16": tables["bias"].nbytes, "round2": args.round2,
-             "round2_iters": args.round2_iters,
+             "round2_iters": args.round2_iters, "round2_warm": args.round2_warm, "round2_budget": args.round2_budget,
              "subgame_target_mbb": args.subgame_target_mbb, "subgame_iters": args.subgame_iters}
     for x in sizes:
         out = args.out if len(sizes) == 1 else os.path.join(args.out, f"offtree_{x:g}")
@@ -386,7 +376,7 @@ def offtree_rows52(args, x, game_x, view, bp, lv, tables, bp_kw, sub_kw, mbb, lo
     from treeplex.model.metrics import evaluate
     from treeplex.depth_limited.nlfh52 import View52, compute_blueprint52, evaluate_full
     from treeplex.depth_limited.offtree52 import Translator, dl_response, rpat_response
-    from treeplex.depth_limited.run52 import sequences_below
+    from treeplex.depth_limited.run52 import round2_kw, round2_text, sequences_below
 
     gx, bet, after = game_x
     gx.problem()  # the solver's layout before the view reads it
@@ -409,7 +399,7 @@ def offtree_rows52(args, x, game_x, view, bp, lv, tables, bp_kw, sub_kw, mbb, lo
             for r2 in args.round2:
                 (b_resp, info), seconds, rise = _measured(lambda: dl_response(
                     tr, table.first(k), lv, bx, bet, after, safe=True, round2=r2, solver="dcfr",
-                    round2_kw={"max_iters": args.round2_iters}, **sub_kw))
+                    round2_kw=round2_kw(args), **sub_kw))
                 prof = list(bx)
                 prof[responder] = b_resp
                 m = mbb(evaluate_full(vx, prof).exploitability)
@@ -425,7 +415,7 @@ def offtree_rows52(args, x, game_x, view, bp, lv, tables, bp_kw, sub_kw, mbb, lo
                     f"peak RSS +{rise:.0f} MB "
                     f"(subgame {info['solution'].seconds:.2f} s, {info['solution'].iterations} iterations, "
                     f"{rows[-1]['subgame_sequences']} sequences" + ("" if res2 is None else
-                    f"; flop re-solve {res2.iterations} iterations, locked gap / 2 {mbb(res2.gap / 2):.3f} mbb/g") +
+                    f"; flop re-solve {round2_text(res2, args.round2_warm)}, locked gap / 2 {mbb(res2.gap / 2):.3f} mbb/g") +
                     ("" if rows[-1]["gadgets"] is None else "; {gadget} gadgets binding {binding}/{reached}, bettor's alts "
                      "{alt_mbb:.2f} mbb/g against its enter values {enter_mbb:.2f}".format(**rows[-1]["gadgets"])) + ")")
                 del b_resp, info, prof, sub, res2  # before the next response: at S64 two at once did not fit in 23 GB
@@ -475,7 +465,9 @@ def write_outputs(args, results, out=None):
                   f"({c['sequences'][0]:,} + {c['sequences'][1]:,} sequences); leaf values {c['leaf_values_seconds']:.0f} s "
                   f"in all; the depth-limited subgame {sub} sequences against {c['subgame_to_the_end_sequences']} "
                   f"solved to the end; the flop after the bet: {', '.join(c['round2'])} (first: the main rows; a re-solve: "
-                  f"{c['round2_iters']} DCFR iterations)"]
+                  + (f"{c['round2_iters']} DCFR iterations)" if c.get("round2_budget") is None else
+                     f"line by line, {c['round2_budget']:g} s each" + (f", at most {c['round2_iters']} DCFR iterations)"
+                                                                       if c["round2_iters"] else ")"))]
         for r2 in c["round2"]:
             rs = [r for r in results["rows"] if r["round2"] == r2]
             if rs:

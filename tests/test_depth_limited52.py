@@ -343,6 +343,10 @@ def test_an_inner_root_with_the_gadget_from_the_cli(capsys):
     (["--round2", "unsafe"], "keeps its blueprint in the flop"),
     (["--round2", "safe"], "keeps its blueprint in the flop"),
     (["--bet", "0.75", "--round2", "safe", "--round2-iters", "0"], "--round2-iters must be at least 1"),
+    (["--bet", "0.75", "--round2", "safe", "--round2-warm", "-1"], "--round2-warm must be at least 0"),
+    (["--bet", "0.75", "--round2", "maxmargin", "--round2-warm", "10"], "not taken by Maxmargin"),
+    (["--bet", "0.75", "--round2", "safe", "--round2-budget", "0"], "--round2-budget must be a positive number"),
+    (["--bet", "0.75", "--round2", "maxmargin", "--round2-budget", "5"], "not made line by line"),
     (["--at", "zz"], "not a preflop decision node"),
     (["--blueprint", "dcfr"], "SOLVER:ITERATIONS"),
     (["--max-memory", "20K"], "needs about"),
@@ -584,15 +588,6 @@ def test_flop_resolve_keeps_the_locks_and_the_bracket_range():
             np.testing.assert_allclose(both[p][sl][reached[sl]], lock[sl][reached[sl]], atol=1e-9)
 
 
-def _sub_behavioral(fl, p, b):
-    """Player p's behavioral in :class:`FlopLines`' layout of the full-layout behavioral ``b``
-    (orbit-constant): each flop sequence below the lines gets its full sequence's entry."""
-    out = np.ones(fl.n[p])
-    out[fl.idx[p]] = b[fl.pos[p]]
-    out[0] = 1.0
-    return out
-
-
 @pytest.mark.parametrize("isomorphism", [True, False])
 def test_flop_lines_payoffs_are_the_real_games_below_the_lines(isomorphism):
     """:class:`FlopLines` on Gx (the game with the off-tree bet): two profiles that differ only
@@ -624,7 +619,7 @@ def test_flop_lines_payoffs_are_the_real_games_below_the_lines(isomorphism):
         A = fl.operator(reach)
         out = []
         for b in (b1, b2):
-            x, y = (fl.treeplex(p).plan_from_behavioral(_sub_behavioral(fl, p, b[p])) for p in (0, 1))
+            x, y = (fl.treeplex(p).plan_from_behavioral(fl.behavioral(p, b[p])) for p in (0, 1))
             out.append(float(x @ A.matvec(y)))
         np.testing.assert_allclose(x @ (A.to_sparse() @ y), out[-1], rtol=1e-12, atol=1e-12)
         return out
@@ -638,7 +633,7 @@ def test_flop_lines_payoffs_are_the_real_games_below_the_lines(isomorphism):
     short = sub_values(fewer, tuple(r[1:] for r in reach))
     assert abs((short[0] - short[1]) - (real[0] - real[1])) > 1e-4
     for p in (0, 1):
-        np.testing.assert_array_equal(fl.full_behavioral(p, _sub_behavioral(fl, p, b2[p]), b1[p]), b2[p])
+        np.testing.assert_array_equal(fl.full_behavioral(p, fl.behavioral(p, b2[p]), b1[p]), b2[p])
 
 
 def _locked_reference(vx, b, lines, chooser, alt):
@@ -777,16 +772,16 @@ def test_maxmargin_response_keeps_its_bounds_or_falls_back_to_resolve(size):
         np.testing.assert_array_equal(b_mm, b_rs)
 
 
-def _safe_spot(size: float = 0.75):
+def _safe_spot(size: float = 0.75, params: dict = OFF_PARAMS):
     """The off-tree ``size``-pot open on the short deck: the step-1 subgame solved exactly
     (LP) with the root gadget and a bias table of k = 2 (the bettor, player 0, chooses)."""
     from treeplex.depth_limited.offtree52 import Translator, dl_response, offtree_game
 
-    game = NLFH52(**OFF_PARAMS)
+    game = NLFH52(**params)
     view = View52(game)
     bp = compute_blueprint52(view, "dcfr", max_iters=30)
     lv = LeafValues52(view, bp.b)
-    gx, bet, after = offtree_game(game, OFF_PARAMS, "", size)
+    gx, bet, after = offtree_game(game, params, "", size)
     vx = View52(gx)
     tr = Translator(view, vx, bet)
     bx = [tr.behavioral(p, bp.b[p]) for p in (0, 1)]
@@ -857,6 +852,44 @@ def test_safe_flop_resolve_holds_every_hand_to_its_bound():
     assert np.any(_bet_values(vx, bet, tr.off_label, b1) > bound + 1e-3)
 
 
+def test_the_flop_re_solve_starts_warm_and_each_line_solves_alone():
+    """The safe flop re-solve (resolve gadget, DCFR). Warm (``prior_weight`` > 0): after one
+    iteration its strategy is the prior, the flop play above (the translated blueprint's
+    below the lines, the bettor entering every gadget), and after 300 it has the exact LP's
+    value within its gap. The lines do not interact: each line re-solved alone gets the
+    strategy the re-solve of all gives it, cold and warm (the same iterates)."""
+    from treeplex.depth_limited.offtree52 import flop_alts, offtree_table, safe_flop_resolve
+    from treeplex.model.metrics import evaluate
+
+    vx, bx, bet, args, b1, info, lines = _safe_spot(params={**OFF_PARAMS, "stack": 1500})
+    assert len(lines) > 2
+    table = offtree_table(args[0], args[1], LeafValues52(vx, bx), args[5])[0]
+    alts = flop_alts(vx, table, info["solution"], b1, lines)
+    lock = [bx[0], b1]
+    first = safe_flop_resolve(vx, lock, lines, 0, alts, "dcfr", warm=10, max_iters=1, check_every=1)
+    G = len(first.gadgets)
+    np.testing.assert_allclose(first.problem.X.behavioral_from_plan(first.res.x)[2:2 + 2 * G:2], 1.0, rtol=0,
+                               atol=1e-12)  # every gadget entered
+    for p, b in enumerate(first.behaviorals()):
+        np.testing.assert_allclose(b, lock[p], rtol=0, atol=1e-9)
+    exact = safe_flop_resolve(vx, lock, lines, 0, alts, "lp")
+    v = evaluate(exact.problem, exact.res.x, exact.res.y).value
+    for warm in (0.0, 10.0):
+        kw = {"warm": warm, "max_iters": 300, "check_every": 300}
+        joint = safe_flop_resolve(vx, lock, lines, 0, alts, "dcfr", **kw)
+        assert joint.res.gap < 0.2  # chips: gap / 2 under 1 mbb/g
+        assert evaluate(joint.problem, joint.res.x, joint.res.y).value == pytest.approx(v, abs=joint.res.gap)
+        both = joint.behaviorals()
+        assert min(np.ptp(both[p][joint.lines.pos[p][1:]]) for p in (0, 1)) > 0.1  # not only uniform rows
+        for l in lines:
+            alone = safe_flop_resolve(vx, lock, [l], 0, alts, "dcfr", **kw)
+            for p, b in enumerate(alone.behaviorals()):
+                pos = alone.lines.pos[p][1:]
+                np.testing.assert_allclose(b[pos], both[p][pos], rtol=0, atol=1e-12)
+    with pytest.raises(InputError, match="Maxmargin"):
+        safe_flop_resolve(vx, lock, lines, 0, alts, "dcfr", margin=True, warm=10, max_iters=1)
+
+
 def test_a_held_out_size_bracketed_by_all_in():
     """1.8 pot (between 1 pot and all-in at 5 BB): each flop line after it gets half the 1-pot
     line's values and half the called all-in's showdown block, each scaled by the pot ratio;
@@ -884,8 +917,9 @@ def test_a_held_out_size_bracketed_by_all_in():
     assert np.abs(table.values[1, lx] - table.values[0, lx]).max() > 1e-6
 
 
-@pytest.mark.parametrize("round2", ["none", "safe", "maxmargin"])
-def test_the_figure_on_nlfh52_agrees_with_the_cli(tmp_path, round2):
+@pytest.mark.parametrize("round2,warm,budget", [("none", "0", []), ("safe", "0", []), ("safe", "10", []),
+                                                ("unsafe", "0", ["--round2-budget", "600"]), ("maxmargin", "0", [])])
+def test_the_figure_on_nlfh52_agrees_with_the_cli(tmp_path, round2, warm, budget):
     """``experiments/depth_limited_nlfh.py --game "nlfh52(...)"`` (the README's Figure 1 at 52
     cards, here on a short deck): with the same blueprint (30 DCFR iterations, the target out of
     reach) its RPAT, lower bound and self-generative k = 2 rows equal ``treeplex depth-limited
@@ -893,12 +927,14 @@ def test_the_figure_on_nlfh52_agrees_with_the_cli(tmp_path, round2):
     blueprint's continuation alone); it writes the table, the JSON and the figure. The same
     with the flop after the bet re-solved safely (``--round2 safe``, 50 DCFR iterations in both),
     and with the Maxmargin gadget where it holds (``--round2 maxmargin``: the CLI says which gadget
-    it kept, as the experiment's log)."""
+    it kept, as the experiment's log), with the safe re-solve started warm (``--round2-warm``), and
+    with the unsafe one line by line within a budget (``--round2-budget``, which 50 iterations end
+    first)."""
     spec = "nlfh52(stack=500, flops=all, bets=0.5,1,a, deck=JcJdQcQdKcKdAcAd)"
     env = dict(os.environ, PYTHONPATH=os.getcwd())
     r = subprocess.run([sys.executable, "experiments/depth_limited_nlfh.py", "--game", spec, "--k", "1", "2",
                         "--max-iters", "30", "--target-mbb", "1e-9", "--round2", round2, "--round2-iters", "50",
-                        "--out", str(tmp_path)], capture_output=True,
+                        "--round2-warm", warm, *budget, "--out", str(tmp_path)], capture_output=True,
                        text=True, env=env)
     assert r.returncode == 0, r.stderr[-2000:]
     res = json.loads((tmp_path / "results.json").read_text())
@@ -906,11 +942,16 @@ def test_the_figure_on_nlfh52_agrees_with_the_cli(tmp_path, round2):
     rows = {(row["method"], row["k"]): row["exploitability_mbb"] for row in res["rows"]}
     assert rows[("bias", 1)] == pytest.approx(rows[("self-generative", 1)], abs=1e-9)
     p = _cli("--game", spec, "--bet", "0.75", "--method", "self-generative", "--k", "2", "--solver", "dcfr",
-             "--round2", round2, "--round2-iters", "50", "--blueprint", "dcfr:30", "--json")
+             "--round2", round2, "--round2-iters", "50", "--round2-warm", warm, *budget, "--blueprint", "dcfr:30",
+             "--json")
     assert p.returncode == 0, p.stderr[-2000:]
     cli = json.loads(p.stdout)
     assert res["blueprint_iterations"] == 30 and res["costs"]["round2"] == [round2]
-    assert cli["round2"].startswith("none" if round2 == "none" else f"{round2}: dcfr 50 iterations")
+    if budget:
+        assert cli["round2"].startswith(f"{round2}: line by line, ") and "dcfr 50 iterations or more each" in cli["round2"]
+    else:
+        assert cli["round2"].startswith("none" if round2 == "none" else f"{round2}: dcfr 50 iterations" + (
+            f" from the blueprint's flop (prior weight {warm})" if warm != "0" else ", locked gap"))
     if round2 == "maxmargin":
         assert cli["round2"].endswith(f", {res['rows'][-1]['gadgets']['gadget']} gadget kept")
     assert res["rpat_mbb"] == pytest.approx(cli["rpat_exploitability_mbb"], abs=1e-9)
@@ -944,3 +985,83 @@ def test_the_figures_blueprint_continues_from_its_checkpoint(tmp_path):
         [row["exploitability_mbb"] for row in want["rows"]], rel=1e-12)
     r = run(spec.replace("stack=500", "stack=300"), 20, "other", "--blueprint-checkpoint", ck)
     assert r.returncode == 2 and "checkpoint is for 'nlfh52(stack=500" in r.stderr and "stack=300" in r.stderr
+
+
+def test_the_blueprint_cache_is_read_back_checked(tmp_path):
+    """:func:`cached_blueprint52`: the first call computes and saves, the second reads the same
+    plans and numbers without solving; a file of another game, a truncated plan, a plan that is
+    not a realization plan and a file that is not an npz are each refused with the file named."""
+    from treeplex.depth_limited.nlfh52 import cached_blueprint52
+
+    view = View52(NLFH52(**OFF_PARAMS))
+    path = str(tmp_path / "bp.npz")
+    bp = cached_blueprint52(view, path, max_iters=5)
+    again = cached_blueprint52(view, path, max_iters=1)
+    assert again.iterations == bp.iterations == 5 and again.gap == bp.gap and again.value == bp.value
+    for p in (0, 1):
+        np.testing.assert_array_equal(again.plans[p], bp.plans[p])
+        np.testing.assert_array_equal(again.b[p], bp.b[p])
+    other = View52(NLFH52(**{**OFF_PARAMS, "stack": 300}))
+    with pytest.raises(InputError, match=r"bp\.npz: the blueprint of nlfh52\(stack=500"):
+        cached_blueprint52(other, path)
+    z = dict(np.load(path))
+    for change, msg in (({"x": z["x"][:-1]}, "player 0's plan: expected shape"),
+                        ({"y": 2 * z["y"]}, "player 1's plan: empty sequence has mass")):
+        bad = str(tmp_path / "bad.npz")
+        np.savez(bad, **{**z, **change})
+        with pytest.raises(InputError, match=msg):
+            cached_blueprint52(view, bad)
+    (tmp_path / "junk.npz").write_text("not an npz")
+    with pytest.raises(InputError, match="junk.npz: not a blueprint file"):
+        cached_blueprint52(view, str(tmp_path / "junk.npz"))
+
+
+def test_the_bracket_flop_mix_is_the_full_layout_mix():
+    """:func:`half_and_half_flop` mixes the bracket's translated blueprints as realization plans
+    from each line on :class:`FlopLines`' layout, translating only the nodes below the lines;
+    the same mix on the whole game's full layout (each translated whole, its pseudo-plan with
+    the preflop counted as 1, mixed node by node) gives the same rows, and the rows above and
+    off the lines are ``base``'s."""
+    from treeplex.depth_limited.offtree52 import half_and_half_flop
+    from treeplex.poker.flop_lines import FlopLines
+
+    vx, bx, bet, args, b1, info, lines = _safe_spot(params={**OFF_PARAMS, "stack": 1500})
+    tr, lv = args[0], args[2]
+    picks = info["picks"]
+    assert len(picks) == 2 and len(lines) > 2
+    base = np.full_like(bx[1], 0.5)
+    got = half_and_half_flop(tr, 1, lv.blueprint[1], picks, base, FlopLines(vx.game, lines))
+    pseudo = [(w, vx.pseudo_plan(1, tr.behavioral(1, lv.blueprint[1], lab))) for lab, w in picks]
+    want, t, H = base.copy(), vx.tree, vx.H
+    for v in np.flatnonzero(np.isin(vx.line_of_node, lines) & (t.actor == 1)):
+        k = int(t.n_actions[v])
+        sl = slice(vx.bases[1][v], vx.bases[1][v] + H * k)
+        mix = sum(w * pp[sl].reshape(H, k) for w, pp in pseudo)
+        tot = mix.sum(axis=1, keepdims=True)
+        want[sl] = np.where(tot > 1e-12, mix / np.where(tot > 0, tot, 1.0), 1.0 / k).ravel()
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    assert np.count_nonzero(got != base) > 1000
+
+
+@pytest.mark.parametrize("round2", ["safe", "unsafe"])
+def test_the_flop_re_solved_line_by_line_within_a_budget(round2):
+    """``round2_kw["budget"]``: each line's flop re-solved alone, as play meets it
+    (:class:`ByLine`: per line a result and its seconds, the gaps summed). With a budget no
+    line reaches and 100 iterations the response is the joint re-solve's of 100 iterations
+    (the lines do not interact); with 1 ms each line stops on its time limit."""
+    from treeplex.depth_limited.offtree52 import ByLine, dl_response
+
+    vx, bx, bet, args, b1, info, lines = _safe_spot(params={**OFF_PARAMS, "stack": 1500})
+    joint, info_j = dl_response(*args, safe=True, round2=round2, solver="lp", round2_kw={"max_iters": 100})
+    got, info_l = dl_response(*args, safe=True, round2=round2, solver="lp",
+                              round2_kw={"max_iters": 100, "budget": 600.0})
+    by = info_l["round2"]
+    assert isinstance(by, ByLine) and by.lines == lines and len(by.seconds) == len(lines)
+    assert by.iterations == 100 and all(r.stopped_by == "max_iters" for r in by.results)
+    np.testing.assert_allclose(got, joint, rtol=0, atol=1e-12)
+    assert by.gap == pytest.approx(info_j["round2"].gap, rel=1e-9)
+    assert np.count_nonzero(np.abs(got - b1) > 1e-6) > 100  # the re-solve changed the flop
+    _, info_t = dl_response(*args, safe=True, round2=round2, solver="lp", round2_kw={"budget": 1e-3})
+    assert all(r.stopped_by == "time_limit" and r.iterations >= 1 for r in info_t["round2"].results)
+    with pytest.raises(InputError, match="budget per line must be > 0"):
+        dl_response(*args, safe=True, round2=round2, solver="lp", round2_kw={"budget": 0})

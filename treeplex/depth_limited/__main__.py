@@ -67,6 +67,12 @@ def main(argv=None) -> int:
                           "1e-4 big blinds, at most 20,000)")
     g52.add_argument("--round2-iters", type=int, default=None,
                      help="DCFR iterations of the flop re-solve after --bet (--round2 safe or unsafe; default 500)")
+    g52.add_argument("--round2-budget", type=float, default=None, metavar="SECONDS",
+                     help="re-solve the flop after --bet line by line, as play would once the preflop has ended on "
+                          "one, each in at most SECONDS (with --round2-iters: whichever comes first; not maxmargin)")
+    g52.add_argument("--round2-warm", type=float, default=None, metavar="W",
+                     help="start the flop re-solve from the blueprint's flop play with prior weight W (unified "
+                          "view's warm start; 10 halved the iterations at 50 BB; default 0: cold)")
     g52.add_argument("--exact", action="store_true", help="also the game's exact value (the LP: small decks only)")
     g52.add_argument("--max-memory", default=None, help="refuse leaf tables above this size (default: the memory "
                                                         "available)")
@@ -83,7 +89,8 @@ def _run_and_print(args) -> int:
     return 0
 
 
-_NLFH52_ONLY = ("searcher", "blueprint", "subgame_iters", "round2_iters", "max_memory")
+_NLFH52_ONLY = ("searcher", "blueprint", "subgame_iters", "round2_iters", "round2_warm", "round2_budget",
+                "max_memory")
 
 
 def run(args) -> dict:

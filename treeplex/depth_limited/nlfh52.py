@@ -45,6 +45,7 @@ difference per pair, in the chooser's terms).
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -798,6 +799,34 @@ def compute_blueprint52(view: View52, solver: str = "dcfr", **solve_kw) -> Bluep
     b = [view.full_behavioral(p, x) for p, x in enumerate((res.x, res.y))]
     return Blueprint52(view, (res.x, res.y), b, ev.value, ev.gap, int(getattr(res, "iterations", 0) or 0),
                        time.perf_counter() - t0)
+
+
+def cached_blueprint52(view: View52, path: str | None, **solve_kw) -> Blueprint52:
+    """The DCFR blueprint of ``view``'s game (:func:`compute_blueprint52`), read from ``path``
+    if it is there, else computed and saved there (npz: the game's name, both plans, value,
+    gap, iterations and seconds), so that runs and sizes share one blueprint. A file read
+    back is checked first: the same game, and both plans realization plans of its treeplexes."""
+    if path and os.path.exists(path):
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                game, plans = str(z["game"]), (np.asarray(z["x"], np.float64), np.asarray(z["y"], np.float64))
+                scalars = [float(z[k]) for k in ("value", "gap", "iterations", "seconds")]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise InputError(f"blueprint cache {path}: not a blueprint file ({e})") from None
+        if game != view.game.name:
+            raise InputError(f"blueprint cache {path}: the blueprint of {game}, not of {view.game.name}")
+        for p, (T, x) in enumerate(zip(view.treeplexes, plans)):
+            err = T.check_plan(x, tol=1e-6)
+            if err is not None:
+                raise InputError(f"blueprint cache {path}: player {p}'s plan: {err}")
+        value, gap, iterations, seconds = scalars
+        return Blueprint52(view, plans, [view.full_behavioral(p, x) for p, x in enumerate(plans)], value, gap,
+                           int(iterations), seconds)
+    bp = compute_blueprint52(view, "dcfr", **solve_kw)
+    if path:
+        np.savez(path, game=view.game.name, x=bp.plans[0], y=bp.plans[1], value=bp.value, gap=bp.gap,
+                 iterations=bp.iterations, seconds=bp.seconds)
+    return bp
 
 
 def biased52(view: View52, player: int, b: np.ndarray, factors: dict[str, float]) -> np.ndarray:

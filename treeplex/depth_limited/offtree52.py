@@ -31,6 +31,16 @@ The bettor makes it; the responder answers with
   or (``round2="none"``) the responder plays the two bracketing lines' blueprints mixed half
   and half.
 
+  The re-solve may start warm from the flop play above (the translated blueprint's), both
+  players' plans as a prior (the unified view's "Initialization with a Prior"; the bettor
+  entering every gadget): ``round2_kw["prior_weight"]`` > 0. With weight 10 at 50 BB it
+  reached in 100 DCFR iterations the gap a cold start reached in 200 (docs/research.md).
+  The lines do not interact (each gadget and infoset is below one line), so the re-solve of
+  one line alone, which is what play needs once the preflop has ended there, gives the same
+  strategy on it as the re-solve of all. ``round2_kw["budget"]`` re-solves them so, line by
+  line, each in at most that many seconds from the start of its build (the paper's
+  real-time setting: a time budget per decision; :class:`ByLine`).
+
 Everything else is the blueprint, translated label by label (:func:`.translation.translate`);
 the bettor never bets ``x`` itself. Exploitability is exact: gap / 2 of the profile in Gx.
 The lower bound is the blueprint computed the same way in Gx, where ``x`` is in the
@@ -39,7 +49,8 @@ abstraction.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -117,13 +128,14 @@ class Translator:
         hist = parts[0] if len(parts) == 1 else f"{parts[0]}/{parts[2]}"
         return view.game.betting.node(hist), int(view.tree.board[v])
 
-    def behavioral(self, p: int, b_g: np.ndarray, label: str | None = None) -> np.ndarray:
+    def behavioral(self, p: int, b_g: np.ndarray, label: str | None = None, nodes=None) -> np.ndarray:
         """Player p's behavioral in Gx (full layout); ``label``: the G size read instead of the
-        off-tree one below it (None: each node's nearest label)."""
+        off-tree one below it (None: each node's nearest label); ``nodes``: only at these of
+        p's nodes (the other rows 0)."""
         tx, tg, H = self.x.tree, self.g.tree, self.x.H
         out = np.zeros(self.x.game.n_seqs(p))
         out[0] = 1.0
-        for v in tx.nodes_of(p):
+        for v in tx.nodes_of(p) if nodes is None else nodes:
             node, board = self.pub(self.x, v)
             sub = (self.bet_pub, label) if label is not None and self.after_bet(node) else None
             dst = translate(node, self.g.game.betting, substitute=sub)
@@ -189,20 +201,15 @@ def offtree_table(tr: Translator, table_g: LeafTable52, lv_x: LeafValues52, afte
 
 
 def half_and_half_flop(tr: Translator, responder: int, b_g: np.ndarray, picks: list, base: np.ndarray,
-                       after: int) -> np.ndarray:
-    """``base`` with the responder's flop play below ``after`` replaced by the bracket's
-    translated blueprints mixed by their weights as realization plans from each leaf."""
-    vx, t, H = tr.x, tr.x.tree, tr.x.H
-    pseudo = [(w, vx.pseudo_plan(responder, tr.behavioral(responder, b_g, lab))) for lab, w in picks]
-    below = {e["id"] for e in vx.lines if tr.after_bet(vx.game.betting.node(e["history"]))}
-    out = base.copy()
-    for v in np.flatnonzero(np.isin(vx.line_of_node, list(below)) & (t.actor == responder)):
-        k = int(t.n_actions[v])
-        sl = slice(vx.bases[responder][v], vx.bases[responder][v] + H * k)
-        mix = sum(w * pp[sl].reshape(H, k) for w, pp in pseudo)
-        tot = mix.sum(axis=1, keepdims=True)
-        out[sl] = np.where(tot > 0, mix / np.where(tot > 0, tot, 1.0), 1.0 / k).ravel()
-    return out
+                       fl: FlopLines) -> np.ndarray:
+    """``base`` with the responder's flop play below the bet's lines (``fl``) replaced by the
+    bracket's translated blueprints mixed by their weights as realization plans from each
+    line: on ``fl``'s layout, whose infosets above the lines hang from the empty sequence (the
+    preflop counted as 1), translated only there."""
+    T, nodes = fl.treeplex(responder), fl.nodes[responder]
+    mix = sum(w * T.plan_from_behavioral(fl.behavioral(responder, tr.behavioral(responder, b_g, lab, nodes)))
+              for lab, w in picks)
+    return fl.full_behavioral(responder, T.behavioral_from_plan(mix), base)
 
 
 def dl_response(tr: Translator, table_g: LeafTable52, lv_g: LeafValues52, b_x: list[np.ndarray], bet_node: int,
@@ -220,8 +227,10 @@ def dl_response(tr: Translator, table_g: LeafTable52, lv_g: LeafValues52, b_x: l
     bettor hand to its alt, else with the resolve gadget (Maxmargin then spends its play on the
     one bound it cannot meet and leaves every other hand free); ``round2_kw`` go to the
     re-solve's solver, DCFR for 500 iterations by default, its gap checked once at the end
-    unless they give a target or ``check_every``; ``"none"``: the bracket's translated
-    blueprints, half and half."""
+    unless they give a target or ``check_every``, started warm from the flop play above with
+    their ``prior_weight`` (> 0; not with Maxmargin), or line by line within their ``budget``
+    seconds each (:class:`ByLine` in ``info["round2"]``; not with Maxmargin); ``"none"``: the
+    bracket's translated blueprints, half and half."""
     vx, vg = tr.x, tr.g
     bettor = int(vx.tree.actor[bet_node])
     responder = 1 - bettor
@@ -251,23 +260,43 @@ def dl_response(tr: Translator, table_g: LeafTable52, lv_g: LeafValues52, b_x: l
     sub = build_subgame(vx, table, after, tuple(reach), alt=alt)
     sol = solve_subgame52(sub, solver, **solve_kw)
     b = compose(sol, b_x, players=(responder,))[responder]
-    b = half_and_half_flop(tr, responder, lv_g.blueprint[responder], picks, b, after)
+    lines = [e["id"] for e in vx.lines if tr.after_bet(vx.game.betting.node(e["history"]))]
+    b = half_and_half_flop(tr, responder, lv_g.blueprint[responder], picks, b, FlopLines(vx.game, lines))
     info = {"solution": sol, "subgame": sub, "picks": picks, "round2": None}
     if round2 == "none":
         return b, info
-    lines = [e["id"] for e in vx.lines if tr.after_bet(vx.game.betting.node(e["history"]))]
     lock = [None, None]
     lock[responder] = b
-    kw = {"max_iters": 500, **(round2_kw or {})}  # a fixed count: the gap is in the whole game's chips x chance
+    kw = dict(round2_kw or {})
+    warm = float(kw.pop("prior_weight", 0.0) or 0.0)
+    budget = kw.pop("budget", None)
+    if warm < 0 or (warm and round2 == "maxmargin"):
+        raise InputError(f"the flop re-solve's prior weight must be >= 0 and is not taken by Maxmargin, got {warm:g} "
+                         f"with --round2 {round2}")
+    if budget is not None and (not budget > 0 or round2 == "maxmargin"):
+        raise InputError(f"the flop re-solve's budget per line must be > 0 seconds and is not taken by Maxmargin, got "
+                         f"{budget} with --round2 {round2}")
+    if budget is None:
+        kw.setdefault("max_iters", 500)  # a fixed count: the gap is in the whole game's chips x chance
     if "target_gap" not in kw:
-        kw.setdefault("check_every", kw["max_iters"])  # one gap check, at the end (they were 15% of a response)
+        kw.setdefault("check_every", kw.get("max_iters", 10**9))  # one gap check, at the end (they were 15% of a
+        # response); with a budget, where it runs out
     if round2 == "unsafe":
         lock[bettor] = with_bracket_range(tr, bettor, b_x[bettor], bet_node, picks)
-        both, res = flop_resolve(vx, lock, lines, "dcfr", **kw)
+        if budget is not None:
+            both, res = by_line(lock, lines, budget, lambda ls, **k: flop_resolve(vx, lock, ls, "dcfr", warm=warm, **k),
+                                **kw)
+        else:
+            both, res = flop_resolve(vx, lock, lines, "dcfr", warm=warm, **kw)
+    elif budget is not None:
+        lock[bettor] = b_x[bettor]
+        alts = flop_alts(vx, table, sol, b, lines)
+        both, res = by_line(lock, lines, budget, lambda ls, **k: safe_flop_resolve(vx, lock, ls, bettor, alts, "dcfr",
+                                                                                     warm=warm, **k), **kw)
     else:
         lock[bettor] = b_x[bettor]  # its range below the lines is the gadgets' (every hand)
         alts = flop_alts(vx, table, sol, b, lines)
-        sf = safe_flop_resolve(vx, lock, lines, bettor, alts, "dcfr", margin=round2 == "maxmargin", **kw)
+        sf = safe_flop_resolve(vx, lock, lines, bettor, alts, "dcfr", margin=round2 == "maxmargin", warm=warm, **kw)
         if round2 == "maxmargin" and sf.margin(sf.res.y if bettor == 0 else sf.res.x) < 0:
             sf = safe_flop_resolve(vx, lock, lines, bettor, alts, "dcfr", **kw)  # a bound it cannot hold: Resolve
         both, res = sf.behaviorals(), sf.res
@@ -276,7 +305,49 @@ def dl_response(tr: Translator, table_g: LeafTable52, lv_g: LeafValues52, b_x: l
     return both[responder], info
 
 
-def flop_resolve(vx: View52, b: list[np.ndarray], lines: list[int], solver: str = "dcfr", **solve_kw
+@dataclass
+class ByLine:
+    """The flop re-solved line by line (:func:`by_line`): per line its id, solver result and
+    seconds (build, solve and its one gap check). The lines' gaps add up to the re-solve's."""
+
+    lines: list[int] = field(default_factory=list)
+    results: list = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
+
+    @property
+    def gap(self) -> float:
+        return float(sum(r.gap for r in self.results))
+
+    @property
+    def iterations(self) -> int:
+        """The fewest iterations a line got (the largest line's, as a rule)."""
+        return min((r.iterations for r in self.results), default=0)
+
+
+def by_line(lock: list[np.ndarray], lines: list[int], budget: float, resolve, **solve_kw
+            ) -> tuple[list[np.ndarray], ByLine]:
+    """Each line's flop re-solved alone, as play meets it: ``resolve(lines, deadline=...,
+    into=..., **solve_kw)`` (:func:`flop_resolve` or :func:`safe_flop_resolve` with their
+    other arguments bound) with a deadline ``budget`` seconds after its start; both players'
+    behaviorals are ``lock`` with every line's re-solved flop written in."""
+    out, log = [lock[0].copy(), lock[1].copy()], ByLine()
+    for line in lines:
+        t0 = time.perf_counter()
+        got = resolve([line], deadline=t0 + budget, into=out, **solve_kw)
+        res = got.res if isinstance(got, SafeFlop) else got[1]
+        log.lines.append(line)
+        log.results.append(res)
+        log.seconds.append(time.perf_counter() - t0)
+    return out, log
+
+
+def _time_left(deadline: float | None, solve_kw: dict) -> dict:
+    """``solve_kw`` with a time limit of the seconds left before ``deadline`` (at least 1 ms)."""
+    return solve_kw if deadline is None else {**solve_kw, "time_limit": max(deadline - time.perf_counter(), 1e-3)}
+
+
+def flop_resolve(vx: View52, b: list[np.ndarray], lines: list[int], solver: str = "dcfr", warm: float = 0.0,
+                 deadline: float | None = None, into: list[np.ndarray] | None = None, **solve_kw
                  ) -> tuple[list[np.ndarray], object]:
     """Unsafe re-solving of the flop below the chance nodes ``lines`` (the paper's step after the
     depth limit, without its safety): both players' flop play there is solved again with the
@@ -284,16 +355,19 @@ def flop_resolve(vx: View52, b: list[np.ndarray], lines: list[int], solver: str 
     the flop below the lines alone (:class:`~treeplex.poker.flop_lines.FlopLines`), each
     player's fixed reach into a line folded into the payoffs, an equilibrium of the real game
     with every other infoset locked. Returns both players' behaviorals (``b`` with the flop
-    below ``lines`` replaced) and the solver's result."""
+    below ``lines`` replaced; written into the arrays ``into`` instead if given) and the
+    solver's result. ``warm`` > 0: the solver starts from ``b``'s flop play there with that
+    prior weight (:func:`flop_prior`); ``deadline`` (a ``time.perf_counter()`` time): it stops
+    there."""
     from ..run.driver import solve
 
     fl = FlopLines(vx.game, lines)
     A = fl.operator(tuple(vx.line_reach(p, b[p], fl.lines) for p in (0, 1)))
     P = Problem(fl.treeplex(0), fl.treeplex(1), A, name=f"flop re-solve of {vx.game.name}", payoff_unit="chips",
                 big_blind=vx.game.big_blind)
-    res = solve(P, solver, **solve_kw)
-    out = [fl.full_behavioral(p, T.behavioral_from_plan(x), b[p]) for p, (T, x) in enumerate(zip(P.treeplexes,
-                                                                                               (res.x, res.y)))]
+    res = solve(P, solver, **_time_left(deadline, solve_kw), **flop_prior(P, fl, b, warm))
+    out = [fl.full_behavioral(p, T.behavioral_from_plan(x), b[p] if into is None else into[p], inplace=into is not None)
+           for p, (T, x) in enumerate(zip(P.treeplexes, (res.x, res.y)))]
     return out, res
 
 
@@ -334,25 +408,52 @@ class SafeFlop:
         g = A.reached
         return float(np.min(sign * (self.alt[g] - self.enter_values(other)[g]) / A.w[g]))
 
-    def behaviorals(self) -> list[np.ndarray]:
+    def behaviorals(self, into: list[np.ndarray] | None = None) -> list[np.ndarray]:
         """Both players' full-layout behaviorals: ``b`` with the flop below the lines the
-        solution's (the chooser's without its gadgets)."""
+        solution's (the chooser's without its gadgets); written into ``into`` if given."""
         out = []
         for p, (T, plan) in enumerate(zip(self.problem.treeplexes, (self.res.x, self.res.y))):
             beh = T.behavioral_from_plan(plan)
-            out.append(self.lines.full_behavioral(p, self.problem.A.inner_vector(beh) if p == self.problem.A.chooser
-                                                  else beh, self.b[p]))
+            beh = self.problem.A.inner_vector(beh) if p == self.problem.A.chooser else beh
+            out.append(self.lines.full_behavioral(p, beh, self.b[p] if into is None else into[p],
+                                                  inplace=into is not None))
         return out
 
 
 def safe_flop_resolve(vx: View52, b: list[np.ndarray], lines: list[int], chooser: int, alt: dict[int, np.ndarray],
-                      solver: str = "dcfr", margin: bool = False, **solve_kw) -> SafeFlop:
-    """:func:`safe_flop_problem` solved by ``solver`` (``solve_kw`` to it)."""
+                      solver: str = "dcfr", margin: bool = False, warm: float = 0.0, deadline: float | None = None,
+                      into: list[np.ndarray] | None = None, **solve_kw) -> SafeFlop:
+    """:func:`safe_flop_problem` solved by ``solver`` (``solve_kw`` to it); ``warm`` > 0: from
+    ``b``'s flop play below the lines with that prior weight, the chooser entering every
+    gadget (:func:`flop_prior`; the resolve gadget only); ``deadline``: stopped there (a
+    ``time.perf_counter()`` time); ``into``: both behaviorals written there
+    (:meth:`SafeFlop.behaviorals`)."""
     from ..run.driver import solve
 
     sf = safe_flop_problem(vx, b, lines, chooser, alt, margin)
-    sf.res = solve(sf.problem, solver, **solve_kw)
+    if warm and margin:
+        raise InputError("a warm start of the Maxmargin gadget's re-solve: its root's choice has no prior")
+    sf.res = solve(sf.problem, solver, **_time_left(deadline, solve_kw),
+                   **flop_prior(sf.problem, sf.lines, b, warm, chooser))
+    if into is not None:
+        sf.behaviorals(into=into)
     return sf
+
+
+def flop_prior(P: Problem, fl: FlopLines, b: list[np.ndarray], weight: float, chooser: int | None = None) -> dict:
+    """The solver's warm-start arguments for a flop re-solve ``P`` over ``fl``: {} for weight
+    0, else ``prior`` = both players' plans of ``b``'s flop play below the lines (full-layout
+    behaviorals; the ``chooser``'s behind resolve gadgets, entering each) and ``prior_weight``."""
+    if not weight:
+        return {}
+    plans = []
+    for p, T in enumerate(P.treeplexes):
+        beh = fl.behavioral(p, b[p])
+        if p == chooser:  # gadget g's (alt, enter) = sequences (1 + 2g, 2 + 2g), then the inner ones
+            G = (T.n_seqs - len(beh)) // 2
+            beh = np.concatenate((beh[:1], np.tile([0.0, 1.0], G), beh[1:]))
+        plans.append(T.plan_from_behavioral(beh))
+    return {"prior": tuple(plans), "prior_weight": float(weight)}
 
 
 def flop_alts(vx: View52, table: LeafTable52, sol: Solution52, b_resp: np.ndarray, lines: list[int],

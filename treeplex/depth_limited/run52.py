@@ -52,15 +52,52 @@ def _blueprint_spec(text: str) -> tuple[str, dict]:
     return name.strip(), {"max_iters": n}
 
 
+def round2_kw(args) -> dict:
+    """The flop re-solve's options (:func:`.offtree52.dl_response`'s ``round2_kw``) of
+    ``--round2-iters``, ``--round2-warm`` and ``--round2-budget``."""
+    kw = {"prior_weight": args.round2_warm or 0.0}
+    if args.round2_iters is not None:
+        kw["max_iters"] = args.round2_iters
+    if args.round2_budget is not None:
+        kw["budget"] = args.round2_budget
+    return kw
+
+
+def check_round2_budget(args) -> None:
+    """Refuse a ``--round2-budget`` that is not a positive number of seconds, or with maxmargin."""
+    b = args.round2_budget
+    if b is not None and not b > 0:
+        raise InputError(f"--round2-budget must be a positive number of seconds, got {b}")
+    if b is not None and "maxmargin" in ([args.round2] if isinstance(args.round2, str) else list(args.round2 or [])):
+        raise InputError("--round2-budget: the Maxmargin re-solve is not made line by line (safe or unsafe only)")
+
+
+def round2_text(res, warm: float) -> str:
+    """How the flop was re-solved: DCFR's iterations (the fewest of a line, by line), from
+    where, and each line's seconds by line."""
+    from .offtree52 import ByLine
+
+    start = f" from the blueprint's flop (prior weight {warm:g})" if warm else ""
+    if isinstance(res, ByLine):
+        return (f"line by line, {len(res.lines)} lines, dcfr {res.iterations} iterations or more each{start}, "
+                f"{max(res.seconds):.2f} s at most per line")
+    return f"dcfr {res.iterations} iterations{start}"
+
+
 def run52(args) -> dict:
     name, params = parse_game_name(args.game)
     check_params(defaults_of(NLFH52), params, "nlfh52")
     if args.k < 1:
         raise InputError(f"--k must be at least 1 (values per leaf state), got {args.k}")
     args.blueprint = args.blueprint or "dcfr:100"
-    args.round2_iters = 500 if args.round2_iters is None else args.round2_iters
-    if args.round2_iters < 1:
+    if args.round2_iters is None and args.round2_budget is None:
+        args.round2_iters = 500
+    if args.round2_iters is not None and args.round2_iters < 1:
         raise InputError(f"--round2-iters must be at least 1, got {args.round2_iters}")
+    args.round2_warm = 0.0 if args.round2_warm is None else args.round2_warm
+    if not args.round2_warm >= 0:
+        raise InputError(f"--round2-warm must be at least 0 (0: a cold start), got {args.round2_warm}")
+    check_round2_budget(args)
     if args.round2 not in (None, "none") and args.bet is None:
         raise InputError(f"--round2 {args.round2}: without --bet, nlfh52's searcher keeps its blueprint in the flop "
                          "(--round2 none)")
@@ -190,7 +227,7 @@ def _offtree(args, params, game, view, bp, bp_spec, lv, table, table_seconds, su
     t2 = time.perf_counter()
     round2 = args.round2 or "unsafe"
     b_resp, info2 = dl_response(tr, table, lv, bx, bet, after, safe=not args.no_root_safety, round2=round2,
-                                solver=args.solver, round2_kw={"max_iters": args.round2_iters}, **sub_kw)
+                                solver=args.solver, round2_kw=round2_kw(args), **sub_kw)
     sol, sub = info2["solution"], info2["subgame"]
     t3 = time.perf_counter()
     prof = list(bx)
@@ -208,7 +245,7 @@ def _offtree(args, params, game, view, bp, bp_spec, lv, table, table_seconds, su
         "k": table.k,
         "root_gadget": not args.no_root_safety,
         "round2": round2 if info2["round2"] is None else
-        f"{round2}: dcfr {info2['round2'].iterations} iterations, locked gap {info2['round2'].gap:.2e}"
+        f"{round2}: {round2_text(info2['round2'], args.round2_warm)}, locked gap {info2['round2'].gap:.2e}"
         + (f", {info2['safe_flop'].gadget} gadget kept" if round2 == "maxmargin" else ""),
         "blueprint": f"{bp_solver} {bp.iterations} iterations, {bp.seconds:.2f} s",
         "blueprint_exploitability_mbb": to_mbb(bp.gap / 2, bb),

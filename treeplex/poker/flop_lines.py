@@ -126,10 +126,19 @@ class FlopLines:
             s[0] = 0.0  # the empty sequence reaches no terminal below the lines
         return LinesPayoff(M, self.idx, scale, tuple(self.n), len(g.symmetries))
 
-    def full_behavioral(self, p: int, beh: np.ndarray, b: np.ndarray) -> np.ndarray:
+    def behavioral(self, p: int, b: np.ndarray) -> np.ndarray:
+        """Player p's behavioral in this sub-game's layout: the flop below the lines of ``b`` (a
+        full-layout behavioral of the game, constant on the orbits), the inverse of
+        :meth:`full_behavioral` there."""
+        out = np.ones(self.n[p])
+        out[self.idx[p][1:]] = b[self.pos[p][1:]]
+        return out
+
+    def full_behavioral(self, p: int, beh: np.ndarray, b: np.ndarray, inplace: bool = False) -> np.ndarray:
         """``b`` (a full-layout behavioral of the game) with the flop below the lines replaced
-        by ``beh`` (player p's behavioral in this sub-game's layout)."""
-        out = b.copy()
+        by ``beh`` (player p's behavioral in this sub-game's layout): a copy, or ``b`` itself
+        changed ``inplace``."""
+        out = b if inplace else b.copy()
         out[self.pos[p][1:]] = beh[self.idx[p][1:]]
         return out
 
