@@ -258,6 +258,18 @@ def _measured(fn):
     return out, seconds, (peak - start) / 2**20
 
 
+def _by_line_rows(res, vx, mbb) -> list[dict] | None:
+    """Per line of a flop re-solved line by line (``--round2-budget``): its history, seconds,
+    DCFR iterations and gap / 2 in mbb/g of the game (None otherwise)."""
+    from treeplex.depth_limited.offtree52 import ByLine
+
+    if not isinstance(res, ByLine):
+        return None
+    hist = {e["id"]: e["history"] for e in vx.lines}
+    return [{"line": hist[l], "seconds": s, "iterations": r.iterations, "gap_mbb": mbb(r.gap / 2)}
+            for l, s, r in zip(res.lines, res.seconds, res.results)]
+
+
 def _gadget_slack(sf, mbb) -> dict | None:
     """How tight the safe flop re-solve's gadgets are in its solution: of the gadgets with a
     nonzero alt (``reached``), how many have the chooser's best "enter" value at its alt, to
@@ -410,9 +422,11 @@ def offtree_rows52(args, x, game_x, view, bp, lv, tables, bp_kw, sub_kw, mbb, lo
                              "subgame_iterations": info["solution"].iterations,
                              "subgame_sequences": [int(n) for n in sub.problem.n_seqs],
                              "round2_gap_mbb": None if res2 is None else mbb(res2.gap / 2),
+                             "step1_seconds": info["step1_seconds"],
+                             "round2_lines": _by_line_rows(res2, vx, mbb),
                              "gadgets": _gadget_slack(info.get("safe_flop"), mbb)})
-                log(f"{x:g} pot: {method:16s} k={k:2d} flop {r2:6s}: {m:8.3f} mbb/g   response {seconds:.2f} s, "
-                    f"peak RSS +{rise:.0f} MB "
+                log(f"{x:g} pot: {method:16s} k={k:2d} flop {r2:6s}: {m:8.3f} mbb/g   response {seconds:.2f} s "
+                    f"(to the flop {info['step1_seconds']:.2f} s), peak RSS +{rise:.0f} MB "
                     f"(subgame {info['solution'].seconds:.2f} s, {info['solution'].iterations} iterations, "
                     f"{rows[-1]['subgame_sequences']} sequences" + ("" if res2 is None else
                     f"; flop re-solve {round2_text(res2, args.round2_warm)}, locked gap / 2 {mbb(res2.gap / 2):.3f} mbb/g") +

@@ -949,6 +949,9 @@ def test_the_figure_on_nlfh52_agrees_with_the_cli(tmp_path, round2, warm, budget
     assert res["blueprint_iterations"] == 30 and res["costs"]["round2"] == [round2]
     if budget:
         assert cli["round2"].startswith(f"{round2}: line by line, ") and "dcfr 50 iterations or more each" in cli["round2"]
+        per_line = res["rows"][-1]["round2_lines"]
+        assert per_line and all(r["iterations"] == 50 and r["seconds"] > 0 for r in per_line)
+        assert sum(r["gap_mbb"] for r in per_line) == pytest.approx(res["rows"][-1]["round2_gap_mbb"], rel=1e-9)
     else:
         assert cli["round2"].startswith("none" if round2 == "none" else f"{round2}: dcfr 50 iterations" + (
             f" from the blueprint's flop (prior weight {warm})" if warm != "0" else ", locked gap"))

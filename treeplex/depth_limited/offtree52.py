@@ -216,8 +216,9 @@ def dl_response(tr: Translator, table_g: LeafTable52, lv_g: LeafValues52, b_x: l
                 after: int, *, safe: bool = True, round2: str = "unsafe", solver: str = "lp", round2_kw=None,
                 **solve_kw) -> tuple[np.ndarray, dict]:
     """The responder's depth-limited response in Gx: (its full-layout behavioral, a dict with
-    the solution ``solution``, the subgame ``subgame``, the bracket ``picks`` and the flop
-    re-solve's result ``round2``). ``b_x``: both players' translated blueprints in Gx.
+    the solution ``solution``, the subgame ``subgame``, the bracket ``picks``, the seconds of
+    the response to the bet itself ``step1_seconds`` (up to the flop) and the flop re-solve's
+    result ``round2``). ``b_x``: both players' translated blueprints in Gx.
     ``round2``: after the flop, ``"unsafe"`` re-solves both players' flop play below the bet's
     lines with the responder's new preflop and the bettor's range for the bracket's sizes
     (:func:`flop_resolve`); ``"safe"`` re-solves it with the bettor's every hand behind a
@@ -231,6 +232,7 @@ def dl_response(tr: Translator, table_g: LeafTable52, lv_g: LeafValues52, b_x: l
     their ``prior_weight`` (> 0; not with Maxmargin), or line by line within their ``budget``
     seconds each (:class:`ByLine` in ``info["round2"]``; not with Maxmargin); ``"none"``: the
     bracket's translated blueprints, half and half."""
+    t0 = time.perf_counter()
     vx, vg = tr.x, tr.g
     bettor = int(vx.tree.actor[bet_node])
     responder = 1 - bettor
@@ -262,7 +264,8 @@ def dl_response(tr: Translator, table_g: LeafTable52, lv_g: LeafValues52, b_x: l
     b = compose(sol, b_x, players=(responder,))[responder]
     lines = [e["id"] for e in vx.lines if tr.after_bet(vx.game.betting.node(e["history"]))]
     b = half_and_half_flop(tr, responder, lv_g.blueprint[responder], picks, b, FlopLines(vx.game, lines))
-    info = {"solution": sol, "subgame": sub, "picks": picks, "round2": None}
+    info = {"solution": sol, "subgame": sub, "picks": picks, "round2": None,
+            "step1_seconds": time.perf_counter() - t0}
     if round2 == "none":
         return b, info
     lock = [None, None]
