@@ -93,6 +93,9 @@ def main(argv=None) -> int:
                     help="nlfh52: DCFR iterations of the flop re-solve (default 500 without --round2-budget)")
     ap.add_argument("--round2-budget", type=float, default=None, metavar="SECONDS",
                     help="nlfh52: the flop re-solved line by line, as play meets it, each in at most SECONDS")
+    ap.add_argument("--round2-target-mbb", type=float, default=None, metavar="MBB",
+                    help="nlfh52: each re-solve (each line's, with --round2-budget) stops once its gap / 2 is at "
+                         "most MBB mbb/g of the game")
     ap.add_argument("--round2-warm", type=float, default=0.0, metavar="W",
                     help="nlfh52: the flop re-solve starts from the blueprint's flop play with prior weight W (0: cold)")
     ap.add_argument("--subgame-target-mbb", type=float, default=0.1,
@@ -369,6 +372,7 @@ def main52(args) -> int:
              "leaf_values_seconds": tables["self-generative"].seconds + tables["bias"].seconds,
              "leaf_table_bytes_k16": tables["bias"].nbytes, "round2": args.round2,
              "round2_iters": args.round2_iters, "round2_warm": args.round2_warm, "round2_budget": args.round2_budget,
+             "round2_target_mbb": args.round2_target_mbb,
              "subgame_target_mbb": args.subgame_target_mbb, "subgame_iters": args.subgame_iters}
     for x in sizes:
         out = args.out if len(sizes) == 1 else os.path.join(args.out, f"offtree_{x:g}")
@@ -411,7 +415,7 @@ def offtree_rows52(args, x, game_x, view, bp, lv, tables, bp_kw, sub_kw, mbb, lo
             for r2 in args.round2:
                 (b_resp, info), seconds, rise = _measured(lambda: dl_response(
                     tr, table.first(k), lv, bx, bet, after, safe=True, round2=r2, solver="dcfr",
-                    round2_kw=round2_kw(args), **sub_kw))
+                    round2_kw=round2_kw(args, vx.game.big_blind), **sub_kw))
                 prof = list(bx)
                 prof[responder] = b_resp
                 m = mbb(evaluate_full(vx, prof).exploitability)

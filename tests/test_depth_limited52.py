@@ -347,6 +347,7 @@ def test_an_inner_root_with_the_gadget_from_the_cli(capsys):
     (["--bet", "0.75", "--round2", "maxmargin", "--round2-warm", "10"], "not taken by Maxmargin"),
     (["--bet", "0.75", "--round2", "safe", "--round2-budget", "0"], "--round2-budget must be a positive number"),
     (["--bet", "0.75", "--round2", "maxmargin", "--round2-budget", "5"], "not made line by line"),
+    (["--bet", "0.75", "--round2", "safe", "--round2-target-mbb", "-1"], "--round2-target-mbb must be a positive"),
     (["--at", "zz"], "not a preflop decision node"),
     (["--blueprint", "dcfr"], "SOLVER:ITERATIONS"),
     (["--max-memory", "20K"], "needs about"),
@@ -1051,7 +1052,8 @@ def test_the_flop_re_solved_line_by_line_within_a_budget(round2):
     """``round2_kw["budget"]``: each line's flop re-solved alone, as play meets it
     (:class:`ByLine`: per line a result and its seconds, the gaps summed). With a budget no
     line reaches and 100 iterations the response is the joint re-solve's of 100 iterations
-    (the lines do not interact); with 1 ms each line stops on its time limit."""
+    (the lines do not interact); with 1 ms each line stops on its time limit; with a target
+    gap each line stops on it, its gap at most the target."""
     from treeplex.depth_limited.offtree52 import ByLine, dl_response
 
     vx, bx, bet, args, b1, info, lines = _safe_spot(params={**OFF_PARAMS, "stack": 1500})
@@ -1066,5 +1068,9 @@ def test_the_flop_re_solved_line_by_line_within_a_budget(round2):
     assert np.count_nonzero(np.abs(got - b1) > 1e-6) > 100  # the re-solve changed the flop
     _, info_t = dl_response(*args, safe=True, round2=round2, solver="lp", round2_kw={"budget": 1e-3})
     assert all(r.stopped_by == "time_limit" and r.iterations >= 1 for r in info_t["round2"].results)
+    target = by.gap / len(lines)
+    _, info_g = dl_response(*args, safe=True, round2=round2, solver="lp", round2_kw={"budget": 600.0,
+                                                                                    "target_gap": target})
+    assert all(r.stopped_by == "target" and r.gap <= target for r in info_g["round2"].results)
     with pytest.raises(InputError, match="budget per line must be > 0"):
         dl_response(*args, safe=True, round2=round2, solver="lp", round2_kw={"budget": 0})

@@ -33,6 +33,7 @@ def test_cost_report(capsys):
     (["--round2-iters", "0"], "--round2-iters: only on"),  # it was silently ignored
     (["--round2-warm", "10"], "--round2-warm: only on"),
     (["--round2-budget", "10"], "--round2-budget: only on"),
+    (["--round2-target-mbb", "1"], "--round2-target-mbb: only on"),
     (["--blueprint", "lp", "--exact"], "--blueprint, --exact: only on"),
     (["--round2", "none"], "--round2 none: the nlfh(...) games solve the second round"),
     (["--round2", "maxmargin"], "none and maxmargin are for --game"),

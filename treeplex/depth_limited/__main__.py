@@ -70,6 +70,9 @@ def main(argv=None) -> int:
     g52.add_argument("--round2-budget", type=float, default=None, metavar="SECONDS",
                      help="re-solve the flop after --bet line by line, as play would once the preflop has ended on "
                           "one, each in at most SECONDS (with --round2-iters: whichever comes first; not maxmargin)")
+    g52.add_argument("--round2-target-mbb", type=float, default=None, metavar="MBB",
+                     help="stop the flop re-solve (each line's, with --round2-budget) once its gap / 2 is at most "
+                          "MBB mbb/g of the game")
     g52.add_argument("--round2-warm", type=float, default=None, metavar="W",
                      help="start the flop re-solve from the blueprint's flop play with prior weight W (unified "
                           "view's warm start; 10 halved the iterations at 50 BB; default 0: cold)")
@@ -90,7 +93,7 @@ def _run_and_print(args) -> int:
 
 
 _NLFH52_ONLY = ("searcher", "blueprint", "subgame_iters", "round2_iters", "round2_warm", "round2_budget",
-                "max_memory")
+                "round2_target_mbb", "max_memory")
 
 
 def run(args) -> dict:

@@ -52,10 +52,13 @@ def _blueprint_spec(text: str) -> tuple[str, dict]:
     return name.strip(), {"max_iters": n}
 
 
-def round2_kw(args) -> dict:
+def round2_kw(args, big_blind: float) -> dict:
     """The flop re-solve's options (:func:`.offtree52.dl_response`'s ``round2_kw``) of
-    ``--round2-iters``, ``--round2-warm`` and ``--round2-budget``."""
+    ``--round2-iters``, ``--round2-warm``, ``--round2-budget`` and ``--round2-target-mbb``
+    (gap / 2 in mbb/g of the game: a target gap of 2 x MBB x big blind / 1000 chips)."""
     kw = {"prior_weight": args.round2_warm or 0.0}
+    if args.round2_target_mbb is not None:
+        kw["target_gap"] = 2 * args.round2_target_mbb * big_blind / 1000
     if args.round2_iters is not None:
         kw["max_iters"] = args.round2_iters
     if args.round2_budget is not None:
@@ -64,10 +67,13 @@ def round2_kw(args) -> dict:
 
 
 def check_round2_budget(args) -> None:
-    """Refuse a ``--round2-budget`` that is not a positive number of seconds, or with maxmargin."""
-    b = args.round2_budget
+    """Refuse a ``--round2-budget`` that is not a positive number of seconds, or with maxmargin,
+    and a ``--round2-target-mbb`` that is not positive."""
+    b, t = args.round2_budget, args.round2_target_mbb
     if b is not None and not b > 0:
         raise InputError(f"--round2-budget must be a positive number of seconds, got {b}")
+    if t is not None and not t > 0:
+        raise InputError(f"--round2-target-mbb must be a positive number, got {t}")
     if b is not None and "maxmargin" in ([args.round2] if isinstance(args.round2, str) else list(args.round2 or [])):
         raise InputError("--round2-budget: the Maxmargin re-solve is not made line by line (safe or unsafe only)")
 
@@ -227,7 +233,7 @@ def _offtree(args, params, game, view, bp, bp_spec, lv, table, table_seconds, su
     t2 = time.perf_counter()
     round2 = args.round2 or "unsafe"
     b_resp, info2 = dl_response(tr, table, lv, bx, bet, after, safe=not args.no_root_safety, round2=round2,
-                                solver=args.solver, round2_kw=round2_kw(args), **sub_kw)
+                                solver=args.solver, round2_kw=round2_kw(args, game.big_blind), **sub_kw)
     sol, sub = info2["solution"], info2["subgame"]
     t3 = time.perf_counter()
     prof = list(bx)
