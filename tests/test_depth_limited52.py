@@ -949,7 +949,7 @@ def test_the_figure_on_nlfh52_agrees_with_the_cli(tmp_path, round2, warm, budget
     cli = json.loads(p.stdout)
     assert res["blueprint_iterations"] == 30 and res["costs"]["round2"] == [round2]
     if budget:
-        assert cli["round2"].startswith(f"{round2}: line by line, ") and "dcfr 50 iterations or more each" in cli["round2"]
+        assert cli["round2"].startswith(f"{round2}: line by line, ") and " s for 50 iterations, locked gap " in cli["round2"]
         per_line = res["rows"][-1]["round2_lines"]
         assert per_line and all(r["iterations"] == 50 and r["seconds"] > 0 for r in per_line)
         assert sum(r["gap_mbb"] for r in per_line) == pytest.approx(res["rows"][-1]["round2_gap_mbb"], rel=1e-9)
@@ -1062,7 +1062,7 @@ def test_the_flop_re_solved_line_by_line_within_a_budget(round2):
                               round2_kw={"max_iters": 100, "budget": 600.0})
     by = info_l["round2"]
     assert isinstance(by, ByLine) and by.lines == lines and len(by.seconds) == len(lines)
-    assert by.iterations == 100 and all(r.stopped_by == "max_iters" for r in by.results)
+    assert by.iterations == 100 and all(r.stopped_by == "max_iters" and r.iterations == 100 for r in by.results)
     np.testing.assert_allclose(got, joint, rtol=0, atol=1e-12)
     assert by.gap == pytest.approx(info_j["round2"].gap, rel=1e-9)
     assert np.count_nonzero(np.abs(got - b1) > 1e-6) > 100  # the re-solve changed the flop

@@ -323,8 +323,8 @@ class ByLine:
 
     @property
     def iterations(self) -> int:
-        """The fewest iterations a line got (the largest line's, as a rule)."""
-        return min((r.iterations for r in self.results), default=0)
+        """The iterations of the line that took the longest (the one its budget binds)."""
+        return self.results[int(np.argmax(self.seconds))].iterations if self.results else 0
 
 
 def by_line(lock: list[np.ndarray], lines: list[int], budget: float, resolve, **solve_kw

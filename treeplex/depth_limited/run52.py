@@ -79,14 +79,14 @@ def check_round2_budget(args) -> None:
 
 
 def round2_text(res, warm: float) -> str:
-    """How the flop was re-solved: DCFR's iterations (the fewest of a line, by line), from
-    where, and each line's seconds by line."""
+    """How the flop was re-solved: DCFR's iterations (by line: those of the line that took the
+    longest, and its seconds) and from where."""
     from .offtree52 import ByLine
 
     start = f" from the blueprint's flop (prior weight {warm:g})" if warm else ""
     if isinstance(res, ByLine):
-        return (f"line by line, {len(res.lines)} lines, dcfr {res.iterations} iterations or more each{start}, "
-                f"{max(res.seconds):.2f} s at most per line")
+        return (f"line by line, {len(res.lines)} lines, dcfr{start}, the longest {max(res.seconds):.2f} s for "
+                f"{res.iterations} iterations")
     return f"dcfr {res.iterations} iterations{start}"
 
 
