@@ -75,7 +75,7 @@ def main(argv=None) -> int:
                           "MBB mbb/g of the game")
     g52.add_argument("--round2-warm", type=float, default=None, metavar="W",
                      help="start the flop re-solve from the blueprint's flop play with prior weight W (unified "
-                          "view's warm start; 10 halved the iterations at 50 BB; default 0: cold)")
+                          "view's warm start; 3 measured best at 50 BB; default 0: cold)")
     g52.add_argument("--exact", action="store_true", help="also the game's exact value (the LP: small decks only)")
     g52.add_argument("--max-memory", default=None, help="refuse leaf tables above this size (default: the memory "
                                                         "available)")

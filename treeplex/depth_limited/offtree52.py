@@ -33,8 +33,9 @@ The bettor makes it; the responder answers with
 
   The re-solve may start warm from the flop play above (the translated blueprint's), both
   players' plans as a prior (the unified view's "Initialization with a Prior"; the bettor
-  entering every gadget): ``round2_kw["prior_weight"]`` > 0. With weight 10 at 50 BB it
-  reached in 100 DCFR iterations the gap a cold start reached in 200 (docs/research.md).
+  entering every gadget): ``round2_kw["prior_weight"]`` > 0. At 50 BB weight 3 cut the
+  re-solve's gap by a third at 200 iterations and weight 10 raised it; within 30 s per line
+  at NLFH-50/S64 weight 3 halved it (docs/research.md).
   The lines do not interact (each gadget and infoset is below one line), so the re-solve of
   one line alone, which is what play needs once the preflop has ended there, gives the same
   strategy on it as the re-solve of all. ``round2_kw["budget"]`` re-solves them so, line by
