@@ -38,7 +38,8 @@ default bets: above 0.5 pot, not 1 pot, and below all-in); other sizes are refus
 line (exit 2) before any solving.
 
 Writes ``table.md``, ``results.json`` and ``figure1.png`` under ``--out`` (default
-``out/depth_limited_nlfh``) and prints the paths.
+``out/depth_limited_nlfh``) and prints the paths; on nlfh52 also each size's ``rows.json``
+before its lower bound (a second blueprint, the longest step).
 """
 
 from __future__ import annotations
@@ -377,7 +378,7 @@ def main52(args) -> int:
     for x in sizes:
         out = args.out if len(sizes) == 1 else os.path.join(args.out, f"offtree_{x:g}")
         os.makedirs(out, exist_ok=True)
-        res = offtree_rows52(args, x, games[x], view, bp, lv, tables, bp_kw, sub_kw, mbb, log)
+        res = offtree_rows52(args, x, games[x], view, bp, lv, tables, bp_kw, sub_kw, mbb, log, out)
         res.update({"game": G.name, "blueprint_mbb": mbb(bp.gap / 2), "blueprint_iterations": bp.iterations,
                     "blueprint_solver": "DCFR", "solve_to_end_mbb": None, "self_generative_log": sg_log,
                     "arena": None, "seconds": time.perf_counter() - t_all, "round2_main": args.round2[0]})
@@ -386,9 +387,10 @@ def main52(args) -> int:
     return 0
 
 
-def offtree_rows52(args, x, game_x, view, bp, lv, tables, bp_kw, sub_kw, mbb, log) -> dict:
+def offtree_rows52(args, x, game_x, view, bp, lv, tables, bp_kw, sub_kw, mbb, log, out) -> dict:
     """One off-tree size on nlfh52: RPAT, the depth-limited rows, then the lower bound (a second
-    blueprint: last, so that a long run stopped there has its rows in the log)."""
+    blueprint: last, so that a long run stopped there has its rows in the log and in
+    ``out/rows.json``, written before it)."""
     from treeplex.model.metrics import evaluate
     from treeplex.depth_limited.nlfh52 import View52, compute_blueprint52, evaluate_full
     from treeplex.depth_limited.offtree52 import Translator, dl_response, rpat_response
@@ -437,6 +439,9 @@ def offtree_rows52(args, x, game_x, view, bp, lv, tables, bp_kw, sub_kw, mbb, lo
                     ("" if rows[-1]["gadgets"] is None else "; {gadget} gadgets binding {binding}/{reached}, bettor's alts "
                      "{alt_mbb:.2f} mbb/g against its enter values {enter_mbb:.2f}".format(**rows[-1]["gadgets"])) + ")")
                 del b_resp, info, prof, sub, res2  # before the next response: at S64 two at once did not fit in 23 GB
+    with open(os.path.join(out, "rows.json"), "w") as f:  # a run stopped in the lower bound keeps them
+        json.dump({"game": gx.name, "offtree": x, "rpat_mbb": rpat, "rows": rows}, f, indent=1)
+    log(f"wrote {os.path.join(out, 'rows.json')} (the rows; the lower bound next)")
     lower = compute_blueprint52(vx, "dcfr", **bp_kw)  # last: a long run stopped before it keeps its rows
     lb = mbb(lower.gap / 2)
     log(f"{x:g} pot: lower bound ({x:g} in the abstraction) {lb:.3f} mbb/g, {lower.iterations} iterations, "

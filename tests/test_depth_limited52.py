@@ -940,6 +940,7 @@ def test_the_figure_on_nlfh52_agrees_with_the_cli(tmp_path, round2, warm, budget
     assert r.returncode == 0, r.stderr[-2000:]
     res = json.loads((tmp_path / "results.json").read_text())
     assert (tmp_path / "table.md").exists() and (tmp_path / "figure1.png").exists()
+    assert json.loads((tmp_path / "rows.json").read_text())["rows"] == res["rows"]  # written before the lower bound
     rows = {(row["method"], row["k"]): row["exploitability_mbb"] for row in res["rows"]}
     assert rows[("bias", 1)] == pytest.approx(rows[("self-generative", 1)], abs=1e-9)
     p = _cli("--game", spec, "--bet", "0.75", "--method", "self-generative", "--k", "2", "--solver", "dcfr",
