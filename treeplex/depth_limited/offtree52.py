@@ -287,22 +287,19 @@ def dl_response(tr: Translator, table_g: LeafTable52, lv_g: LeafValues52, b_x: l
         # response); with a budget, where it runs out
     if round2 == "unsafe":
         lock[bettor] = with_bracket_range(tr, bettor, b_x[bettor], bet_node, picks)
-        if budget is not None:
-            both, res = by_line(lock, lines, budget, lambda ls, **k: flop_resolve(vx, lock, ls, "dcfr", warm=warm, **k),
-                                **kw)
-        else:
-            both, res = flop_resolve(vx, lock, lines, "dcfr", warm=warm, **kw)
-    elif budget is not None:
-        lock[bettor] = b_x[bettor]
-        alts = flop_alts(vx, table, sol, b, lines)
-        both, res = by_line(lock, lines, budget, lambda ls, **k: safe_flop_resolve(vx, lock, ls, bettor, alts, "dcfr",
-                                                                                     warm=warm, **k), **kw)
+        resolve = lambda ls, **k: flop_resolve(vx, lock, ls, "dcfr", warm=warm, **k)  # noqa: E731
     else:
         lock[bettor] = b_x[bettor]  # its range below the lines is the gadgets' (every hand)
         alts = flop_alts(vx, table, sol, b, lines)
-        sf = safe_flop_resolve(vx, lock, lines, bettor, alts, "dcfr", margin=round2 == "maxmargin", warm=warm, **kw)
+        resolve = lambda ls, **k: safe_flop_resolve(vx, lock, ls, bettor, alts, "dcfr", warm=warm, **k)  # noqa: E731
+    if budget is not None:
+        both, res = by_line(lock, lines, budget, resolve, **kw)
+    elif round2 == "unsafe":
+        both, res = resolve(lines, **kw)
+    else:
+        sf = resolve(lines, margin=round2 == "maxmargin", **kw)
         if round2 == "maxmargin" and sf.margin(sf.res.y if bettor == 0 else sf.res.x) < 0:
-            sf = safe_flop_resolve(vx, lock, lines, bettor, alts, "dcfr", **kw)  # a bound it cannot hold: Resolve
+            sf = resolve(lines, **kw)  # a bound it cannot hold: Resolve
         both, res = sf.behaviorals(), sf.res
         info["safe_flop"] = sf
     info["round2"] = res
