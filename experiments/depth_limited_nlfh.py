@@ -263,14 +263,16 @@ def _measured(fn):
 
 
 def _by_line_rows(res, vx, mbb) -> list[dict] | None:
-    """Per line of a flop re-solved line by line (``--round2-budget``): its history, seconds,
-    DCFR iterations and gap / 2 in mbb/g of the game (None otherwise)."""
+    """Per line of a flop re-solved line by line (``--round2-budget``): its history, seconds
+    (wall, all in), the gap checks' seconds of them (after the deadline: play skips them), DCFR
+    iterations and gap / 2 in mbb/g of the game (None otherwise)."""
     from treeplex.depth_limited.offtree52 import ByLine
 
     if not isinstance(res, ByLine):
         return None
     hist = {e["id"]: e["history"] for e in vx.lines}
-    return [{"line": hist[l], "seconds": s, "iterations": r.iterations, "gap_mbb": mbb(r.gap / 2)}
+    return [{"line": hist[l], "seconds": s, "check_seconds": r.check_seconds, "iterations": r.iterations,
+             "gap_mbb": mbb(r.gap / 2)}
             for l, s, r in zip(res.lines, res.seconds, res.results)]
 
 

@@ -1075,3 +1075,32 @@ def test_the_flop_re_solved_line_by_line_within_a_budget(round2):
     assert all(r.stopped_by == "target" and r.gap <= target for r in info_g["round2"].results)
     with pytest.raises(InputError, match="budget per line must be > 0"):
         dl_response(*args, safe=True, round2=round2, solver="lp", round2_kw={"budget": 0})
+
+
+@pytest.mark.parametrize("round2", ["safe", "unsafe"])
+def test_a_line_s_deadline_covers_its_warm_start(monkeypatch, round2):
+    """The deadline of a line covers its warm start's setup (two products and the prior), not
+    only the solver: a setup that takes longer than the budget leaves the solver the 1 ms
+    floor (before, the solver's time limit was read first and the setup came on top)."""
+    import time as clock
+
+    from treeplex.depth_limited import offtree52
+    from treeplex.run import driver
+
+    vx, bx, bet, args, b1, info, lines = _safe_spot(params={**OFF_PARAMS, "stack": 1500})
+    slow, solve, limits = offtree52.flop_prior, driver.solve, []
+
+    def slow_prior(*a, **kw):
+        clock.sleep(0.05)
+        return slow(*a, **kw)
+
+    def spy(*a, **kw):  # the lines' solves (the step-1 subgame's LP has no time limit)
+        if "time_limit" in kw:
+            limits.append(kw["time_limit"])
+        return solve(*a, **kw)
+
+    monkeypatch.setattr(offtree52, "flop_prior", slow_prior)
+    monkeypatch.setattr(driver, "solve", spy)
+    offtree52.dl_response(*args, safe=True, round2=round2, solver="lp",
+                          round2_kw={"budget": 0.01, "prior_weight": 3.0})
+    assert len(limits) == len(lines) and all(t == 1e-3 for t in limits)

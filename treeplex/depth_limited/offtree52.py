@@ -309,7 +309,8 @@ def dl_response(tr: Translator, table_g: LeafTable52, lv_g: LeafValues52, b_x: l
 @dataclass
 class ByLine:
     """The flop re-solved line by line (:func:`by_line`): per line its id, solver result and
-    seconds (build, solve and its one gap check). The lines' gaps add up to the re-solve's."""
+    seconds (build, warm start and solve, which its deadline covers, then its gap check, which
+    it does not: ``results[i].check_seconds``). The lines' gaps add up to the re-solve's."""
 
     lines: list[int] = field(default_factory=list)
     results: list = field(default_factory=list)
@@ -366,7 +367,8 @@ def flop_resolve(vx: View52, b: list[np.ndarray], lines: list[int], solver: str 
     A = fl.operator(tuple(vx.line_reach(p, b[p], fl.lines) for p in (0, 1)))
     P = Problem(fl.treeplex(0), fl.treeplex(1), A, name=f"flop re-solve of {vx.game.name}", payoff_unit="chips",
                 big_blind=vx.game.big_blind)
-    res = solve(P, solver, **_time_left(deadline, solve_kw), **flop_prior(P, fl, b, warm))
+    prior = flop_prior(P, fl, b, warm)  # before the time left is read: the deadline covers its setup
+    res = solve(P, solver, **_time_left(deadline, solve_kw), **prior)
     out = [fl.full_behavioral(p, T.behavioral_from_plan(x), b[p] if into is None else into[p], inplace=into is not None)
            for p, (T, x) in enumerate(zip(P.treeplexes, (res.x, res.y)))]
     return out, res
@@ -434,8 +436,8 @@ def safe_flop_resolve(vx: View52, b: list[np.ndarray], lines: list[int], chooser
     sf = safe_flop_problem(vx, b, lines, chooser, alt, margin)
     if warm and margin:
         raise InputError("a warm start of the Maxmargin gadget's re-solve: its root's choice has no prior")
-    sf.res = solve(sf.problem, solver, **_time_left(deadline, solve_kw),
-                   **flop_prior(sf.problem, sf.lines, b, warm, chooser))
+    prior = flop_prior(sf.problem, sf.lines, b, warm, chooser)  # inside the deadline, as in flop_resolve
+    sf.res = solve(sf.problem, solver, **_time_left(deadline, solve_kw), **prior)
     if into is not None:
         sf.behaviorals(into=into)
     return sf
