@@ -226,7 +226,9 @@ def test_lbr_model_of_the_agent_is_the_strategy_it_plays(bp, monkeypatch):
     budget that never binds, so 500 rollouts and 2,000 DCFR iterations) they equal, for all
     1,326 hands, the ones the agent's own re-solve gives when it gets there (its tree rebuilt
     with LBR's raise in it); and the agent's act() there draws its actions with those
-    probabilities (2,000 draws, within 4 binomial standard deviations)."""
+    probabilities (2,000 draws, within 4 binomial standard deviations). The model's solve is
+    made aside: the agent's state (its latest solve, the rollouts' random state, its counts) is
+    as before the questions, so it plays as if never asked."""
     from treeplex.play.lbr import DepthLimitedModel
     from treeplex.poker.cards import HAND_INDEX
 
@@ -244,9 +246,9 @@ def test_lbr_model_of_the_agent_is_the_strategy_it_plays(bp, monkeypatch):
     total = sum(probs.values())
     np.testing.assert_allclose(total, 1.0, atol=1e-12)
 
-    dl.begin(0, h.view(0))
-    dl.krng = K.seed_state(9)
-    dl.act(after.view(0), 0)
+    assert dl.last is None and dl.spot is None and dl.stats["decisions"] == 0  # the model solved aside
+    np.testing.assert_array_equal(dl.krng, K.seed_state(9))
+    dl.act(after.view(0), 0)  # the agent as if never asked: the same rollouts, the same solve
     tokens, P = dl.decided[after.betting()]
     assert tokens[:2] == ["f", "c"]
     for a, tok in enumerate(tokens):

@@ -73,7 +73,8 @@ class DepthLimitedModel:
     keeps the ``hands=N`` heaviest) gets the range's action frequencies; (2) LBR's fold
     probability after its raise, a decision the agent has not reached, is read from the
     agent's latest solve of the street (when LBR acts first on a street, the model has the
-    agent solve the street then, as it would); the agent solves again from the street start
+    agent solve the street then, as it would, but aside: the agent's state is restored after,
+    so the questions do not change its play); the agent solves again from the street start
     when it gets there, with the same beliefs and, LBR raising only to sizes of the tree, the
     same tree, but fresh rollouts and iterations, so its strategy there differs by the solve's
     noise. The agent re-solves in each seat of a duplicate pair, so the two hands of a pair
@@ -84,21 +85,30 @@ class DepthLimitedModel:
     def __init__(self, agent):
         self.agent = agent
         self.preflop = BlueprintModel(agent.bp)
+        self.solved = None  # (the street's start, its solution) of the latest solve made aside
 
     def _strategy(self, hand: Hand):
         """(tokens, probabilities): the agent's decision there, else its preflop plan's, else
-        its latest solve of the street, else a new solve (as the agent would make it)."""
+        its latest solve of the street, else a solve of the street as the agent would make it
+        (made aside, :meth:`~.realtime.DepthLimitedAgent.aside`, and kept here for the street:
+        the agent's own state, which its play reads, is left as it was)."""
         ag = self.agent
         known = ag.decided.get(hand.betting())
         if known is not None:
             return known
-        if hand.street == 0:
-            ag.observe(hand)  # the plan of this preflop line, as the agent's next act would take it
-            return ag.plan.strategy(hand.rounds[0])
-        if ag.last is None or ag.last_street != hand.street:
-            ag.observe(hand)  # the street-start beliefs, as the agent's next act would update them
-            return ag.solve_or_call(hand)
-        return ag.last.strategy(hand.rounds[hand.street])
+        if hand.street > 0 and ag.last is not None and ag.last_street == hand.street:
+            return ag.last.strategy(hand.rounds[hand.street])
+        start = (ag.seat, tuple(hand.cards), tuple(tuple(r) for r in hand.rounds[:hand.street]))  # street start
+        if hand.street > 0 and self.solved is not None and self.solved[0] == start:
+            return self.solved[1].strategy(hand.rounds[hand.street])
+        with ag.aside():
+            ag.observe(hand)  # the beliefs (preflop: this line's plan), as the agent's next act would take them
+            if hand.street == 0:
+                return ag.plan.strategy(hand.rounds[0])
+            got = ag.solve_or_call(hand)
+            if ag.last is not None:
+                self.solved = (start, ag.last)
+            return got
 
     def probs(self, hand: Hand, holes) -> dict:
         """{token: probability per row of ``holes``} at the agent's decision in ``hand``."""

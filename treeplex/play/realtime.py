@@ -67,6 +67,7 @@ street start and the solve itself conditions on the street's actions.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import os
@@ -979,6 +980,24 @@ class DepthLimitedAgent(Agent):
     def end(self, hand, seat):
         if self.preflop.dirty and self.preflop.path is not None:
             self.preflop.save()
+
+    HAND_STATE = ("w", "plan", "pre", "keys", "last", "last_street", "closed", "spot", "stats", "krng")
+
+    @contextlib.contextmanager
+    def aside(self):
+        """Solves and belief updates made inside are undone after: every per-hand state the
+        agent's own play reads (beliefs, plans, the latest solutions and the previous spot its
+        safe re-solves start from, counts, the rollouts' random state) is restored, so a
+        caller that asks the agent about lines it may not play (LBR's model) leaves its play
+        as it would be without the questions. The preflop cache keeps what it solved."""
+        saved = {k: getattr(self, k) for k in self.HAND_STATE}
+        saved["w"] = [w.copy() for w in self.w]
+        saved["keys"], saved["stats"], saved["krng"] = set(self.keys), dict(self.stats), self.krng.copy()
+        try:
+            yield
+        finally:
+            for k, v in saved.items():
+                setattr(self, k, v)
 
     # ---------------------------------------------------------------- beliefs
 
