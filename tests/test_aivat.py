@@ -68,6 +68,29 @@ def test_chance_and_known_policy_terms_have_mean_zero(bp):
     assert float(np.dot(pi, vals)) == pytest.approx(av.value(river, cards, 5), abs=1e-9)
 
 
+def test_more_flops_than_flop_samples_are_sampled_without_bias(bp):
+    """With more dealer's flops than ``flop_samples`` (here 2 of the tiny abstraction's), v
+    before the flop is the mean over a fixed subset of them (the same at every call: a function
+    of h), and the flop's term draws ``flop_samples`` flops of weight 1 / n each, uniform over
+    those that miss the hole cards (each flop's frequency over 1,500 draws within 4 binomial
+    standard deviations): an unbiased estimate of E_c[v(h c)], so the term keeps mean 0."""
+    av = Aivat(bp, bp.flops, flop_samples=2)
+    cards = deal(np.random.default_rng(7), bp.flops)
+    ok = [tuple(f) for f in bp.flops.tolist() if not set(f) & set(cards[:4])]
+    assert len(ok) > 2 and len(av.v_flops) == 2
+    want = np.mean([av.value(0, cards[:4] + list(f), 3) for f in av.v_flops.tolist() if not set(f) & set(cards[:4])])
+    assert av.value(0, cards, 0) == pytest.approx(want, abs=1e-9) and av.value(0, cards, 0) == av.value(0, cards, 0)
+    n, seen = 1500, {f: 0 for f in ok}
+    for _ in range(n):
+        out = av.deal_outcomes(cards, 0)
+        assert len(out) == 2 and all(q == 0.5 and c[:4] == cards[:4] for c, q in out)
+        for c, _ in out:
+            seen[tuple(c[4:7])] += 1
+    p = 1 / len(ok)
+    for f, m in seen.items():
+        assert abs(m - 2 * n * p) <= 4 * np.sqrt(2 * n * p * (1 - p)), (f, m, 2 * n * p)
+
+
 def test_a_called_preflop_allin_scores_its_exact_equity(bp):
     """With every (turn, river) pair in v, the flop, turn and river terms telescope to the
     equity over the dealer's flops: what the all-in adjustment computes."""
@@ -101,6 +124,6 @@ def test_cli_aivat(tiny_hunl, capsys):
     out = capsys.readouterr().out
     assert f"AIVAT (v: blueprint {path}'s expected values" in out and "s per hand" in out
     for argv, msg in ((["--agent", "call", "--vs", "random"], "needs a blueprint or dl: agent"),
-                      (["--agent", path, "--serve", "48790"], "needs --vs B")):
+                      (["--agent", path, "--connect", "localhost:48790"], "needs --vs B or --serve PORT")):
         assert main(["play", *argv, "--abstraction", ab, "--hands", "2", "--aivat"]) == 2
         assert msg in capsys.readouterr().err

@@ -196,10 +196,12 @@ def test_acpc_states_round_trip_through_the_parser():
 
 def test_acpc_server_and_client_over_loopback(tiny):
     """A dealer thread and a client in this thread on localhost: every hand the client plays,
-    the dealer scores the same, with opposite signs."""
+    the dealer scores the same, with opposite signs; the dealer's AIVAT score (the client's
+    policy unknown) agrees with its plain one within their intervals."""
     import threading
 
     from treeplex.play.acpc import connect, serve
+    from treeplex.play.aivat import Aivat
 
     ab, path = tiny
     bp = Blueprint(path, ab)
@@ -213,7 +215,8 @@ def test_acpc_server_and_client_over_loopback(tiny):
 
     def dealer():
         result["r"] = serve(0, BlueprintAgent(bp, seed=1), 25, seed=4, table=bp.table, flops=bp.flops,
-                            history=Sink(), ready=lambda p: (port.append(p), ready.set()), timeout=60)
+                            history=Sink(), ready=lambda p: (port.append(p), ready.set()), timeout=60,
+                            aivat=Aivat(bp, bp.flops, stride=200))
 
     th = threading.Thread(target=dealer)
     th.start()
@@ -223,6 +226,8 @@ def test_acpc_server_and_client_over_loopback(tiny):
     r = result["r"]
     assert client["hands"] == 50 and len(lines) == 50
     assert client["chips"] == -r["mbb"] * r["pairs"] * 2 * bp.table.big_blind / 1000
+    s = r["aivat"]
+    assert s["pairs"] == 25 and abs(s["mbb"] - r["mbb"]) < s["ci95"] + r["ci95"], r
     from treeplex.play.history import parse_state
 
     assert sum(parse_state(x)["outcome"][0 if "client|" in x.split(":")[-1] else 1] for x in lines) == client["chips"]

@@ -25,7 +25,7 @@ def options(sp: argparse.ArgumentParser) -> None:
     realtime_options(sp)
     sp.add_argument("--aivat", action="store_true",
                     help="also score A by AIVAT (Burch et al. 2018), the value function the blueprint of A "
-                         "(else of B): mbb/g and its 95%% CI beside the plain ones (with --vs)")
+                         "(else of B): mbb/g and its 95%% CI beside the plain ones (with --vs or --serve)")
     sp.add_argument("--history", default=None, metavar="FILE", help="write ACPC STATE lines, one per hand")
     net = sp.add_mutually_exclusive_group()
     net.add_argument("--serve", type=int, default=None, metavar="PORT",
@@ -54,8 +54,9 @@ def run(args) -> int:
         check_output(args.history, "--history", {}, regular=True)
     a = make_agent(args.agent, args.abstraction, args.seed, args.budget, preflop_cache=args.preflop_cache)
     table, flops = _table(a)
-    if args.aivat and not args.vs:
-        raise InputError("--aivat: needs --vs B (a match played here, both agents' policies at hand)")
+    if args.aivat and not (args.vs or args.serve is not None):
+        raise InputError("--aivat: needs --vs B or --serve PORT (the dealer's side sees every card; a client "
+                         "of --connect does not)")
     if args.connect:
         if args.vs:
             raise InputError("--vs: with --connect the dealer chooses the opponent")
@@ -75,15 +76,21 @@ def run(args) -> int:
     if t2 != table:
         raise InputError(f"--vs: {args.vs} plays stacks/blinds {t2}, {args.agent} {table}")
     flops = flops if flops is not None else f2
-    aivat = None
-    if args.aivat:
-        from ..play.aivat import Aivat
+    aivat = _aivat(args, (a, b), flops)
+    return _report(args, a, b, table, lambda hist: _match(a, b, args, table, flops, hist, aivat), aivat)
 
-        bp = getattr(a, "bp", None) or getattr(b, "bp", None)
-        if bp is None:
-            raise InputError("--aivat: needs a blueprint or dl: agent on either side (its blueprint is the value function)")
-        aivat = Aivat(bp, flops, seed=args.seed)
-    return _report(args, a, b, table, lambda hist: _match(a, b, args, table, flops, hist, aivat))
+
+def _aivat(args, agents, flops):
+    """The :class:`~treeplex.play.aivat.Aivat` of ``--aivat`` (None without): its value function
+    the blueprint of the first agent that has one."""
+    if not args.aivat:
+        return None
+    from ..play.aivat import Aivat
+
+    bp = next((ag.bp for ag in agents if getattr(ag, "bp", None) is not None), None)
+    if bp is None:
+        raise InputError("--aivat: needs a blueprint or dl: agent on either side (its blueprint is the value function)")
+    return Aivat(bp, flops, seed=args.seed)
 
 
 def _table(agent):
@@ -96,18 +103,18 @@ def _table(agent):
 def _match(a, b, args, table, flops, hist, aivat=None):
     from ..play.match import duplicate_match
 
-    r = duplicate_match(a, b, args.hands, args.seed, table, flops, hist, allin_ev=True, aivat=aivat)
-    if aivat is not None:
-        r["aivat"].update(blueprint=aivat.bp.path, seconds=aivat.seconds)
-    return r
+    return duplicate_match(a, b, args.hands, args.seed, table, flops, hist, allin_ev=True, aivat=aivat)
 
 
-def _report(args, a, b, table, play) -> int:
-    """Run ``play(history sink)`` and print A's result; ``b`` is B's agent or its name."""
+def _report(args, a, b, table, play, aivat=None) -> int:
+    """Run ``play(history sink)`` and print A's result (and its AIVAT score, from ``aivat``);
+    ``b`` is B's agent or its name."""
     from ..io.files import atomic_write
 
     log = io.StringIO() if args.history else None  # the hands' STATE lines, written at the end
     r = play(log)
+    if aivat is not None:
+        r["aivat"].update(blueprint=aivat.bp.path, seconds=aivat.seconds)
     if args.history:
         atomic_write(args.history, lambda f: f.write(log.getvalue().encode()))
     print(f"{a.name} vs {getattr(b, 'name', b)}: {r['mbb']:+.1f} ± {r['ci95']:.1f} mbb/g for {a.name} (95% CI, normal over "
@@ -157,8 +164,9 @@ def _adjusted(r) -> None:
 def _serve(args, a, table, flops) -> int:
     from ..play.acpc import serve
 
-    return _report(args, a, "client", table,
-                   lambda hist: serve(args.serve, a, args.hands, args.seed, table, flops, hist, log=sys.stderr))
+    aivat = _aivat(args, (a,), flops)
+    return _report(args, a, "client", table, lambda hist: serve(args.serve, a, args.hands, args.seed, table, flops,
+                                                                hist, log=sys.stderr, aivat=aivat), aivat)
 
 
 def _connect(args, a, table) -> int:

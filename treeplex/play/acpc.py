@@ -68,10 +68,12 @@ def _send(sock, text):
 
 
 def serve(port: int, agent, pairs: int, seed: int = 0, table: Table = Table(), flops=None, history=None,
-          log=None, ready=None, timeout: float = 600.0) -> dict:
+          log=None, ready=None, timeout: float = 600.0, aivat=None) -> dict:
     """Deal ``pairs`` duplicate pairs on localhost:``port`` (0: any free port) between
     ``agent`` (here) and the first client that connects; ``ready(port)`` is called once the
-    socket listens. Returns the local agent's summary (:func:`.match.summary`)."""
+    socket listens. Returns the local agent's summary (:func:`.match.summary`); with ``aivat``
+    (an :class:`.aivat.Aivat`) its ``aivat`` summary too: the dealer sees every card, and the
+    client's policy is unknown (no terms at its decisions)."""
     import numpy as np
 
     from .engine import deal
@@ -96,7 +98,7 @@ def serve(port: int, agent, pairs: int, seed: int = 0, table: Table = Table(), f
         srv.close()
     conn.settimeout(timeout)
     rng = np.random.default_rng(seed)
-    out = []
+    out, scored = [], []
     with conn:
         lines = _lines(conn)
         first = next(lines, "")
@@ -105,16 +107,22 @@ def serve(port: int, agent, pairs: int, seed: int = 0, table: Table = Table(), f
         number = 0
         for _ in range(pairs):
             cards = deal(rng, flops)
-            u = 0
+            u = sc = 0
             for me in (0, 1):
                 h = _deal_hand(conn, lines, agent, me, cards, number, table)
                 u += h.payoff() * (1 if me == 0 else -1)
+                if aivat is not None:
+                    sc += aivat.score(h, (agent, None) if me == 0 else (None, agent))[1] * (1 if me == 0 else -1)
                 if history is not None:
                     names = [agent.name, "client"] if me == 0 else ["client", agent.name]
                     history.write(state_line(h, number, names) + "\n")
                 number += 1
             out.append(u / 2)
-    return summary(out, table.big_blind)
+            scored.append(sc / 2)
+    r = summary(out, table.big_blind)
+    if aivat is not None:
+        r["aivat"] = summary(scored, table.big_blind)
+    return r
 
 
 def _deal_hand(conn, lines, agent, me: int, cards, number: int, table: Table) -> Hand:

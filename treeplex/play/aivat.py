@@ -21,8 +21,15 @@ has none of it anyway.
 v(h) is the blueprint's expected value (:func:`treeplex.blueprint.kernels.expected_value`, both
 players playing the blueprint) from the abstract node the real history maps to, with both real
 hands' buckets, averaged over the board cards still to come: all rivers on the turn, every
-``stride``-th ordered (turn, river) pair on the flop, and each dealer's flop before that (a fixed
-subset of completions: v stays a function of h). Off the tree (an action the tree cannot map) v
+``stride``-th ordered (turn, river) pair on the flop, and before the flop each of the dealer's
+flops, or of a fixed random ``flop_samples`` of them where it has more (a fixed subset of
+completions: v stays a function of h).
+
+Where the dealer has more than ``flop_samples`` flops (an abstraction of every flop: 22,100),
+the flop's term takes E_c[v(h c)] as the mean of v over ``flop_samples`` flops drawn uniformly,
+with replacement, from those that miss the hole cards, independently of the flop dealt: an
+unbiased estimate, so the term keeps mean 0 (its variance grows by Var(v) / flop_samples),
+where the exact sum would walk the blueprint from every flop (about 2 million walks a hand). Off the tree (an action the tree cannot map) v
 is 0 from there on, as it is at a completion whose class the abstraction did not reach: those
 terms vanish, and the chips stand.
 """
@@ -97,15 +104,21 @@ def board_value(cards, nb_, root, flops, stride, P, kind, street, actor, n_act, 
 class Aivat:
     """AIVAT scores (module doc) with v from blueprint ``bp``; ``flops``: the dealer's flops
     (rows of 3 cards; None: every flop); ``stride``: v on the flop averages every stride-th of
-    the 1,980 ordered (turn, river) pairs. ``seconds``: time spent scoring."""
+    the 1,980 ordered (turn, river) pairs; ``flop_samples``: the flops v averages before the
+    flop, and those the flop's term draws, where the dealer has more. ``seconds``: time spent
+    scoring."""
 
-    def __init__(self, bp: Blueprint, flops=None, stride: int = 20, seed: int = 0):
-        self.bp, self.stride = bp, int(stride)
+    def __init__(self, bp: Blueprint, flops=None, stride: int = 20, seed: int = 0, flop_samples: int = 100):
+        self.bp, self.stride, self.flop_samples = bp, int(stride), int(flop_samples)
         if flops is None:
             from itertools import combinations
 
             flops = np.array(list(combinations(range(52), 3)), dtype=np.int64)
         self.flops = np.ascontiguousarray(flops, dtype=np.int64)
+        self.v_flops = self.flops  # v's flops before the flop (module doc): all, or a fixed subset
+        if len(self.flops) > self.flop_samples:
+            pick = np.random.default_rng(0).choice(len(self.flops), self.flop_samples, replace=False)
+            self.v_flops = np.ascontiguousarray(self.flops[np.sort(pick)])
         self.rng = np.random.default_rng(seed)
         self.seconds = 0.0
 
@@ -116,16 +129,20 @@ class Aivat:
         t, d = self.bp.tree, self.bp.deals
         c = np.zeros(9, dtype=np.int64)
         c[:4 + nb_] = cards[:4 + nb_]
-        return board_value(c, nb_, u, self.flops, self.stride, self.bp.P, t.kind, t.street, t.actor, t.n_act,
+        return board_value(c, nb_, u, self.v_flops, self.stride, self.bp.P, t.kind, t.street, t.actor, t.n_act,
                            t.first, t.payoff, t.children, t.offset, d.ix_rounds, d.ix_keys, d.ix_offsets,
                            d.ix_shapes, d.ix_lens, d.vals, d.wheres)
 
     def deal_outcomes(self, cards, nb_: int) -> list[tuple[list[int], float]]:
         """The cards the dealer can deal after ``cards[:4 + nb_]`` (the flop, turn or river), each
-        as (the cards dealt with them; probability)."""
+        as (the cards dealt with them; probability); the flop's, where there are more than
+        ``flop_samples``, as ``flop_samples`` uniform draws of weight 1 / ``flop_samples`` each
+        (module doc)."""
         used = list(cards[:4 + nb_])
         if nb_ == 0:
             ok = [f for f in self.flops.tolist() if not set(used) & set(f)]
+            if len(ok) > self.flop_samples:
+                ok = [ok[i] for i in self.rng.integers(len(ok), size=self.flop_samples)]
             return [(used + f, 1.0 / len(ok)) for f in ok]
         left = [c for c in range(52) if c not in used]
         return [(used + [c], 1.0 / len(left)) for c in left]
