@@ -10,8 +10,10 @@ the same ``--seed``, so every row is dealt the same cards and the differences be
 paired over the deals. AIVAT's value function is the blueprint's (``play.aivat``); its terms
 have mean 0, so the AIVAT column estimates the same quantity as the plain one with a smaller
 variance (Burch et al. 2018, §4). Intervals: mean ± 1.96 s / sqrt(n) over the pairs, in mbb/g
-for the row's agent (positive: it wins). Writes ``table1.md`` and ``table1.json`` under
-``--out`` and prints their paths.
+for the row's agent (positive: it wins). Also the standard deviation per pair of the plain and
+AIVAT results and of the row's agent's gain over the blueprint in AIVAT's terms (where the
+variance AIVAT leaves is). Writes ``table1.md`` and ``table1.json`` under ``--out`` and prints
+their paths.
 """
 
 from __future__ import annotations
@@ -39,6 +41,13 @@ def paired(x, y, big_blind: int) -> tuple[float, float]:
     return float(d.mean() * scale), float(1.96 * d.std(ddof=1) / math.sqrt(len(d)) * scale)
 
 
+def a_gain(parts) -> np.ndarray:
+    """Per duplicate pair, A's gain over the blueprint at its decisions (``Aivat.parts``, in
+    player 0's chips: A is player 0 in a pair's first hand, player 1 in its second), A's chips."""
+    g = np.array([(q["gain0"], -q["gain1"]) for q in parts]).reshape(-1, 2, 2)
+    return (g[:, 0, 0] + g[:, 1, 1]) / 2
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--abstraction", required=True)
@@ -58,16 +67,17 @@ def main(argv=None) -> None:
         a = make_agent(spec, args.abstraction, args.seed, args.budget)
         b = make_agent(args.vs or args.blueprint, args.abstraction, args.seed + 1)
         a.name, b.name = a.name + "-A", b.name + "-B"
-        aivat = Aivat(a.bp, a.bp.flops, seed=args.seed)
+        aivat = Aivat(a.bp, a.bp.flops, seed=args.seed, gains=True)
         t0 = time.perf_counter()
         r = duplicate_match(a, b, args.pairs, args.seed, a.bp.table, a.bp.flops, allin_ev=True, aivat=aivat)
         wall = time.perf_counter() - t0
+        gain = a_gain(aivat.parts)
         times = getattr(a, "times", None)
         rows.append({"row": label, "agent": spec, "plain": [r["mbb"], r["ci95"]],
                      "adjusted": [r["adjusted"]["mbb"], r["adjusted"]["ci95"]],
                      "aivat": [r["aivat"]["mbb"], r["aivat"]["ci95"]], "wall_s": wall,
                      "decision_s": None if times is None else [float(np.mean(t)) if t else None for t in times],
-                     "per_pair": r["per_pair"]})
+                     "per_pair": {**r["per_pair"], "gain": gain.tolist()}})
         print(f"{label}: AIVAT {r['aivat']['mbb']:+.1f} ± {r['aivat']['ci95']:.1f} mbb/g, plain "
               f"{r['mbb']:+.1f} ± {r['ci95']:.1f} ({wall:.0f} s)", flush=True)
 
@@ -85,6 +95,15 @@ def main(argv=None) -> None:
                      f"{r['plain'][1]:.0f} | {r['adjusted'][0]:+.0f} ± {r['adjusted'][1]:.0f} | {r['wall_s']:.0f} s | {per} |")
     lines += ["", "Paired differences (AIVAT, same deals):", "", "| difference | mbb/g ± 95% CI |", "|---|---|"]
     lines += [f"| {name} | {m:+.0f} ± {h:.0f} |" for name, m, h in diffs]
+    sd = lambda x: float(np.std(x, ddof=1) * 1000 / bb)  # noqa: E731  per pair, mbb/g
+    lines += ["", "Where AIVAT's variance is (standard deviation per pair, mbb/g): the score is v(root) plus the "
+              "row's agent's gain over the blueprint at its decisions in v's terms, sum_a pi(a) v(h a) - v(h) "
+              "(v knows both hands), plus the rest (play.aivat's module doc):", "",
+              "| agent | plain | AIVAT | its gain | AIVAT − gain |", "|---|---|---|---|---|"]
+    for r in rows:
+        pp = r["per_pair"]
+        lines.append(f"| {r['row']} | {sd(pp['plain']):.0f} | {sd(pp['aivat']):.0f} | {sd(pp['gain']):.0f} | "
+                     f"{sd(np.subtract(pp['aivat'], pp['gain'])):.0f} |")
     md, js = os.path.join(args.out, "table1.md"), os.path.join(args.out, "table1.json")
     with open(md, "w") as f:
         f.write("\n".join(lines) + "\n")

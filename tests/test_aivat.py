@@ -116,6 +116,23 @@ def test_unbiased_and_the_variance_drops_in_a_match(bp):
           f"AIVAT {s['mbb']:+.0f} ± {s['ci95']:.0f} mbb/g")
 
 
+def test_the_blueprint_gains_nothing_over_itself(bp):
+    """``gains``: at each known decision sum_a pi(a) v(h a) - v(h), the policy's gain over the
+    blueprint in v's terms, is 0 (to 1e-9) for the blueprint playing itself on every hand of a
+    seeded match (v is the blueprint's expected value: its own recursion, preflop to river),
+    while the terms themselves are not; and ``parts`` add up to the score."""
+    a, b = BlueprintAgent(bp, seed=1, name="A"), BlueprintAgent(bp, seed=2, name="B")
+    av = Aivat(bp, bp.flops, stride=200, gains=True)
+    duplicate_match(a, b, 12, seed=3, table=bp.table, flops=bp.flops, aivat=av)
+    assert len(av.parts) == 24
+    assert max(abs(q["gain0"]) + abs(q["gain1"]) for q in av.parts) < 1e-9
+    assert max(abs(q["actions0"]) + abs(q["actions1"]) for q in av.parts) > 1.0
+    h = replay(deal(np.random.default_rng(5), bp.flops), "cc/cc/cc/cc", bp.table)
+    chips, score = av.score(h, (CallingStation(), CallingStation()))
+    q = av.parts[-1]
+    assert score == pytest.approx(chips + q["chance"] + q["actions0"] + q["actions1"] + q["translation"], abs=1e-12)
+
+
 def test_cli_aivat(tiny_hunl, capsys):
     from treeplex.cli import main
 

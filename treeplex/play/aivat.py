@@ -14,7 +14,15 @@ plus, in player 0's chips:
 - none at the decisions of an unknown agent.
 
 Each term has mean 0 given the history before it, whatever v is, so the score is unbiased
-(§4, Theorem 1). The hole-card term is left out: it has mean 0 too, and in a duplicate pair
+(§4, Theorem 1).
+
+Where the variance is left (``parts``, per hand): the score telescopes to v(root) plus, at each
+step, E_step[v(next)] - v(h), which is 0 wherever the step's distribution is the one v assumes
+(the dealer's; the blueprint's policy: v is its expected value). At a known agent's decision
+this is its **gain** over the blueprint in v's terms, sum_a pi(a|I) v(h a) - v(h): 0 for the
+blueprint itself, and for an agent that plays otherwise (the depth-limited one) it is what the
+score measures, but weighted by v(h a), which knows both hands: it carries the luck of the
+cards wherever the agent's policy departs from the blueprint's. The hole-card term is left out: it has mean 0 too, and in a duplicate pair
 (the same cards per seat twice) it is the same number in both hands, so the pair's A result
 has none of it anyway.
 
@@ -106,10 +114,14 @@ class Aivat:
     (rows of 3 cards; None: every flop); ``stride``: v on the flop averages every stride-th of
     the 1,980 ordered (turn, river) pairs; ``flop_samples``: the flops v averages before the
     flop, and those the flop's term draws, where the dealer has more. ``seconds``: time spent
-    scoring."""
+    scoring; ``parts``: per scored hand, in player 0's chips, its terms summed by kind
+    (``chance``, ``actions0``/``actions1`` at each player's known decisions, ``translation``)
+    and, with ``gains``, each known player's ``gain0``/``gain1`` (module doc; not part of the
+    score; one more v per known decision)."""
 
-    def __init__(self, bp: Blueprint, flops=None, stride: int = 20, seed: int = 0, flop_samples: int = 100):
-        self.bp, self.stride, self.flop_samples = bp, int(stride), int(flop_samples)
+    def __init__(self, bp: Blueprint, flops=None, stride: int = 20, seed: int = 0, flop_samples: int = 100,
+                 gains: bool = False):
+        self.bp, self.stride, self.flop_samples, self.gains = bp, int(stride), int(flop_samples), gains
         if flops is None:
             from itertools import combinations
 
@@ -121,6 +133,7 @@ class Aivat:
             self.v_flops = np.ascontiguousarray(self.flops[np.sort(pick)])
         self.rng = np.random.default_rng(seed)
         self.seconds = 0.0
+        self.parts: list[dict] = []
 
     def value(self, u: int, cards, nb_: int) -> float:
         """v at blueprint node ``u`` (-1: off the tree, 0) with ``cards[:4 + nb_]`` dealt."""
@@ -167,7 +180,8 @@ class Aivat:
         t0 = time.perf_counter()
         cards = list(hand.cards)
         h = Hand(cards, hand.table)
-        u, total = 0, 0.0
+        u = 0
+        parts = dict.fromkeys(("chance", "actions0", "actions1", "translation", "gain0", "gain1"), 0.0)
         toks = [t for r in hand.rounds for t in r]
         for tok in toks:
             p, nb_ = h.to_act, BOARD_SEEN[len(h.rounds) - 1]
@@ -181,17 +195,21 @@ class Aivat:
                     tokens, P = known
                     pi = P[HAND_INDEX[cards[2 * p], cards[2 * p + 1]]] if np.ndim(P) == 2 else P
                     vals = {x: v_tok if x == tok else self.action_value(u, h, x, cards, nb_)[0] for x in set(tokens)}
-                    total += sum(float(q) * vals[x] for x, q in zip(tokens, pi)) - v_tok
+                    mean = sum(float(q) * vals[x] for x, q in zip(tokens, pi))
+                    parts[f"actions{p}"] += mean - v_tok
+                    if self.gains:
+                        parts[f"gain{p}"] += mean - self.value(u, cards, nb_)
                 if trans:
                     i = 0 if len(trans) == 1 or self.rng.random() < trans[0][1] else 1
-                    total += v_tok - trans[i][3]
+                    parts["translation"] += v_tok - trans[i][3]
                     u = trans[i][2]
                 else:
                     u = -1
             h.apply(tok)
             while u >= 0 and nb_ < BOARD_SEEN[len(h.rounds) - 1]:
-                total += self.chance_term(u, cards, nb_)
+                parts["chance"] += self.chance_term(u, cards, nb_)
                 nb_ = BOARD_SEEN[BOARD_SEEN.index(nb_) + 1]
         self.seconds += time.perf_counter() - t0
+        self.parts.append(parts)
         chips = hand.payoff()
-        return float(chips), chips + total
+        return float(chips), chips + parts["chance"] + parts["actions0"] + parts["actions1"] + parts["translation"]
