@@ -389,6 +389,21 @@ def test_target_runs_stop_at_the_first_check_below_the_target(games):
     assert all(row["gap_average"] > 1e-3 for row in r.trace[:-1])
 
 
+def test_a_deadline_stops_the_iterations_on_the_wall_clock(games):
+    """``deadline`` (a ``time.perf_counter()`` time): a deadline already past stops the run
+    after its first iteration, whatever its other rules allow (``stopped_by`` "deadline"); a
+    far one changes nothing (the same iterates as without it)."""
+    import time
+
+    p, _ = games["leduc"]
+    r = solve(p, "dcfr", max_iters=10**6, deadline=time.perf_counter())
+    assert r.stopped_by == "deadline" and r.iterations == 1
+    far = solve(p, "dcfr", max_iters=50, deadline=time.perf_counter() + 3600)
+    plain = solve(p, "dcfr", max_iters=50)
+    assert far.stopped_by == plain.stopped_by == "max_iters"
+    np.testing.assert_array_equal(far.x, plain.x)
+
+
 def test_resume_of_a_target_run_keeps_its_check_schedule(tmp_path, games):
     p, _ = games["leduc"]
     full = solve(p, "cfr+", target_gap=1e-3)

@@ -1068,7 +1068,7 @@ def test_the_flop_re_solved_line_by_line_within_a_budget(round2):
     assert by.gap == pytest.approx(info_j["round2"].gap, rel=1e-9)
     assert np.count_nonzero(np.abs(got - b1) > 1e-6) > 100  # the re-solve changed the flop
     _, info_t = dl_response(*args, safe=True, round2=round2, solver="lp", round2_kw={"budget": 1e-3})
-    assert all(r.stopped_by == "time_limit" and r.iterations >= 1 for r in info_t["round2"].results)
+    assert all(r.stopped_by in ("time_limit", "deadline") and r.iterations >= 1 for r in info_t["round2"].results)
     target = by.gap / len(lines)
     _, info_g = dl_response(*args, safe=True, round2=round2, solver="lp", round2_kw={"budget": 600.0,
                                                                                     "target_gap": target})

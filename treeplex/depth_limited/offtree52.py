@@ -309,8 +309,9 @@ def dl_response(tr: Translator, table_g: LeafTable52, lv_g: LeafValues52, b_x: l
 @dataclass
 class ByLine:
     """The flop re-solved line by line (:func:`by_line`): per line its id, solver result and
-    seconds (build, warm start and solve, which its deadline covers, then its gap check, which
-    it does not: ``results[i].check_seconds``). The lines' gaps add up to the re-solve's."""
+    seconds (build, warm start and solve, which its deadline covers, then its last gap check,
+    ``results[i].check_seconds``, and the result's evaluation, which it does not). The lines'
+    gaps add up to the re-solve's."""
 
     lines: list[int] = field(default_factory=list)
     results: list = field(default_factory=list)
@@ -344,8 +345,11 @@ def by_line(lock: list[np.ndarray], lines: list[int], budget: float, resolve, **
 
 
 def _time_left(deadline: float | None, solve_kw: dict) -> dict:
-    """``solve_kw`` with a time limit of the seconds left before ``deadline`` (at least 1 ms)."""
-    return solve_kw if deadline is None else {**solve_kw, "time_limit": max(deadline - time.perf_counter(), 1e-3)}
+    """``solve_kw`` with a time limit of the seconds left before ``deadline`` (at least 1 ms) and
+    the deadline itself (the driver's wall-clock stop: the solver's setup counts too)."""
+    if deadline is None:
+        return solve_kw
+    return {**solve_kw, "time_limit": max(deadline - time.perf_counter(), 1e-3), "deadline": deadline}
 
 
 def flop_resolve(vx: View52, b: list[np.ndarray], lines: list[int], solver: str = "dcfr", warm: float = 0.0,

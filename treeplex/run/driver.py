@@ -146,6 +146,7 @@ def solve(
     target_gap: float | None = None,
     max_iters: int | None = None,
     time_limit: float | None = None,
+    deadline: float | None = None,
     check_every: int | None = None,
     progress: bool = False,
     on_check=None,
@@ -164,6 +165,9 @@ def solve(
     exact solution is ``algorithm="lp"``); the defaults with none or only a target, and when
     the gap is checked (every ``check_every`` iterations if given), are in
     :mod:`treeplex.run.schedule`. ``on_check(solver, row)`` is called after every check.
+    ``deadline`` (a ``time.perf_counter()`` time, for play in real time) also stops the
+    iterations there, wall clock, whatever the solver's setup and JIT took (``stopped_by``
+    ``"deadline"``); its last gap check and the result's evaluation come after it.
 
     ``checkpoint=PATH`` saves the solver and the driver's progress at every check (and at
     the end); ``resume=PATH`` continues such a run exactly where it was saved: same iterates,
@@ -195,7 +199,7 @@ def solve(
     global NUMPY_BUDGET
     if whatif is not False:
         return _solve_whatif(problem, whatif, dict(
-            algorithm=algorithm, target_gap=target_gap, max_iters=max_iters, time_limit=time_limit,
+            algorithm=algorithm, target_gap=target_gap, max_iters=max_iters, time_limit=time_limit, deadline=deadline,
             check_every=check_every, progress=progress, on_check=on_check, report=report, backend=backend,
             restart=restart, **params), dict(checkpoint=checkpoint, resume=resume))
     tier_at = math.inf
@@ -243,7 +247,8 @@ def solve(
                 if seconds >= tier_at:  # once: small runs that last pay numba's start-up
                     solver = _onto_numba(problem, solver, algorithm, params, jit)
                     tier_at, NUMPY_BUDGET = math.inf, 0.0
-                if solver.iteration >= due or seconds >= limit:
+                if solver.iteration >= due or seconds >= limit or (deadline is not None and
+                                                                   time.perf_counter() >= deadline):
                     break
             t1, j1 = time.perf_counter(), jit.seconds
             run.seconds = seconds
@@ -253,6 +258,8 @@ def solve(
                 on_check(solver, row)
             stopped_by = schedule.checked(solver.iteration, gap, seconds,
                                           cost if getattr(solver, "cheap_checks", False) else 0.0)
+            if not stopped_by and deadline is not None and time.perf_counter() >= deadline:
+                stopped_by = "deadline"
             run.check_seconds += time.perf_counter() - t1 - (jit.seconds - j1)
             if checkpoint is not None:
                 save_run(checkpoint, problem, solver, params, run, schedule)
