@@ -14,7 +14,9 @@ plus, in player 0's chips:
 - none at the decisions of an unknown agent.
 
 Each term has mean 0 given the history before it, whatever v is, so the score is unbiased
-(§4, Theorem 1).
+(§4, Theorem 1). The hole-card term is left out: it has mean 0 too, and in a duplicate pair
+(the same cards per seat twice) it is the same number in both hands, so the pair's A result
+has none of it anyway.
 
 Where the variance is left (``parts``, per hand): the score telescopes to v(root) plus, at each
 step, E_step[v(next)] - v(h), which is 0 wherever the step's distribution is the one v assumes
@@ -22,9 +24,7 @@ step, E_step[v(next)] - v(h), which is 0 wherever the step's distribution is the
 this is its **gain** over the blueprint in v's terms, sum_a pi(a|I) v(h a) - v(h): 0 for the
 blueprint itself, and for an agent that plays otherwise (the depth-limited one) it is what the
 score measures, but weighted by v(h a), which knows both hands: it carries the luck of the
-cards wherever the agent's policy departs from the blueprint's. The hole-card term is left out: it has mean 0 too, and in a duplicate pair
-(the same cards per seat twice) it is the same number in both hands, so the pair's A result
-has none of it anyway.
+cards wherever the agent's policy departs from the blueprint's.
 
 v(h) is the blueprint's expected value (:func:`treeplex.blueprint.kernels.expected_value`, both
 players playing the blueprint) from the abstract node the real history maps to, with both real
@@ -37,9 +37,10 @@ Where the dealer has more than ``flop_samples`` flops (an abstraction of every f
 the flop's term takes E_c[v(h c)] as the mean of v over ``flop_samples`` flops drawn uniformly,
 with replacement, from those that miss the hole cards, independently of the flop dealt: an
 unbiased estimate, so the term keeps mean 0 (its variance grows by Var(v) / flop_samples),
-where the exact sum would walk the blueprint from every flop (about 2 million walks a hand). Off the tree (an action the tree cannot map) v
-is 0 from there on, as it is at a completion whose class the abstraction did not reach: those
-terms vanish, and the chips stand.
+where the exact sum would walk the blueprint from every flop (about 2 million walks a hand).
+
+Off the tree (an action the tree cannot map) v is 0 from there on, as it is at a completion
+whose class the abstraction did not reach: those terms vanish, and the chips stand.
 """
 
 from __future__ import annotations
