@@ -18,6 +18,7 @@ read from ``--blueprint-cache`` (the experiment's ``--blueprint-cache`` file) or
 """
 
 import argparse
+import resource
 import time
 
 import numpy as np
@@ -32,18 +33,28 @@ from treeplex.model.metrics import to_mbb
 from treeplex.poker.nlfh52 import NLFH52
 
 
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+
 def parse_run(text: str) -> tuple[float, dict, str]:
-    """W:N or W:Ts -> (W, the re-solve's stop rule, a column title)."""
+    """W:N or W:Ts, then optionally :streets -> (W, the re-solve's stop rule and engine, a column title)."""
+    parts = text.split(":")
+    streets = len(parts) == 3 and parts[2] == "streets"
     try:
-        w, n = text.split(":")
-        w = float(w)
+        if len(parts) != 2 + streets:
+            raise ValueError
+        w, n = float(parts[0]), parts[1]
         rule = {"budget": float(n[:-1])} if n.endswith("s") else {"max_iters": int(n)}
     except ValueError:
         raise InputError(f"--runs {text!r}: expected W:N or W:Ts (prior weight, iterations or seconds), e.g. 0:200, "
-                         "10:100 or 0:30s") from None
+                         "10:100 or 0:30s, then optionally :streets") from None
     if not (w >= 0 and all(v > 0 for v in rule.values())):
         raise InputError(f"--runs {text!r}: the weight must be >= 0, the iterations and seconds > 0")
-    return w, rule, f"W={w:g}, " + (f"{n[:-1]} s" if "budget" in rule else f"{n} it")
+    if streets:
+        rule["fused"] = False
+    engine = "streets" if streets or w > 0 else "fused"
+    return w, rule, f"W={w:g}, " + (f"{n[:-1]} s" if "budget" in rule else f"{n} it") + f", {engine}"
 
 
 def main(argv=None) -> None:
@@ -89,8 +100,14 @@ def main(argv=None) -> None:
     lock = [bx[0], b1]
     history = {e["id"]: e["history"] for e in vx.lines}
     t0 = time.perf_counter()
-    safe_flop_resolve(vx, lock, lines[-1:], 0, alts, "dcfr", warm=1.0, max_iters=2, check_every=2)  # numba's compile
-    print(f"(the re-solve's first run, 2 iterations of one line, compiles: {time.perf_counter() - t0:.2f} s)")
+    gx.fused_tree()
+    print(f"(the fused walk's tree of the game with the bet, built once for every line: "
+          f"{time.perf_counter() - t0:.2f} s, peak RSS {peak_rss_mb():,.0f} MB)")
+    t0 = time.perf_counter()
+    for w in (0.0, 1.0):  # numba's compile, on both engines
+        safe_flop_resolve(vx, lock, lines[-1:], 0, alts, "dcfr", warm=w, max_iters=2, check_every=2)
+    print(f"(the re-solve's first runs, 2 iterations of one line cold and warm, compile: "
+          f"{time.perf_counter() - t0:.2f} s)")
     head = "| line | sequences | " + " | ".join(f"{title}: s, iterations, gap/2 mbb/g" for _, _, title in runs) + " |"
     print("\ndecision 2, the flop after the line the preflop ended on, re-solved safely:\n")
     print(head)
@@ -103,7 +120,8 @@ def main(argv=None) -> None:
             t0 = time.perf_counter()
             stop = {"max_iters": rule["max_iters"], "check_every": rule["max_iters"]} if "max_iters" in rule else \
                 {"deadline": t0 + rule["budget"], "check_every": 10**9}
-            sf = safe_flop_resolve(vx, lock, [line], 0, alts, "dcfr", warm=w, **stop)
+            engine = {"fused": rule["fused"]} if "fused" in rule else {}
+            sf = safe_flop_resolve(vx, lock, [line], 0, alts, "dcfr", warm=w, **stop, **engine)
             secs[i, j] = time.perf_counter() - t0
             gaps[i, j] = mbb(sf.res.gap / 2)
             size = [int(T.n_seqs) for T in sf.problem.treeplexes]
@@ -112,7 +130,8 @@ def main(argv=None) -> None:
         print(f"| {history[line]} | {size[0]:,} + {size[1]:,} | " + " | ".join(cells) + " |", flush=True)
     print("| all lines (sum) | | " + " | ".join(f"{secs[:, j].sum():.2f}, , {gaps[:, j].sum():.3f}"
                                                 for j in range(len(runs))) + " |")
-    print(f"\nper decision: the response {pre:.2f} s; the flop re-solve of one line, median and largest: " +
+    print(f"\npeak RSS {peak_rss_mb():,.0f} MB; per decision: the response {pre:.2f} s; "
+          "the flop re-solve of one line, median and largest: " +
           "; ".join(f"{title}: {np.median(secs[:, j]):.2f} s and {secs[:, j].max():.2f} s"
                     for j, (_, _, title) in enumerate(runs)))
 

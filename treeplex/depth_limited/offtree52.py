@@ -368,9 +368,8 @@ def flop_resolve(vx: View52, b: list[np.ndarray], lines: list[int], solver: str 
     from ..run.driver import solve
 
     fl = FlopLines(vx.game, lines)
-    A = fl.operator(tuple(vx.line_reach(p, b[p], fl.lines) for p in (0, 1)))
-    P = Problem(fl.treeplex(0), fl.treeplex(1), A, name=f"flop re-solve of {vx.game.name}", payoff_unit="chips",
-                big_blind=vx.game.big_blind)
+    P = fl.problem(tuple(vx.line_reach(p, b[p], fl.lines) for p in (0, 1)), name=f"flop re-solve of {vx.game.name}",
+                   payoff_unit="chips", big_blind=vx.game.big_blind)
     prior = flop_prior(P, fl, b, warm)  # before the time left is read: the deadline covers its setup
     res = solve(P, solver, **_time_left(deadline, solve_kw), **prior)
     out = [fl.full_behavioral(p, T.behavioral_from_plan(x), b[p] if into is None else into[p], inplace=into is not None)
@@ -515,15 +514,13 @@ def safe_flop_problem(vx: View52, b: list[np.ndarray], lines: list[int], chooser
     gadgets = [(l, o) for l in fl.lines for o in range(vx.O)]
     reach = [None, None]
     reach[1 - chooser] = vx.line_reach(1 - chooser, b[1 - chooser], fl.lines)
-    Ts = [fl.treeplex(0), fl.treeplex(1)]
-    Ts[chooser] = gadget_treeplex(*fl.infosets(chooser), len(gadgets))
     alts = np.array([alt[l][o] for l, o in gadgets])
-    inner = fl.operator(tuple(reach))
     name = f"safe flop re-solve of {vx.game.name}"
-    resolve = Problem(Ts[0], Ts[1], GadgetPayoff(inner, chooser, alts), name=name, payoff_unit="chips",
-                      big_blind=vx.game.big_blind)
+    resolve = fl.problem(tuple(reach), chooser, alts, name=name, payoff_unit="chips", big_blind=vx.game.big_blind)
     if not margin:
         return SafeFlop(resolve, fl, gadgets, alts, b)
+    Ts = [fl.treeplex(0), fl.treeplex(1)]
+    inner = resolve.A.inner
     r_other = reach[1 - chooser][:, vx.first]  # [lines, O]: orbit-constant
     w = (r_other @ (vx.pair_block.T if chooser == 0 else vx.pair_block)).ravel()  # gadget (l, o) -> l * O + o
     reached = np.flatnonzero(w > 1e-12 * w.max(initial=0.0))

@@ -24,8 +24,9 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..core.treeplex import Treeplex
-from ..model.problem import PayoffOperator
+from ..core.treeplex import DeferredTreeplex, Treeplex
+from ..model.gadget import GadgetPayoff, gadget_treeplex
+from ..model.problem import DeferredPayoff, PayoffOperator, Problem
 from .cards import HAND_CARDS
 from .isomorphism import hand_orbits
 from .public_tree import DECISION
@@ -104,6 +105,27 @@ class FlopLines:
         start, end, parent = self.infosets(p)
         return Treeplex(start, end, np.maximum(parent, 0))
 
+    def problem(self, reach: tuple, chooser: int | None = None, alt: np.ndarray | None = None, **kw) -> "LinesProblem":
+        """The re-solve of the flop below the lines as a problem (``kw``: the Problem's name,
+        payoff unit, ...): ``reach[p]`` ([lines, H] pi_p) folded into the payoffs; with a
+        ``chooser`` (its reach None), its infosets behind resolve gadgets paying ``alt``
+        ([lines x O], :class:`~treeplex.model.gadget.GadgetPayoff`). Its treeplexes and operator
+        are built on first use: a CFR-family solver runs it on the fused walk
+        (:class:`.fused_lines.FusedLines`, its ``game``), which needs neither."""
+        from .fused_lines import FusedLines
+
+        G = 0 if chooser is None else len(alt)
+        inner = DeferredPayoff(tuple(self.n), lambda: self.operator(reach))
+
+        def treeplex(p):
+            return gadget_treeplex(*self.infosets(p), G) if p == chooser else self.treeplex(p)
+
+        Ts = [DeferredTreeplex(self.n[p] + (2 * G if p == chooser else 0), lambda p=p: treeplex(p)) for p in (0, 1)]
+        A = inner if chooser is None else GadgetPayoff(inner, chooser, alt)
+        P = LinesProblem(Ts[0], Ts[1], A, **kw)
+        P.game = FusedLines(self, reach, chooser, alt, P)
+        return P
+
     def operator(self, reach: tuple) -> "LinesPayoff":
         """A_L with ``reach[p]`` ([lines, H] pi_p, or None: 1) folded in (module docstring)."""
         g, t = self.game, self.game.tree
@@ -141,6 +163,13 @@ class FlopLines:
         out = b if inplace else b.copy()
         out[self.pos[p][1:]] = beh[self.idx[p][1:]]
         return out
+
+
+class LinesProblem(Problem):
+    """A flop re-solve's problem (:meth:`FlopLines.problem`): its sequences are (node, orbit,
+    action) below the lines, not numbered by a walk of a rules view."""
+
+    tree = None
 
 
 class LinesPayoff(PayoffOperator):

@@ -305,24 +305,33 @@ class FusedTree:
         fv = fr
         if nf:
             walk_step(REACH, 0, 0, self.items, fr, fr, ones, *common, self._stack())
-            threads = self.threads
-            bounds = self.chunks(threads * RUNS_PER_THREAD if threads > 1 else 1)
-            runs = [(bounds[c], bounds[c + 1]) for c in range(len(bounds) - 1)]
-
-            def part(run):
-                out = (np.zeros((nf, n0)), np.zeros((nf, n1)))
-                walk_step(SUBTREES, *run, self.items, fr, out, ones, *common, self._stack())
-                return out
-
-            # the pool's idle worker takes the next chunk: a balance the work estimate need not get right
-            parts = [part(runs[0])] if len(runs) == 1 else list(threads_pool().map(part, runs))
-            fv = parts[0]
-            for a, b in parts[1:]:
-                fv[0][:] += a
-                fv[1][:] += b
+            fv = self.subtrees(self.items, self.work, fr, common)
         B = self._stack()
         walk_step(TRUNK, 0, 0, self.items, fr, fv, ones, *common, B)
         return B[1][0][0].copy(), B[1][1][0].copy()
+
+    def subtrees(self, items, work, fr, common) -> tuple[np.ndarray, np.ndarray]:
+        """The SUBTREES step of a walk over ``items`` (rows (f, segment root) as :attr:`items`,
+        f indexing ``fr``; ``work`` their estimates), entered with the reaches ``fr`` [f, hand]
+        at their first chance nodes: each player's values there, summed over the items per f.
+        The items are cut into ``RUNS_PER_THREAD`` runs per thread of about equal work, which
+        the pool's idle worker takes in turn (a balance the work estimate need not get right)."""
+        nf, (n0, n1), ones = len(fr[0]), self.n, (np.ones(self.n[0]), np.ones(self.n[1]))
+        threads = self.threads
+        bounds = _chunks(work, threads * RUNS_PER_THREAD if threads > 1 else 1)
+        runs = [(bounds[c], bounds[c + 1]) for c in range(len(bounds) - 1)]
+
+        def part(run):
+            out = (np.zeros((nf, n0)), np.zeros((nf, n1)))
+            walk_step(SUBTREES, *run, items, fr, out, ones, *common, self._stack())
+            return out
+
+        parts = [part(runs[0])] if len(runs) == 1 else list(threads_pool().map(part, runs))
+        fv = parts[0] if parts else (np.zeros((nf, n0)), np.zeros((nf, n1)))
+        for a, b in parts[1:]:
+            fv[0][:] += a
+            fv[1][:] += b
+        return fv
 
     @property
     def threads(self) -> int:
@@ -385,14 +394,19 @@ class FusedTree:
             out[int(self.actor[v])] += int(np.count_nonzero(LK[lko[v] + k * mv:lko[v] + (k + 1) * mv]))
         return out
 
-    def chunks(self, threads: int) -> np.ndarray:
-        """Item boundaries cutting the parallel items into ``threads`` runs of about equal work."""
-        n = len(self.items)
-        if n == 0:
-            return np.zeros(1, np.int64)
-        cum = np.cumsum(self.work)
-        cuts = np.searchsorted(cum, cum[-1] * np.arange(1, threads) / threads)
-        return np.unique(np.concatenate([[0], cuts, [n]])).astype(np.int64)
+    def plans(self, players, which: str, nodes, n_seqs) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`FusedEngine.plans` in a layout of ``n_seqs`` sequences per player."""
+        want = np.zeros(0, np.bool_)
+        if nodes is not None:
+            want = np.zeros(self.n_dec, np.bool_)
+            want[np.asarray(nodes, dtype=np.int64)] = True
+        out = []
+        for p, s in enumerate(players):
+            x = (np.empty if nodes is None else np.zeros)(n_seqs[p])
+            _plan(self.static, self.sbase, self.last[p], self.orbit[p], self.rep[p], p, s.R, s.P, s.S,
+                  which == "average" and s.root[0] > 0, want, x, self.kmax, max(self.n))
+            out.append(x)
+        return tuple(out)
 
     def new_player(self, p: int, dtype, predictive: bool, compressed: bool = False) -> FusedPlayer:
         """Zero regrets and sums (uniform first play); P = uniform for predictive variants.
@@ -407,6 +421,16 @@ class FusedTree:
                                scale=np.zeros((2, self.n_dec)))
         return FusedPlayer(R=np.zeros(n, dtype=dtype), S=np.zeros(n, dtype=dtype), P=P, root=np.zeros(1),
                            scale=np.zeros((2, 0)))
+
+
+def _chunks(work: np.ndarray, parts: int) -> np.ndarray:
+    """Boundaries cutting items of estimated ``work`` into ``parts`` runs of about equal work."""
+    n = len(work)
+    if n == 0:
+        return np.zeros(1, np.int64)
+    cum = np.cumsum(work)
+    cuts = np.searchsorted(cum, cum[-1] * np.arange(1, parts) / parts)
+    return np.unique(np.concatenate([[0], cuts, [n]])).astype(np.int64)
 
 
 @nb.njit(cache=True)
@@ -520,17 +544,7 @@ class FusedEngine:
         """Sequence-form realization plans (the problem's layout): the average or the current;
         with ``nodes`` (closed under parents) only their entries, the rest zero and untouched
         (pages never written take no memory)."""
-        t, out = self.tree, []
-        want = np.zeros(0, np.bool_)
-        if nodes is not None:
-            want = np.zeros(t.n_dec, np.bool_)
-            want[np.asarray(nodes, dtype=np.int64)] = True
-        for p, s in enumerate(players):
-            x = (np.empty if nodes is None else np.zeros)(self.game.problem().n_seqs[p])
-            _plan(t.static, t.sbase, t.last[p], t.orbit[p], t.rep[p], p, s.R, s.P, s.S,
-                  which == "average" and s.root[0] > 0, want, x, t.kmax, max(t.n))
-            out.append(x)
-        return tuple(out)
+        return self.tree.plans(players, which, nodes, self.game.problem().n_seqs)
 
 
 class FusedProfile:
