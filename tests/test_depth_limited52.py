@@ -854,8 +854,8 @@ def test_safe_flop_resolve_holds_every_hand_to_its_bound():
 
 
 def test_the_flop_re_solve_starts_warm_and_each_line_solves_alone():
-    """The safe flop re-solve (resolve gadget, DCFR). Warm (``prior_weight`` > 0): after one
-    iteration its strategy is the prior, the flop play above (the translated blueprint's
+    """The safe flop re-solve (resolve gadget, DCFR, on the fused walk). Warm (``prior_weight``
+    > 0): after one iteration its strategy is the prior, the flop play above (the translated blueprint's
     below the lines, the bettor entering every gadget), and after 300 it has the exact LP's
     value within its gap. The lines do not interact: each line re-solved alone gets the
     strategy the re-solve of all gives it, cold and warm (the same iterates)."""
@@ -871,8 +871,12 @@ def test_the_flop_re_solve_starts_warm_and_each_line_solves_alone():
     G = len(first.gadgets)
     np.testing.assert_allclose(first.problem.X.behavioral_from_plan(first.res.x)[2:2 + 2 * G:2], 1.0, rtol=0,
                                atol=1e-12)  # every gadget entered
-    for p, b in enumerate(first.behaviorals()):
-        np.testing.assert_allclose(b, lock[p], rtol=0, atol=1e-9)
+    for p, b in enumerate(first.behaviorals()):  # (the fused re-solve's strategy sums: float32)
+        reach = vx.line_reach(p, lock[p], first.lines.lines).ravel()[first.lines.cell[p][1:]]
+        at = first.lines.pos[p][1:][(reach > 0) | (p == 0)]  # the chooser's, and where the other's reach goes
+        np.testing.assert_allclose(b[at], lock[p][at], rtol=0, atol=1e-6)
+        rest = np.setdiff1d(np.arange(len(b)), first.lines.pos[p][1:])
+        np.testing.assert_array_equal(b[rest], lock[p][rest])
     exact = safe_flop_resolve(vx, lock, lines, 0, alts, "lp")
     v = evaluate(exact.problem, exact.res.x, exact.res.y).value
     for warm in (0.0, 10.0):

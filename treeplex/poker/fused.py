@@ -105,7 +105,7 @@ from .cards import HAND_CARDS
 from .operator import _normalizer, _same_combo
 from .public_tree import CHANCE, DECISION, FOLD, TERMINAL
 
-UPDATE, BR_AVERAGE, BR_CURRENT, VALUE_AVERAGE, VALUE_CURRENT = 0, 1, 2, 3, 4  # walk modes
+UPDATE, BR_AVERAGE, BR_CURRENT, VALUE_AVERAGE, VALUE_CURRENT, PRIOR = 0, 1, 2, 3, 4, 5  # walk modes
 REACH, SUBTREES, TRUNK = 0, 1, 2  # the steps of a walk (:func:`walk_step`)
 RUNS_PER_THREAD = 4  # chunks of the subtrees per worker thread, taken by whichever is idle
 
@@ -367,7 +367,7 @@ class FusedTree:
         players = []
         for p, plan in enumerate((x, y)):
             S = np.zeros(self.size[p], dtype=self.dtype)
-            _plan_to_fused(self.static, self.sbase, p, np.asarray(plan, np.float64), S)
+            _plan_to_fused(self.static, self.sbase, p, np.asarray(plan, np.float64), S, np.zeros(0, np.bool_))
             players.append(FusedPlayer(R=S[:0], S=S, P=S[:0], root=np.ones(1), scale=np.zeros((2, 0))))
         return players
 
@@ -909,6 +909,8 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
                 rm_block(R, P, ov, mv, k, vals, vrows, sa, sc[0], sc[1], sc[2], tot)
                 if T[14][u] >= 0:
                     _lock_regrets(T[15], T[14][u], mv, k, R, ov, vals, vrows, tot)
+            elif mode == PRIOR:
+                prior_regrets(R, ov, mv, k, vals, vrows, sa, sc[0], sc[1], sc[3])
         else:  # best response: the first best action of each infoset
             for o in range(mv):
                 best, bv = 0, vals[vrows[0], o]
@@ -929,6 +931,25 @@ def _up(L, s, T, G, H, O, st, sc, mode, upd0, upd1, B):
                         for i in range(k):
                             acc += LK[lo + i * mv + o] * V[lcs[i], h]
                         out[h] = acc + (1.0 - mask[o]) * out[h]
+
+
+@nb.njit(cache=True, _nrt=False)
+def prior_regrets(R, off, m, k, v, rows, b, w, x, clamp):
+    """A warm start's regrets at the m infosets of a node (walk mode PRIOR, the strategies
+    played the prior b; :meth:`.fused_lines.FusedLines.warm_start`): R_i += w (x (v_i - <b, v>)
+    + max_j |v_j| b_i) with v[rows[i], o] the counterfactual values, so that two walks, x = 1
+    against the prior opponent then x = 0 against the uniform one, leave
+    :meth:`treeplex.solvers.cfr.RegretSolver.warm_start`'s R = w (r + c b); ``clamp`` > 0:
+    then R = max(R, 0) (a variant whose regrets have the floor 0)."""
+    for o in range(m):
+        played, big = 0.0, 0.0
+        for i in range(k):
+            vi = v[rows[i], o]
+            played += b[i, o] * vi
+            big = max(big, abs(vi))
+        for i in range(k):
+            r = np.float64(R[off + i * m + o]) + w * (x * (v[rows[i], o] - played) + big * b[i, o])
+            R[off + i * m + o] = max(r, 0.0) if clamp > 0.0 else r
 
 
 @nb.njit(cache=True, fastmath={"reassoc", "contract", "nsz"}, _nrt=False)  # reassociated sums: vectorized (rounding only)
@@ -1242,12 +1263,13 @@ def walk_step(step, lo, hi, items, fr, fv, ones, T, G, H, O, st, sc, mode, upd0,
 
 
 @nb.njit(cache=True)
-def _plan_to_fused(T, sbase, p, plan, S):
+def _plan_to_fused(T, sbase, p, plan, S, want):
     """S[off_v + i m_v + o] = plan[sbase_v + o k_v + i] at player p's nodes (the sequence
-    form's layout to this one's)."""
+    form's layout to this one's); ``want``: empty (every node), or the nodes to write."""
     cptr, actor, off, m = T[1], T[3], T[4], T[5]
+    every = len(want) == 0
     for v in range(len(actor)):
-        if actor[v] == p:
+        if actor[v] == p and (every or want[v]):
             k = cptr[v + 1] - cptr[v]
             for i in range(k):
                 for o in range(m[v]):

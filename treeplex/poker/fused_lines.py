@@ -38,8 +38,8 @@ import numpy as np
 from ..backends.numba_regret import rm_block
 from ..errors import InputError
 from .public_tree import CHANCE
-from .fused import (BR_AVERAGE, BR_CURRENT, UPDATE, VALUE_AVERAGE, FusedPlayer, _average_strategy, _plan,
-                    _strategy)
+from .fused import (BR_AVERAGE, BR_CURRENT, PRIOR, UPDATE, VALUE_AVERAGE, FusedPlayer, _average_strategy, _plan,
+                    _plan_to_fused, _strategy)
 
 
 class FusedLines:
@@ -147,7 +147,11 @@ class FusedLines:
             rows[1 - c] = np.concatenate((rows[1 - c][0], -sigma[0] * self.alt))[None, :]
         if c is not None and upd[c]:
             v = np.stack((self.alt, np.bincount(self.gadget.ravel(), fv[c].ravel(), minlength=self.G)))
-            if mode in (BR_AVERAGE, BR_CURRENT):
+            if mode == PRIOR:  # as .fused.prior_regrets, at the gadgets
+                R = players[c].R[t.size[c]:]
+                r = R.reshape(2, -1) + sc[0] * (sc[1] * (v - (sigma * v).sum(axis=0)) + np.abs(v).max(axis=0) * sigma)
+                R[:] = (np.maximum(r, 0.0) if sc[3] > 0 else r).ravel()
+            elif mode in (BR_AVERAGE, BR_CURRENT):
                 rows[c] = v.max(axis=0)[None, :]
             else:
                 played = np.zeros(self.G)
@@ -158,6 +162,42 @@ class FusedLines:
                     played = (sigma * v).sum(axis=0)
                 rows[c] = played[None, :]
         return tuple(rows)
+
+    fused_warm_start = True  # (a solver may start it from a prior: :meth:`warm_start`)
+
+    def warm_start(self, players, plans, weight: float, clamp: bool) -> None:
+        """Start fresh ``players`` (all zero) from the realization plans ``plans`` (the
+        problem's layout): :meth:`treeplex.solvers.cfr.RegretSolver.warm_start`'s regrets
+        R = w (r + c b), r the counterfactual regrets of the prior b against the prior
+        opponent, c per infoset the largest |counterfactual value| against the prior opponent
+        plus the same against the uniform one (the unified view's "Initialization with a
+        Prior"), by three walks of mode PRIOR (:func:`.fused.prior_regrets`): both players
+        against the prior, then each against the uniform opponent; ``clamp``: then
+        R = max(R, 0). The walks read the strategies from predictions P set to the prior's and
+        the uniform's. The first iteration then plays the prior, as the sequence form's (its
+        b = prior): P stays the prior's (regret matching's kernel, given P, writes there the
+        next strategy, RM of the new regrets, and the walks read it back: the same iterates as
+        without P)."""
+        t = self.tree
+        prior, uniform = [], []
+        for p, (s, T, plan) in enumerate(zip(players, self._problem.treeplexes, plans)):
+            beh = T.behavioral_from_plan(np.asarray(plan, np.float64))
+            uni = T.behavioral_from_plan(T.uniform())
+            for b, out in ((beh, prior), (uni, uniform)):
+                P = np.zeros(len(s.R), s.R.dtype)  # (the walk's storage type: one compiled walk)
+                _plan_to_fused(t.static, self.sbase[p], p, b, P, self.want[p])
+                if p == self.chooser:  # the gadgets (alt, enter), action-major
+                    P[t.size[p]:] = b[1:1 + 2 * self.G].reshape(-1, 2).T.ravel()
+                out.append(P)
+        sc = lambda x: (float(weight), x, (1.0, 1.0, 0.0), float(clamp and not x), 0.0)  # noqa: E731 (w, x, -, clamp, -)
+        for s, P in zip(players, prior):
+            s.P = P
+        self.walk(players, PRIOR, True, True, sc(1.0))
+        for p in (0, 1):
+            players[p].P, players[1 - p].P = prior[p], uniform[1 - p]
+            self.walk(players, PRIOR, p == 0, p == 1, sc(0.0))
+        for s, P in zip(players, prior):
+            s.P = P
 
     def plans(self, players, which: str, nodes, n_seqs) -> tuple[np.ndarray, np.ndarray]:
         """Both players' realization plans in the problem's layout (the average or the

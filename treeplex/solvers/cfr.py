@@ -142,8 +142,10 @@ class RegretSolver(Solver):
             why = "the problem is not a public-tree poker game (postflop, nlfh52)"
         elif self.problem.backend_name != "numba":
             why = f"the {self.problem.backend_name} backend is chosen"
-        elif (self.lower is not None and self.problem.locks is None) or prior is not None:  # (weighted locks: fused)
-            why = "a prior or lower bounds need the sequence form"
+        elif self.lower is not None and self.problem.locks is None:  # (weighted locks: fused)
+            why = "lower bounds need the sequence form"
+        elif prior is not None and not getattr(game, "fused_warm_start", False):
+            why = "a prior needs the sequence form (the fused engine starts from one only on a flop re-solve)"
         elif self.regrets(1)[5] > 0.0:
             why = "Hedge is not regret matching"
         elif type(self).step is not RegretSolver.step:
@@ -276,12 +278,16 @@ class RegretSolver(Solver):
             raise InputError("efpe: warm starts are not supported on a perturbed treeplex")
         if self.problem.locks is not None:
             raise InputError(f"{self.name}: warm starts and restarts would overwrite the node locks")
-        if self.engine is not None:
+        if self.engine is not None and not getattr(self.engine.tree, "fused_warm_start", False):
             raise InputError(f"{self.name}: warm starts and restarts need the sequence form (fused=false)")
         for p, (T, plan) in enumerate(zip(self.problem.treeplexes, (x, y))):
             err = T.check_plan(plan, tol=1e-6)
             if err is not None:
                 raise InputError(f"warm start: player {p}'s prior is not a realization plan: {err}")
+        if self.engine is not None:  # a flop re-solve's (:meth:`treeplex.poker.fused_lines.FusedLines.warm_start`)
+            self.engine.tree.warm_start(self.players, (x, y), weight, clamp=self.regrets(1)[2] == 0.0)
+            self.epoch = self.iteration - 1
+            return
         A, bk = self.problem.A, self.backend
         hedge = self.regrets(1)[5] > 0.0
         ux, uy = self.problem.X.uniform(), self.problem.Y.uniform()
