@@ -37,9 +37,9 @@ import numpy as np
 
 from ..backends.numba_regret import rm_block
 from ..errors import InputError
-from .public_tree import CHANCE
 from .fused import (BR_AVERAGE, BR_CURRENT, PRIOR, UPDATE, VALUE_AVERAGE, FusedPlayer, _average_strategy, _plan,
                     _plan_to_fused, _strategy)
+from .public_tree import CHANCE
 
 
 class FusedLines:
