@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
-from ..model.gadget import GadgetPayoff, MarginPayoff, gadget_treeplex, maxmargin_treeplex
+from ..model.gadget import MarginPayoff, maxmargin_treeplex
 from ..model.problem import Problem
 from ..poker.flop_lines import FlopLines
 from ..poker.nlfh import frac_label
