@@ -332,8 +332,12 @@ def by_line(lock: list[np.ndarray], lines: list[int], budget: float, resolve, **
     """Each line's flop re-solved alone, as play meets it: ``resolve(lines, deadline=...,
     into=..., **solve_kw)`` (:func:`flop_resolve` or :func:`safe_flop_resolve` with their
     other arguments bound) with a deadline ``budget`` seconds after its start; both players'
-    behaviorals are ``lock`` with every line's re-solved flop written in."""
+    behaviorals are ``lock`` with every line's re-solved flop written in. One iteration of the
+    last line first, untimed: numba's compile of the re-solve's kernels (from its cache after a
+    first run on an install), which play makes before its first decision."""
     out, log = [lock[0].copy(), lock[1].copy()], ByLine()
+    if lines:
+        resolve(list(lines)[-1:], **{**solve_kw, "max_iters": 1, "check_every": 1})
     for line in lines:
         t0 = time.perf_counter()
         got = resolve([line], deadline=t0 + budget, into=out, **solve_kw)
