@@ -11,7 +11,9 @@ one line, tests/test_depth_limited52.py), so that re-solve gives the strategy th
 experiment's re-solve of every line at once gives there; this times each line's, in DCFR
 runs ``W:N`` (N iterations from a prior of weight W, 0: cold, ``offtree52.flop_prior``) or
 ``W:Ts`` (until T seconds from the start of its build, the time budget of
-``--round2-budget``), and reports its gap / 2 (the line's part of the whole game's gap, in
+``--round2-budget``), on the fused walk (``poker/fused_lines.py``) or, with ``:streets``
+after it, on the streets operator's products (the sequence form, as before the thirteenth
+session: the before/after pair in one run), and reports its gap / 2 (the line's part of the whole game's gap, in
 mbb/g) and its seconds (build, solve and one gap check). The blueprint is
 read from ``--blueprint-cache`` (the experiment's ``--blueprint-cache`` file) or computed
 (``--bp-iters`` DCFR iterations, saved there).
@@ -53,8 +55,8 @@ def parse_run(text: str) -> tuple[float, dict, str]:
         raise InputError(f"--runs {text!r}: the weight must be >= 0, the iterations and seconds > 0")
     if streets:
         rule["fused"] = False
-    engine = "streets" if streets or w > 0 else "fused"
-    return w, rule, f"W={w:g}, " + (f"{n[:-1]} s" if "budget" in rule else f"{n} it") + f", {engine}"
+    return w, rule, f"W={w:g}, " + (f"{n[:-1]} s" if "budget" in rule else f"{n} it") + \
+        (", streets" if streets else ", fused")
 
 
 def main(argv=None) -> None:
