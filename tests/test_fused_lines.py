@@ -6,7 +6,8 @@ import pytest
 from test_depth_limited52 import OFF_PARAMS, _safe_spot
 
 from treeplex.depth_limited.nlfh52 import LeafValues52
-from treeplex.depth_limited.offtree52 import flop_alts, offtree_table, safe_flop_problem, with_bracket_range
+from treeplex.depth_limited.offtree52 import (flop_alts, offtree_table, result_behaviorals, safe_flop_problem,
+                                             with_bracket_range)
 from treeplex.errors import InputError
 from treeplex.model.metrics import evaluate
 from treeplex.poker.flop_lines import FlopLines
@@ -97,6 +98,21 @@ def test_the_walks_gap_and_value_are_the_plans(spot):
         assert res.gap == pytest.approx(e.gap, rel=1e-4, abs=1e-6), name
         assert res.gap < 1.0, name  # chips: gap / 2 under 5 mbb/g
         assert e.value == pytest.approx(evaluate(P, exact.x, exact.y).value, abs=res.gap + 1e-6), name
+
+
+def test_the_behaviorals_are_the_plans(spot):
+    """The behaviorals read straight from the walk's state (what a re-solve writes back, no plan
+    pair made) are the plans' own wherever the player's plan reaches the infoset, and give the
+    plans back; the gadgets' entries included."""
+    for name, P in _problems(spot):
+        res = solve(P, "dcfr", max_iters=20, check_every=20)
+        behs = result_behaviorals(P, res)
+        for T, beh, x in zip(P.treeplexes, behs, (res.x, res.y)):
+            np.testing.assert_allclose(T.plan_from_behavioral(beh), x, rtol=1e-12, atol=1e-15, err_msg=name)
+            reached = x[T.seq_parent[1:]] > 1e-9
+            assert reached.any(), name
+            np.testing.assert_allclose(beh[1:][reached], T.behavioral_from_plan(x)[1:][reached], rtol=1e-9,
+                                       atol=1e-12, err_msg=name)
 
 
 def test_predictive_variants_and_refusals(spot):

@@ -73,9 +73,12 @@ class Treeplex:
 
     def uniform(self) -> np.ndarray:
         """Realization plan of the uniform behavioral strategy."""
+        return self.plan_from_behavioral(self.uniform_behavioral())
+
+    def uniform_behavioral(self) -> np.ndarray:
+        """The uniform behavioral strategy: 1 / (the infoset's actions) at every sequence."""
         sizes = self.end - self.start
-        b = np.concatenate(([1.0], np.repeat(1.0 / sizes, sizes)))
-        return self.plan_from_behavioral(b)
+        return np.concatenate(([1.0], np.repeat(1.0 / sizes, sizes)))
 
     def plan_from_behavioral(self, b: np.ndarray) -> np.ndarray:
         """x[s] = x[p_j] * b[s] top-down; ``b[s]`` is the local probability of sequence s."""

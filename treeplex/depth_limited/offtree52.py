@@ -59,6 +59,8 @@ from ..errors import InputError
 from ..model.gadget import MarginPayoff, maxmargin_treeplex
 from ..model.problem import Problem
 from ..poker.flop_lines import FlopLines
+from ..poker.fused import FusedProfile
+from ..poker.fused_lines import FusedLines
 from ..poker.nlfh import frac_label
 from ..poker.nlfh52 import NLFH52, flop_text
 from ..poker.public_tree import CHANCE
@@ -376,9 +378,19 @@ def flop_resolve(vx: View52, b: list[np.ndarray], lines: list[int], solver: str 
                    payoff_unit="chips", big_blind=vx.game.big_blind)
     prior = flop_prior(P, fl, b, warm)  # before the time left is read: the deadline covers its setup
     res = solve(P, solver, **_time_left(deadline, solve_kw), **prior)
-    out = [fl.full_behavioral(p, T.behavioral_from_plan(x), b[p] if into is None else into[p], inplace=into is not None)
-           for p, (T, x) in enumerate(zip(P.treeplexes, (res.x, res.y)))]
+    out = [fl.full_behavioral(p, beh, b[p] if into is None else into[p], inplace=into is not None)
+           for p, beh in enumerate(result_behaviorals(P, res))]
     return out, res
+
+
+def result_behaviorals(P: Problem, res) -> tuple[np.ndarray, np.ndarray]:
+    """Both players' behaviorals (``P``'s layout) of a flop re-solve's result ``res``: read
+    from the fused walk's state where it ran there (:meth:`.FusedLines.behaviorals`; a plan
+    pair made and taken back cost 2 s past the deadline on the call's line at NLFH-50/S64),
+    else from its plans."""
+    if isinstance(res.plans, FusedProfile) and isinstance(res.plans.engine.tree, FusedLines):
+        return res.plans.engine.tree.behaviorals(res.plans.players, res.plans.which)
+    return tuple(T.behavioral_from_plan(x) for T, x in zip(P.treeplexes, (res.x, res.y)))
 
 
 @dataclass
@@ -422,8 +434,7 @@ class SafeFlop:
         """Both players' full-layout behaviorals: ``b`` with the flop below the lines the
         solution's (the chooser's without its gadgets); written into ``into`` if given."""
         out = []
-        for p, (T, plan) in enumerate(zip(self.problem.treeplexes, (self.res.x, self.res.y))):
-            beh = T.behavioral_from_plan(plan)
+        for p, beh in enumerate(result_behaviorals(self.problem, self.res)):
             beh = self.problem.A.inner_vector(beh) if p == self.problem.A.chooser else beh
             out.append(self.lines.full_behavioral(p, beh, self.b[p] if into is None else into[p],
                                                   inplace=into is not None))

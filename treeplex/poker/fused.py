@@ -415,7 +415,7 @@ class FusedTree:
         n = self.size[p]
         P = np.zeros(n if predictive else 0, dtype=dtype)
         if predictive:
-            _uniform(self.static, p, P)
+            _uniform(self.static, p, P, np.zeros(0, np.bool_))
         if compressed:
             return FusedPlayer(R=np.zeros(n, np.int16), S=np.zeros(n, np.uint16), P=P, root=np.zeros(1),
                                scale=np.zeros((2, self.n_dec)))
@@ -481,10 +481,12 @@ def _segment_arrays(kind, cptr, child, term_work):
 
 
 @nb.njit(cache=True)
-def _uniform(static, p, P):
+def _uniform(static, p, P, want):
+    """P = the uniform strategy at player p's nodes; ``want``: empty (every node), or the nodes to write."""
     kind, cptr, child, actor, off, m, tab = static[:7]
+    every = len(want) == 0
     for v in range(len(actor)):
-        if actor[v] == p:
+        if actor[v] == p and (every or want[v]):
             k = cptr[v + 1] - cptr[v]
             for i in range(k * m[v]):
                 P[off[v] + i] = 1.0 / k

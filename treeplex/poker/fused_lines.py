@@ -38,7 +38,7 @@ import numpy as np
 from ..backends.numba_regret import rm_block
 from ..errors import InputError
 from .fused import (BR_AVERAGE, BR_CURRENT, PRIOR, UPDATE, VALUE_AVERAGE, FusedPlayer, _average_strategy, _plan,
-                    _plan_to_fused, _strategy)
+                    _plan_to_fused, _strategy, _uniform)
 from .public_tree import CHANCE
 
 
@@ -103,9 +103,7 @@ class FusedLines:
         n = t.size[p] + (2 * self.G if p == self.chooser else 0)
         P = np.zeros(n if predictive else 0, dtype=dtype)
         if predictive:  # the first prediction: uniform, at the nodes below the lines and the gadgets
-            for v in self.fl.nodes[p].tolist():
-                k = int(t.cptr[v + 1] - t.cptr[v])
-                P[t.off[v]:t.off[v] + k * int(t.m[v])] = 1.0 / k
+            _uniform(t.static, p, P, self.want[p])
             P[t.size[p]:] = 0.5
         return FusedPlayer(R=np.zeros(n, dtype=dtype), S=np.zeros(n, dtype=dtype), P=P, root=np.zeros(1),
                            scale=np.zeros((2, 0)))
@@ -182,7 +180,7 @@ class FusedLines:
         prior, uniform = [], []
         for p, (s, T, plan) in enumerate(zip(players, self._problem.treeplexes, plans)):
             beh = T.behavioral_from_plan(np.asarray(plan, np.float64))
-            uni = T.behavioral_from_plan(T.uniform())
+            uni = T.uniform_behavioral()
             for b, out in ((beh, prior), (uni, uniform)):
                 P = np.zeros(len(s.R), s.R.dtype)  # (the walk's storage type: one compiled walk)
                 _plan_to_fused(t.static, self.sbase[p], p, b, P, self.want[p])
@@ -199,10 +197,11 @@ class FusedLines:
         for s, P in zip(players, prior):
             s.P = P
 
-    def plans(self, players, which: str, nodes, n_seqs) -> tuple[np.ndarray, np.ndarray]:
-        """Both players' realization plans in the problem's layout (the average or the
-        current), made from their behaviorals below the lines (``nodes`` is ignored: the plans
-        are this small game's)."""
+    def behaviorals(self, players, which: str) -> tuple[np.ndarray, np.ndarray]:
+        """Both players' behaviorals in the problem's layout (the average or the current), read
+        from the walk's state below the lines (and the chooser's gadgets), no plan made: those
+        of the plans' round trip (``behavioral_from_plan``) wherever the player's own plan
+        reaches the infoset; elsewhere (no payoff depends on them) the sums' ratio, not uniform."""
         t, out = self.tree, []
         for p, (s, T) in enumerate(zip(players, self._problem.treeplexes)):
             average = which == "average" and s.root[0] > 0
@@ -211,5 +210,10 @@ class FusedLines:
                   self.want[p], beh, t.kmax, max(t.n))
             if p == self.chooser:
                 beh[1:1 + 2 * self.G] = self._gadgets(s, average).T.ravel()
-            out.append(T.plan_from_behavioral(beh))
+            out.append(beh)
         return tuple(out)
+
+    def plans(self, players, which: str, nodes, n_seqs) -> tuple[np.ndarray, np.ndarray]:
+        """Both players' realization plans in the problem's layout, from :meth:`behaviorals`
+        (``nodes`` is ignored: the plans are this small game's)."""
+        return tuple(T.plan_from_behavioral(b) for T, b in zip(self._problem.treeplexes, self.behaviorals(players, which)))
