@@ -226,9 +226,9 @@ def solve(
         if restart and not solver.restartable:
             solver.restart()  # Solver.restart's refusal, an InputError
         schedule = Schedule(problem, solver.iteration, target_gap, max_iters, time_limit, check_every,
-                            **saved_schedule)
+                            **saved_schedule, deadline=deadline)
         bar = Bar(progress, schedule.max_iters, target_gap)
-        seconds, limit = run.seconds, schedule.time_limit
+        seconds, limit, wall = run.seconds, schedule.time_limit, schedule.deadline
         run_start, tier_at = seconds, seconds + tier_at
         stopped_by = schedule.over(solver.iteration, seconds)  # e.g. resumed from a run that had finished
         batched, chunk = solver.batch_steps, 1
@@ -247,8 +247,7 @@ def solve(
                 if seconds >= tier_at:  # once: small runs that last pay numba's start-up
                     solver = _onto_numba(problem, solver, algorithm, params, jit)
                     tier_at, NUMPY_BUDGET = math.inf, 0.0
-                if solver.iteration >= due or seconds >= limit or (deadline is not None and
-                                                                   time.perf_counter() >= deadline):
+                if solver.iteration >= due or seconds >= limit or time.perf_counter() >= wall:
                     break
             t1, j1 = time.perf_counter(), jit.seconds
             run.seconds = seconds
@@ -258,8 +257,6 @@ def solve(
                 on_check(solver, row)
             stopped_by = schedule.checked(solver.iteration, gap, seconds,
                                           cost if getattr(solver, "cheap_checks", False) else 0.0)
-            if not stopped_by and deadline is not None and time.perf_counter() >= deadline:
-                stopped_by = "deadline"
             run.check_seconds += time.perf_counter() - t1 - (jit.seconds - j1)
             if checkpoint is not None:
                 save_run(checkpoint, problem, solver, params, run, schedule)

@@ -1,8 +1,8 @@
 """When the driver checks the gap, and when it stops.
 
 A run stops at the first check whose reported gap is <= the target gap, or once it has made
-``max_iters`` iterations or spent ``time_limit`` seconds of solver time (whichever comes
-first). With no rule given it makes :data:`DEFAULT_ITERS` iterations; with only a target, at
+``max_iters`` iterations, spent ``time_limit`` seconds of solver time or passed its
+``deadline``, a wall-clock time for play in real time (whichever comes first). With no rule given it makes :data:`DEFAULT_ITERS` iterations; with only a target, at
 most :data:`TARGET_ONLY_ITERS`.
 
 The gap is checked every ``check_every`` iterations or, by default, every
@@ -14,6 +14,7 @@ target (:func:`toward_target`).
 from __future__ import annotations
 
 import math
+import time
 
 from ..errors import InputError
 from ..model.problem import Problem
@@ -42,17 +43,21 @@ class Schedule:
     """The stop rule and the next gap check of one run, from solver iteration ``it``.
 
     ``next_check`` and ``last`` ((iteration, gap) of the last check) continue a resumed run's
-    schedule; a given ``check_every`` replaces the saved ``next_check``.
+    schedule; a given ``check_every`` replaces the saved ``next_check``. ``deadline`` (a
+    ``time.perf_counter()`` time, not saved with a checkpoint) stops the iterations there,
+    whatever the setup and numba's compile took (after one iteration at least).
     """
 
     def __init__(self, problem: Problem, it: int, target_gap: float | None, max_iters: int | None,
-                 time_limit: float | None, check_every: int | None, next_check: int | None = None, last=None):
+                 time_limit: float | None, check_every: int | None, next_check: int | None = None, last=None,
+                 deadline: float | None = None):
         if target_gap is None and max_iters is None and time_limit is None:
             max_iters = DEFAULT_ITERS
         elif max_iters is None and time_limit is None:
             max_iters = TARGET_ONLY_ITERS  # a target the solver never reaches must not run forever
         self.target_gap, self.max_iters, self.check_every = target_gap, max_iters, check_every
         self.time_limit = math.inf if time_limit is None else time_limit  # solver seconds
+        self.deadline = math.inf if deadline is None else deadline  # wall clock
         self.min_step = min_check_step(problem)
         self.next_check = int(next_check) if next_check and check_every is None else self._after(it)
         self.last = last
@@ -85,7 +90,9 @@ class Schedule:
         if self.check_every is None and cost > 0.0 and seconds > 0.0 and it > 0:
             self.next_check = max(self.next_check, it + math.ceil(cost / (CHECK_SHARE * seconds / it)))
         self.last = (it, gap)
-        return "target" if self.target_gap is not None and gap <= self.target_gap else self.over(it, seconds)
+        if self.target_gap is not None and gap <= self.target_gap:
+            return "target"
+        return self.over(it, seconds) or ("deadline" if time.perf_counter() >= self.deadline else "")
 
 
 def min_check_step(problem: Problem) -> int:
