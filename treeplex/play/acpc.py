@@ -19,7 +19,7 @@ from ..errors import InputError
 from ..model.game import GameError
 from .engine import Hand, Table, replay
 from .history import cards_field, parse_cards_field, position, state_line
-from .match import summary
+from .match import seat_scores, summary
 
 VERSION = "VERSION:2.0.0"
 
@@ -110,9 +110,8 @@ def serve(port: int, agent, pairs: int, seed: int = 0, table: Table = Table(), f
             u = sc = 0
             for me in (0, 1):
                 h = _deal_hand(conn, lines, agent, me, cards, number, table)
-                u += h.payoff() * (1 if me == 0 else -1)
-                if aivat is not None:
-                    sc += aivat.score(h, (agent, None) if me == 0 else (None, agent))[1] * (1 if me == 0 else -1)
+                chips, score = seat_scores(h, me, aivat, (agent, None) if me == 0 else (None, agent))
+                u, sc = u + chips, sc + score
                 if history is not None:
                     names = [agent.name, "client"] if me == 0 else ["client", agent.name]
                     history.write(state_line(h, number, names) + "\n")
@@ -172,7 +171,7 @@ def connect(host: str, port: int, agent, table: Table = Table(), timeout: float 
                 if not ended:
                     agent.end(h, me)
                     hands += 1
-                    chips += h.payoff() * (1 if me == 0 else -1)
+                    chips += seat_scores(h, me)[0]
                     ended = True
             elif h.to_act == me:
                 _send(sock, f"{m['state']}:{agent.act(h, me)}")

@@ -63,6 +63,13 @@ def summary(values, big_blind: int) -> dict:
     return {"mbb": float(v.mean() * scale), "ci95": float(ci), "pairs": len(v)}
 
 
+def seat_scores(h, seat: int, aivat=None, seats=None) -> tuple[float, float]:
+    """A played hand's chips and its AIVAT score (0 without ``aivat``; ``seats`` as
+    :meth:`.aivat.Aivat.score` takes them) for the player in ``seat``: player 0's, signed."""
+    sign = 1 if seat == 0 else -1  # (whole chips stay whole)
+    return sign * h.payoff(), (sign * aivat.score(h, seats)[1] if aivat is not None else 0.0)
+
+
 def duplicate_match(a, b, n: int, seed: int = 0, table: Table = Table(), flops=None, history=None,
                     allin_ev: bool = False, rollouts: int = 1000, aivat=None) -> dict:
     """``n`` duplicate pairs of ``a`` against ``b`` (module doc); ``history.write`` gets each
@@ -82,14 +89,11 @@ def duplicate_match(a, b, n: int, seed: int = 0, table: Table = Table(), flops=N
         u = adj = sc = 0
         for seats in ((a, b), (b, a)):
             h = play_hand(cards, seats, table)
-            r = h.payoff()
-            u += r if seats[0] is a else -r
+            chips, score = seat_scores(h, 0 if seats[0] is a else 1, aivat, seats)
+            u, sc = u + chips, sc + score
             if allin_ev:
                 x = allin_value(h, rollouts, eq_rng, flops)
                 adj += x if seats[0] is a else -x
-            if aivat is not None:
-                x = aivat.score(h, seats)[1]
-                sc += x if seats[0] is a else -x
             if history is not None:
                 history.write(state_line(h, number, [s.name for s in seats]) + "\n")
             number += 1
