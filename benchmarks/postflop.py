@@ -23,7 +23,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 OOP_WIDE = "JJ-22,AJs-A2s,K2s+,Q2s+,J2s+,T4s+,95s+,84s+,74s+,63s+,53s+,43s,AQo-A2o,K5o+,Q7o+,J8o+,T8o+,98o,87o"
 IP_WIDE = "22+,A2s+,K2s+,Q2s+,J4s+,T6s+,96s+,86s+,75s+,65s,54s,A2o+,K8o+,Q9o+,J9o+,T9o"

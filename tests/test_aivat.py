@@ -5,8 +5,6 @@ directly by the trainer's kernel on each full deal; a called preflop all-in scor
 equity (the all-in adjustment, another code path); over a seeded match the AIVAT mean agrees
 with the plain one and its interval is narrower."""
 
-from itertools import combinations
-
 import numpy as np
 import pytest
 

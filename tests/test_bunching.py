@@ -15,7 +15,7 @@ import treeplex as tp
 from treeplex.errors import InputError
 from treeplex.model.game import RulesState
 from treeplex.poker.bunching import _rank, parse_bunching
-from treeplex.poker.cards import HAND_CARDS, card_name, hand_name
+from treeplex.poker.cards import HAND_CARDS, card_name
 from treeplex.poker.postflop import PostflopGame, PostflopState, parse_deck
 from treeplex.poker.public_tree import CHANCE, DECISION, TERMINAL
 from test_fused import assert_fused_follows

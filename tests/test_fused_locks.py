@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 import treeplex as tp
-from treeplex.errors import InputError
 from treeplex.model.metrics import evaluate
 from treeplex.poker.cards import hand_name
 from treeplex.poker.postflop import PostflopGame

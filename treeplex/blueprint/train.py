@@ -38,7 +38,7 @@ from ..core.memory import rss, limit_bytes, show
 from ..errors import InputError
 from ..io.files import atomic_write
 from . import kernels as K
-from .game import DECISION, BettingTree, Config
+from .game import DECISION, BettingTree
 
 VERSION = 1
 KIND = "treeplex-blueprint"

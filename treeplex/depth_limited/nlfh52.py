@@ -331,7 +331,7 @@ class View52:
         r, k = self.game.reduction, int(self.tree.n_actions[v])
         if r is None:
             return int(self.bases[p][v]), self.H * k
-        return int(r.rbase[p][v]), (int(r.orbits[p][v].max()) + 1) * k
+        return int(r.rbase[p][v]), r.width(p, v) * k
 
     @cached_property
     def flop_seq(self) -> tuple[np.ndarray, np.ndarray]:
@@ -729,7 +729,7 @@ def compose(sol: Solution52, blueprint: list[np.ndarray], players: tuple[int, ..
     its leaf choices (as realization plans) below each leaf, the blueprint everywhere else.
     ``players``: whose strategies to compose (the others keep the blueprint)."""
     sub, view = sol.subgame, sol.subgame.view
-    t, O, H = view.tree, view.O, view.H
+    t, H = view.tree, view.H
     out = [blueprint[0].copy(), blueprint[1].copy()]
     for p, T in enumerate(sub.problem.treeplexes):
         if p not in players:

@@ -225,7 +225,6 @@ def _offtree(args, params, game, view, bp, bp_spec, lv, table, table_seconds, su
     bx = [tr.behavioral(p, bp.b[p]) for p in (0, 1)]
     Px = gx.problem()
     bb = game.big_blind
-    t1 = time.perf_counter()
     plan, info = rpat_response(tr, responder, bp.b[responder], after)
     plans = [vx.plan(0, bx[0]), vx.plan(1, bx[1])]
     plans[responder] = plan

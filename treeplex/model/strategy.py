@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 
-from ..errors import GameError, InputError, read_json
+from ..errors import GameError, InputError
 from ..core.treeplex import Treeplex
 
 # ``Problem`` in annotations is :class:`treeplex.model.problem.Problem`, not imported: it imports this module

@@ -59,6 +59,7 @@ class Reduction:
         tree = game.tree
         self.game = game
         self.n_red, self.rbase, self.orbits, self.members, self.maps, self.class_orbits = [], [], [], [], [], []
+        self.widths = []  # per player, int64[stabilizer classes]: the orbits of its hands
         stab_of = {}
         board_class = np.array([stab_of.setdefault(tuple(tree.stabilizer(b)), len(stab_of))
                                 for b in range(len(tree.boards))], dtype=np.int64)
@@ -80,7 +81,12 @@ class Reduction:
             self.rbase.append(rbase)
             self.orbits.append([orbs[c] if m else None for c, m in zip(node_class.tolist(), mine.tolist())])
             self.class_orbits.append(orbs)
+            self.widths.append(width)
             self.members.append((node_class, [np.unique(o, return_index=True)[1] for o in orbs]))
+
+    def width(self, p: int, v: int) -> int:
+        """How many hand orbits p's node v has (its stabilizer class's)."""
+        return int(self.widths[p][self.members[p][0][v]])
 
     def red_of(self, p: int) -> np.ndarray:
         """int64[full sequences of p]: each one's orbit sequence (E_p as an index array)."""

@@ -17,7 +17,6 @@ import numpy as np
 
 from ..model.lp import LPResult, _solve_side_bounded as _solve_side, constraint_matrix, lower_bound_matrix, scaled_payoffs
 from ..model.problem import Problem
-from ..core.treeplex import Treeplex
 
 
 def solve_lp_perturbed(problem: Problem, lower_x: np.ndarray, lower_y: np.ndarray) -> LPResult:

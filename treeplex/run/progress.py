@@ -19,8 +19,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-import numpy as np
-
 from ..model.metrics import Evaluation, evaluate
 from ..model.problem import Problem
 

@@ -211,7 +211,7 @@ class PublicChanceSampling(Solver):
                 kv = len(t.actions[v])
                 base = self.red.rbase[p][v] if self.red is not None else game.bases[p][v]
                 j0 = int(np.searchsorted(T.start, base))
-                cnt = (int(self.red.orbits[p][v].max()) + 1) if self.red is not None else len(game.hands[p])
+                cnt = self.red.width(p, v) if self.red is not None else len(game.hands[p])
                 lo.append(j0)
                 hi.append(j0 + cnt)
                 k.append(kv)
