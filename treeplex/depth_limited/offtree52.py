@@ -386,8 +386,8 @@ def flop_resolve(vx: View52, b: list[np.ndarray], lines: list[int], solver: str 
 def result_behaviorals(P: Problem, res) -> tuple[np.ndarray, np.ndarray]:
     """Both players' behaviorals (``P``'s layout) of a flop re-solve's result ``res``: read
     from the fused walk's state where it ran there (:meth:`.FusedLines.behaviorals`; a plan
-    pair made and taken back cost 2 s past the deadline on the call's line at NLFH-50/S64),
-    else from its plans."""
+    pair made and taken back costs about 1 s after the deadline on the call's line at
+    NLFH-50/S64), else from its plans."""
     if isinstance(res.plans, FusedProfile) and isinstance(res.plans.engine.tree, FusedLines):
         return res.plans.engine.tree.behaviorals(res.plans.players, res.plans.which)
     return tuple(T.behavioral_from_plan(x) for T, x in zip(P.treeplexes, (res.x, res.y)))

@@ -2,8 +2,9 @@
 
 A run stops at the first check whose reported gap is <= the target gap, or once it has made
 ``max_iters`` iterations, spent ``time_limit`` seconds of solver time or passed its
-``deadline``, a wall-clock time for play in real time (whichever comes first). With no rule given it makes :data:`DEFAULT_ITERS` iterations; with only a target, at
-most :data:`TARGET_ONLY_ITERS`.
+``deadline``, a wall-clock time for play in real time (whichever comes first). With no rule
+given it makes :data:`DEFAULT_ITERS` iterations; with only a target, at most
+:data:`TARGET_ONLY_ITERS`.
 
 The gap is checked every ``check_every`` iterations or, by default, every
 :func:`min_check_step` iterations up to 10, then every 10% of the iterations so far (about
