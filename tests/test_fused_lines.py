@@ -11,7 +11,7 @@ from treeplex.depth_limited.offtree52 import (flop_alts, offtree_table, result_b
 from treeplex.errors import InputError
 from treeplex.model.metrics import evaluate
 from treeplex.poker.flop_lines import FlopLines
-from treeplex.poker.fused import _plan_to_fused
+from treeplex.poker.fused import FusedProfile, _plan_to_fused
 from treeplex.run.driver import solve
 from treeplex.solvers import ALGORITHMS
 
@@ -100,19 +100,17 @@ def test_the_walks_gap_and_value_are_the_plans(spot):
         assert e.value == pytest.approx(evaluate(P, exact.x, exact.y).value, abs=res.gap + 1e-6), name
 
 
-def test_the_behaviorals_are_the_plans(spot):
+def test_the_behaviorals_are_the_walks_profile(spot):
     """The behaviorals read straight from the walk's state (what a re-solve writes back, no plan
-    pair made) are the plans' own wherever the player's plan reaches the infoset, and give the
-    plans back; the gadgets' entries included."""
+    pair made), the gadgets' entries included, are the profile the walk evaluated: the sequence
+    form's best responses and value of their plans equal the result's, which the walk's own
+    best-response and value passes computed from its state."""
     for name, P in _problems(spot):
         res = solve(P, "dcfr", max_iters=20, check_every=20)
-        behs = result_behaviorals(P, res)
-        for T, beh, x in zip(P.treeplexes, behs, (res.x, res.y)):
-            np.testing.assert_allclose(T.plan_from_behavioral(beh), x, rtol=1e-12, atol=1e-15, err_msg=name)
-            reached = x[T.seq_parent[1:]] > 1e-9
-            assert reached.any(), name
-            np.testing.assert_allclose(beh[1:][reached], T.behavioral_from_plan(x)[1:][reached], rtol=1e-9,
-                                       atol=1e-12, err_msg=name)
+        assert isinstance(res.plans, FusedProfile), name
+        plans = [T.plan_from_behavioral(b) for T, b in zip(P.treeplexes, result_behaviorals(P, res))]
+        e, w = evaluate(P, *plans), res.evaluation
+        assert (e.br0, e.br1, e.value) == pytest.approx((w.br0, w.br1, w.value), rel=1e-5, abs=1e-6), name
 
 
 def test_predictive_variants_and_refusals(spot):

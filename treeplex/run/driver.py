@@ -247,7 +247,7 @@ def solve(
                 if seconds >= tier_at:  # once: small runs that last pay numba's start-up
                     solver = _onto_numba(problem, solver, algorithm, params, jit)
                     tier_at, NUMPY_BUDGET = math.inf, 0.0
-                if solver.iteration >= due or seconds >= limit or time.perf_counter() >= wall:
+                if solver.iteration >= due or seconds >= limit or (wall < math.inf and time.perf_counter() >= wall):
                     break
             t1, j1 = time.perf_counter(), jit.seconds
             run.seconds = seconds
